@@ -1,0 +1,1 @@
+"""Scripted agents: fixed rules, no model. One module per game family."""

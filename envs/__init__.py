@@ -1,0 +1,23 @@
+"""Game environments, installed as ``socialsim.envs``.
+
+One folder per game family (``gossip/``, ``decrypto/``, ``pennies/``) holds the pure game core and
+the PettingZoo adapter; versioned shims such as ``donation_v0.py`` expose ``env()``,
+``parallel_env()`` and ``raw_env`` as PettingZoo's own envs do. A rule change bumps the version.
+
+The contract every env here keeps, on top of the PettingZoo API:
+
+* ``env.unwrapped.bus`` is the :class:`socialsim.bus.MessageBus` of the current episode, created
+  anew by ``reset``. Everything a language agent needs to know is published there.
+* ``infos[agent]["decision"]`` names the decision ``agent`` must make now (``"donate"``,
+  ``"gossip"``, ``"guess"``...) or is ``None``. In the Parallel form the runner asks only the
+  agents with a decision; the env ignores actions from the others.
+* Actions: an element of ``action_space(agent)`` (the RL view), or for language agents a dict
+  holding that element plus free text. Anything else is a ``ValueError`` that names the agent,
+  the expected form and what it got, and leaves the state unchanged. An element the current
+  action mask forbids is not an error: the env applies the decision's documented fallback and
+  sets ``infos[agent]["invalid_action"] = {"reason": ..., "fallback": ...}``; the runner counts it.
+* Rewards are raw payoffs of that step; discounting belongs to the metrics.
+* ``env.unwrapped.turn`` is the current turn (round) number, starting at 1.
+* Optional ``env.unwrapped.summary()`` returns a JSON-like dict of the episode's outcome that
+  the runner stores in the record (final resources, the Decrypto ending...).
+"""

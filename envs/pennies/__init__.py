@@ -1,0 +1,1 @@
+"""Repeated matching pennies: the smallest game that exercises the whole engine."""

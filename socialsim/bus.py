@@ -1,0 +1,211 @@
+"""The message bus: everything an agent perceives in a game reaches it as a message here.
+
+A :class:`Message` is immutable once published. Its audience ``to`` is one of
+
+* ``"*"`` — every agent of the episode,
+* ``"team:NAME"`` — every member of a team the bus was created with,
+* a tuple of agent ids.
+
+The bus keeps one append-only log and, per agent, a read cursor over the messages that agent
+may see. ``read(agent)`` returns the messages new since that agent last looked. The log answers
+the two questions theory-of-mind analysis and the information-hiding tests ask:
+``audience_of(m)`` (which agents could see message ``m``) and ``visible_to(agent, turn)`` (what
+could ``agent`` see up to turn ``t``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+EVERYONE = "*"
+ENV = "env"  # the sender id of messages the environment publishes
+
+
+def team(name: str) -> str:
+    """The audience string for every member of team ``name``."""
+    return f"team:{name}"
+
+
+def freeze(value: Any, where: str = "payload") -> Any:
+    """Return a deeply immutable copy of a JSON-like value, or raise ``TypeError``.
+
+    Dicts become read-only mappings, lists become tuples. Only JSON types are allowed (numpy
+    scalars are converted), so that every message can be written to the episode log.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, Mapping):
+        frozen = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: keys must be strings, got {key!r}")
+            frozen[key] = freeze(item, f"{where}.{key}")
+        return MappingProxyType(frozen)
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(item, f"{where}[{i}]") for i, item in enumerate(value))
+    item = getattr(value, "item", None)  # numpy scalar
+    if callable(item) and getattr(value, "shape", None) == ():
+        return freeze(item(), where)
+    raise TypeError(f"{where}: {type(value).__name__} is not JSON-serialisable")
+
+
+def thaw(value: Any) -> Any:
+    """Plain ``dict``/``list`` copy of a frozen value (for JSON and for agents that mutate)."""
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: int
+    turn: int
+    sender: str
+    to: str | tuple[str, ...]
+    channel: str
+    kind: str
+    payload: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "turn": self.turn,
+            "sender": self.sender,
+            "to": self.to if isinstance(self.to, str) else list(self.to),
+            "channel": self.channel,
+            "kind": self.kind,
+            "payload": thaw(self.payload),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Message:
+        to = data["to"]
+        return cls(
+            id=int(data["id"]),
+            turn=int(data["turn"]),
+            sender=data["sender"],
+            to=to if isinstance(to, str) else tuple(to),
+            channel=data["channel"],
+            kind=data["kind"],
+            payload=freeze(data["payload"]),
+        )
+
+
+class MessageBus:
+    """Per-episode message log with per-agent inboxes.
+
+    ``agents`` are the ids that can receive messages; ``teams`` maps a team name to its members.
+    """
+
+    def __init__(self, agents: Iterable[str], teams: Mapping[str, Iterable[str]] | None = None):
+        self.agents: tuple[str, ...] = tuple(agents)
+        if len(set(self.agents)) != len(self.agents):
+            raise ValueError(f"agents: ids must be distinct, got {list(self.agents)}")
+        self.teams: dict[str, frozenset[str]] = {}
+        for name, members in (teams or {}).items():
+            members = frozenset(members)
+            unknown = sorted(members - set(self.agents))
+            if unknown:
+                raise ValueError(f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}")
+            self.teams[name] = members
+        self._log: list[Message] = []
+        self._audiences: list[frozenset[str]] = []
+        self._inbox: dict[str, list[int]] = {agent: [] for agent in self.agents}
+        self._cursor: dict[str, int] = {agent: 0 for agent in self.agents}
+
+    # -- publishing -------------------------------------------------------------------------
+
+    def resolve(self, to: str | Sequence[str]) -> frozenset[str]:
+        """The set of agent ids an audience designates; raises ``ValueError`` if it is unknown."""
+        if isinstance(to, str):
+            if to == EVERYONE:
+                return frozenset(self.agents)
+            if to.startswith("team:"):
+                name = to[5:]
+                if name not in self.teams:
+                    raise ValueError(f"to: unknown team {name!r}; teams are {sorted(self.teams)}")
+                return self.teams[name]
+            raise ValueError(f"to: {to!r} is not an audience; use '*', 'team:NAME' or a list of agent ids")
+        members = frozenset(to)
+        unknown = sorted(members - set(self.agents))
+        if unknown:
+            raise ValueError(f"to: unknown agents {unknown}; agents are {list(self.agents)}")
+        return members
+
+    def publish(
+        self,
+        *,
+        turn: int,
+        sender: str,
+        to: str | Sequence[str],
+        channel: str,
+        kind: str,
+        payload: Mapping[str, Any] | None = None,
+    ) -> Message:
+        audience = self.resolve(to)
+        message = Message(
+            id=len(self._log),
+            turn=int(turn),
+            sender=sender,
+            to=to if isinstance(to, str) else tuple(to),
+            channel=channel,
+            kind=kind,
+            payload=freeze(payload or {}),
+        )
+        self._log.append(message)
+        self._audiences.append(audience)
+        for agent in audience:
+            self._inbox[agent].append(message.id)
+        return message
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read(self, agent: str) -> list[Message]:
+        """Messages ``agent`` may see that are new since its last ``read``."""
+        inbox = self._inbox[agent]
+        start = self._cursor[agent]
+        self._cursor[agent] = len(inbox)
+        return [self._log[i] for i in inbox[start:]]
+
+    def peek(self, agent: str) -> list[Message]:
+        """Like :meth:`read` but leaves the cursor where it is."""
+        inbox = self._inbox[agent]
+        return [self._log[i] for i in inbox[self._cursor[agent] :]]
+
+    @property
+    def log(self) -> tuple[Message, ...]:
+        return tuple(self._log)
+
+    def audience_of(self, message: Message | int) -> frozenset[str]:
+        """Which agents could see ``message``."""
+        index = message if isinstance(message, int) else message.id
+        return self._audiences[index]
+
+    def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
+        """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""
+        if agent not in self._inbox:
+            raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
+        return [
+            self._log[i] for i in self._inbox[agent] if turn is None or self._log[i].turn <= turn
+        ]
+
+
+def audience_of(message: Message, agents: Sequence[str], teams: Mapping[str, Iterable[str]]) -> frozenset[str]:
+    """Which agents could see a logged message, from an episode record (no live bus needed)."""
+    return MessageBus(agents, teams).resolve(message.to)
+
+
+def to_json_lines(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    return [m.to_json() for m in messages]
+
+
+def dumps(message: Message) -> str:
+    return json.dumps(message.to_json(), sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,210 @@
+"""Episode records and the experiment's event log.
+
+An experiment writes to one directory:
+
+* ``manifest.json`` — the resolved config, package versions, git commit (if any) and start time;
+* ``episodes.jsonl`` — one complete :class:`EpisodeRecord` per line, appended and flushed (and
+  fsynced) once per episode, so that a crash never leaves half an episode. A torn last line left
+  by a kill mid-write is ignored by the reader and cut off by the next writer.
+
+An episode is identified by its key ``(cell, episode)``. Rerunning the same experiment on the
+same directory runs only the keys that have no ``done`` record; a ``failed`` record is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+EPISODES = "episodes.jsonl"
+
+
+def dumps(data: Any) -> str:
+    """The canonical JSON text used everywhere in the log (sorted keys, no spaces)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def cell_id(cell: dict[str, Any]) -> str:
+    return dumps(cell)
+
+
+@dataclass
+class EpisodeRecord:
+    experiment: str
+    cell: dict[str, Any]
+    episode: int
+    seed: int
+    env_id: str
+    env_kwargs: dict[str, Any]
+    form: str
+    seats: dict[str, dict[str, Any]]
+    status: str = "done"  # "done" | "failed"
+    error: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    returns: dict[str, float] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
+    events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    # Wall-clock facts: the only part of a record that is not a function of the seed.
+    timing: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (cell_id(self.cell), self.episode)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def content(self) -> str:
+        """Canonical JSON of everything but ``timing``: equal for equal seeds and configs."""
+        data = self.to_json()
+        del data["timing"]
+        return dumps(data)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EpisodeRecord:
+        return cls(**data)
+
+
+class EventLog:
+    """Append-only writer for ``episodes.jsonl`` in an experiment directory."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+        self.path = self.directory / EPISODES
+        self.directory.mkdir(parents=True, exist_ok=True)
+        _cut_torn_tail(self.path)
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def append(self, record: EpisodeRecord) -> None:
+        self._file.write(dumps(record.to_json()) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Remove a last line that a killed writer left without its newline."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        data = f.read()
+        if data.endswith(b"\n"):
+            return
+        f.truncate(data.rfind(b"\n") + 1)
+
+
+def iter_lines(directory: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    path = Path(directory) / EPISODES
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                return  # torn tail of a killed run
+            yield json.loads(line)
+
+
+def read_records(directory: str | os.PathLike, include_failed: bool = False) -> list[EpisodeRecord]:
+    """The experiment's records, one per key: the ``done`` one if any, else the last ``failed``
+    one (only with ``include_failed``). Sorted by cell, then episode."""
+    best: dict[tuple[str, int], EpisodeRecord] = {}
+    for data in iter_lines(directory):
+        record = EpisodeRecord.from_json(data)
+        held = best.get(record.key)
+        if held is None or held.status != "done":
+            best[record.key] = record
+    records = [r for r in best.values() if include_failed or r.status == "done"]
+    return sorted(records, key=lambda r: r.key)
+
+
+def done_keys(directory: str | os.PathLike) -> set[tuple[str, int]]:
+    return {(cell_id(d["cell"]), d["episode"]) for d in iter_lines(directory) if d["status"] == "done"}
+
+
+def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
+    path = Path(directory) / MANIFEST
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> None:
+    path = Path(directory) / MANIFEST
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def episodes_frame(records: Iterable[EpisodeRecord]):
+    """One row per (episode, seat): cell values, seed, seat, agent kind, return, counters."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        for seat, spec in record.seats.items():
+            row = {f"cell.{k}": v for k, v in record.cell.items()}
+            row.update(
+                episode=record.episode,
+                seed=record.seed,
+                env_id=record.env_id,
+                status=record.status,
+                seat=seat,
+                kind=spec.get("kind"),
+                ret=record.returns.get(seat, 0.0),
+            )
+            row.update({f"counter.{k}": v for k, v in record.counters.get(seat, {}).items()})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def messages_frame(records: Iterable[EpisodeRecord]):
+    """One row per bus message: episode, seed, cell values and the message fields."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        for message in record.messages:
+            row = {f"cell.{k}": v for k, v in record.cell.items()}
+            row.update(episode=record.episode, seed=record.seed, **{k: message[k] for k in ("id", "turn", "sender", "to", "channel", "kind")})
+            row["payload"] = message["payload"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def steps_frame(records: Iterable[EpisodeRecord]):
+    """One row per (step, acting agent): its action, reward and whether it was invalid."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        for index, step in enumerate(record.steps):
+            for agent, action in step["actions"].items():
+                row = {f"cell.{k}": v for k, v in record.cell.items()}
+                row.update(
+                    episode=record.episode,
+                    seed=record.seed,
+                    step=index,
+                    turn=step["turn"],
+                    agent=agent,
+                    action=action,
+                    reward=step["rewards"].get(agent, 0.0),
+                    invalid=agent in step.get("invalid", {}),
+                )
+                rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,153 @@
+"""Where env ids, agent kinds and probes are found.
+
+Each game family and each agent family owns its own module and declares what it offers in a
+module-level table; this file only lists the modules, so that families never edit a shared table.
+
+* An env id ``NAME`` is the module ``socialsim.envs.NAME`` exposing ``env()``, ``parallel_env()``
+  and ``raw_env`` (the PettingZoo convention).
+* An agent module declares ``KINDS = {"kind_name": "module:Class", ...}``.
+* A probe module declares ``PROBES = {"probe_name": "module:Class", ...}``.
+
+Modules that do not exist yet are skipped; a module that exists but fails to import is an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+ENV_IDS = (
+    "matching_pennies_v0",
+    "donation_v0",
+    "prisoners_v0",
+    "trust_v0",
+    "market_v0",
+    "decrypto_v0",
+)
+
+AGENT_MODULES = (
+    "socialsim.agents.scripted.pennies",
+    "socialsim.agents.scripted.gossip",
+    "socialsim.agents.scripted.decrypto",
+    "socialsim.agents.embedding",
+    "socialsim.agents.llm",
+    "socialsim.agents.human",
+    "socialsim.agents.rl",
+)
+
+PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
+
+FORMS = ("parallel", "aec")
+
+
+def _import_optional(module: str):
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        if error.name and (module == error.name or module.startswith(error.name + ".")):
+            return None
+        raise
+
+
+def _load(target: str):
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+# -- envs -----------------------------------------------------------------------------------------
+
+
+def env_ids() -> list[str]:
+    """The env ids that are installed."""
+    return [name for name in ENV_IDS if _import_optional(f"socialsim.envs.{name}") is not None]
+
+
+def env_module(env_id: str):
+    if env_id not in ENV_IDS:
+        raise ValueError(f"env.id: unknown env {env_id!r}; allowed: {', '.join(ENV_IDS)}")
+    module = _import_optional(f"socialsim.envs.{env_id}")
+    if module is None:
+        raise ValueError(f"env.id: {env_id!r} is not installed; available: {', '.join(env_ids())}")
+    return module
+
+
+def check_kwargs(where: str, target, kwargs: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` naming any keyword ``target`` does not accept, and the allowed ones."""
+    params = inspect.signature(target).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = [n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL and n != "self"]
+    unknown = sorted(set(kwargs) - set(allowed))
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed) or '(none)'}")
+
+
+def env_parameters(env_id: str) -> Any:
+    return env_module(env_id).raw_env
+
+
+def make_env(env_id: str, form: str = "parallel", **kwargs: Any):
+    """Build a PettingZoo env by id, in ``form`` 'parallel' or 'aec'."""
+    if form not in FORMS:
+        raise ValueError(f"env.form: {form!r} is not allowed; allowed: {', '.join(FORMS)}")
+    module = env_module(env_id)
+    check_kwargs("env.kwargs", module.raw_env, kwargs)
+    return module.parallel_env(**kwargs) if form == "parallel" else module.env(**kwargs)
+
+
+# -- agents ---------------------------------------------------------------------------------------
+
+
+@cache
+def agent_kinds() -> dict[str, str]:
+    """kind name -> 'module:Class' for every installed agent family."""
+    kinds: dict[str, str] = {}
+    for module_name in AGENT_MODULES:
+        module = _import_optional(module_name)
+        for kind, target in getattr(module, "KINDS", {}).items():
+            if kind in kinds:
+                raise RuntimeError(f"agent kind {kind!r} is declared by both {kinds[kind]} and {target}")
+            kinds[kind] = target
+    return kinds
+
+
+def agent_class(kind: str):
+    kinds = agent_kinds()
+    if kind not in kinds:
+        raise ValueError(f"kind: unknown agent kind {kind!r}; allowed: {', '.join(sorted(kinds))}")
+    cls = _load(kinds[kind])
+    cls.kind = kind
+    return cls
+
+
+def check_agent_spec(where: str, spec: Mapping[str, Any]) -> None:
+    if not isinstance(spec, Mapping) or "kind" not in spec:
+        raise ValueError(f"{where}: an agent spec is a table with a 'kind' key, got {spec!r}")
+    params = {k: v for k, v in spec.items() if k != "kind"}
+    check_kwargs(where, agent_class(spec["kind"]), params)
+
+
+def build_agent(spec: Mapping[str, Any]):
+    params = {k: v for k, v in spec.items() if k != "kind"}
+    return agent_class(spec["kind"])(**params)
+
+
+# -- probes ---------------------------------------------------------------------------------------
+
+
+@cache
+def probe_table() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for module_name in PROBE_MODULES:
+        table.update(getattr(_import_optional(module_name), "PROBES", {}))
+    return table
+
+
+def make_probe(name: str, **kwargs: Any):
+    table = probe_table()
+    if name not in table:
+        raise ValueError(f"probes: unknown probe {name!r}; allowed: {', '.join(sorted(table)) or '(none installed)'}")
+    return _load(table[name])(**kwargs)

@@ -1,0 +1,270 @@
+"""One runner for every game: plays PettingZoo episodes (AEC or Parallel) with any agents.
+
+:func:`play_episode` resets the env with the episode seed, asks the agents whose turn it is for
+actions (concurrently when several decide at once), steps the env and returns an
+:class:`~socialsim.records.EpisodeRecord`. :func:`run_experiment` plays every episode of an
+experiment that the log does not hold yet, several at once in one event loop.
+
+An agent that raises (a provider error that outlived its retries, a bug) ends its episode as
+``failed`` with the error in the record; the experiment goes on and the episode is retried when
+the experiment is run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from socialsim import registry
+from socialsim.records import EpisodeRecord, EventLog, done_keys
+from socialsim.seeding import agent_seed
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """Everything that determines one episode."""
+
+    env_id: str
+    seed: int
+    seats: Mapping[str, Mapping[str, Any]]  # agent id -> agent spec ({"kind": ..., **params})
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    form: str = "parallel"
+    episode: int = 0
+    cell: Mapping[str, Any] = field(default_factory=dict)
+    experiment: str = ""
+    probes: Sequence[Mapping[str, Any]] = ()  # each {"name": ..., **params}
+    max_steps: int = 1_000_000
+
+
+@dataclass
+class ProbeContext:
+    """What a probe sees just before the runner asks ``acting`` agents for their actions."""
+
+    turn: int
+    acting: list[str]
+    agents: Mapping[str, Any]
+    observations: Mapping[str, Any]
+    infos: Mapping[str, Any]
+    env: Any  # the unwrapped env: read it, never step or mutate it
+    results: list[dict[str, Any]]
+
+    def record(self, result: Mapping[str, Any]) -> None:
+        self.results.append({"turn": self.turn, **result})
+
+
+def jsonable(value: Any) -> Any:
+    """An action or info value as plain JSON (numpy scalars and arrays included)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def noop_action(space) -> Any:
+    """The action passed for an agent that has no decision at an AEC step (it is ignored)."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Discrete):
+        return int(space.start)
+    if isinstance(space, spaces.MultiDiscrete):
+        return np.asarray(space.start if hasattr(space, "start") else 0) + np.zeros(space.shape, dtype=space.dtype)
+    if isinstance(space, spaces.MultiBinary):
+        return np.zeros(space.shape, dtype=space.dtype)
+    if isinstance(space, spaces.Box):
+        return np.clip(np.zeros(space.shape, dtype=space.dtype), space.low, space.high)
+    raise TypeError(f"no no-op action for a {type(space).__name__} space")
+
+
+def build_agents(spec: EpisodeSpec, agent_ids: Sequence[str]) -> dict[str, Any]:
+    agents = {}
+    for agent_id in agent_ids:
+        seat_spec = spec.seats.get(agent_id)
+        if seat_spec is None:
+            raise ValueError(f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}")
+        agent = registry.build_agent(seat_spec)
+        agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
+        agents[agent_id] = agent
+    return agents
+
+
+class _Episode:
+    """The mutable state of one episode being played."""
+
+    def __init__(self, spec: EpisodeSpec, agents: Mapping[str, Any] | None):
+        self.spec = spec
+        self.env = registry.make_env(spec.env_id, spec.form, **dict(spec.env_kwargs))
+        self.unwrapped = self.env.unwrapped
+        self.agents = dict(agents) if agents is not None else build_agents(spec, self.env.possible_agents)
+        self.probes = [registry.make_probe(**dict(p)) for p in spec.probes]
+        self.steps: list[dict[str, Any]] = []
+        self.returns: dict[str, float] = {a: 0.0 for a in self.env.possible_agents}
+        self.invalid: dict[str, int] = {a: 0 for a in self.env.possible_agents}
+        self.probe_results: list[dict[str, Any]] = []
+
+    @property
+    def bus(self):
+        return getattr(self.unwrapped, "bus", None)
+
+    def turn(self) -> int:
+        return int(getattr(self.unwrapped, "turn", len(self.steps)))
+
+    def inbox(self, agent_id: str) -> list:
+        bus = self.bus
+        return bus.read(agent_id) if bus is not None else []
+
+    async def run_probes(self, acting: list[str], observations, infos) -> None:
+        if not self.probes:
+            return
+        ctx = ProbeContext(self.turn(), acting, self.agents, observations, infos, self.unwrapped, self.probe_results)
+        for probe in self.probes:
+            await probe.before_decisions(ctx)
+
+    def log_step(self, turn: int, actions: Mapping[str, Any], rewards: Mapping[str, float], infos) -> None:
+        invalid = {}
+        for agent_id in actions:
+            flag = (infos.get(agent_id) or {}).get("invalid_action")
+            if flag:
+                invalid[agent_id] = jsonable(flag)
+                self.invalid[agent_id] += 1
+        step_rewards = {}
+        for agent_id, reward in rewards.items():
+            reward = float(reward)
+            if reward:
+                step_rewards[agent_id] = reward
+                self.returns[agent_id] = self.returns.get(agent_id, 0.0) + reward
+        entry = {"turn": turn, "actions": {a: jsonable(x) for a, x in actions.items()}, "rewards": step_rewards}
+        if invalid:
+            entry["invalid"] = invalid
+        self.steps.append(entry)
+        if len(self.steps) > self.spec.max_steps:
+            raise RuntimeError(f"max_steps: the episode did not end within {self.spec.max_steps} steps")
+
+    async def play_parallel(self) -> None:
+        env = self.env
+        observations, infos = env.reset(seed=self.spec.seed)
+        while env.agents:
+            acting = [a for a in env.agents if (infos.get(a) or {}).get("decision")]
+            if not acting:
+                raise RuntimeError(f"{self.spec.env_id}: live agents {env.agents} but none has a decision")
+            await self.run_probes(acting, observations, infos)
+            turn = self.turn()
+            chosen = await asyncio.gather(
+                *(self.agents[a].aact(observations[a], self.inbox(a), infos[a]) for a in acting)
+            )
+            actions = dict(zip(acting, chosen, strict=True))
+            observations, rewards, terminations, truncations, infos = env.step(actions)
+            self.log_step(turn, actions, rewards, infos)
+
+    async def play_aec(self) -> None:
+        env = self.env
+        env.reset(seed=self.spec.seed)
+        for agent_id in env.agent_iter(max_iter=self.spec.max_steps):
+            observation, _, termination, truncation, info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            if not info.get("decision"):
+                env.step(noop_action(env.action_space(agent_id)))
+                continue
+            await self.run_probes([agent_id], {agent_id: observation}, {agent_id: info})
+            turn = self.turn()
+            action = await self.agents[agent_id].aact(observation, self.inbox(agent_id), info)
+            env.step(action)
+            self.log_step(turn, {agent_id: action}, env.rewards, env.infos)
+
+    def record(self, status: str, error: str | None, started: str, wall: float) -> EpisodeRecord:
+        spec = self.spec
+        bus = self.bus
+        summary = getattr(self.unwrapped, "summary", None)
+        counters = {}
+        events = {}
+        for agent_id, agent in self.agents.items():
+            counters[agent_id] = {"invalid_actions": self.invalid.get(agent_id, 0), **jsonable(getattr(agent, "counters", {}))}
+            if getattr(agent, "events", None):
+                events[agent_id] = jsonable(agent.events)
+        return EpisodeRecord(
+            experiment=spec.experiment,
+            cell=dict(spec.cell),
+            episode=spec.episode,
+            seed=spec.seed,
+            env_id=spec.env_id,
+            env_kwargs=dict(spec.env_kwargs),
+            form=spec.form,
+            seats={k: dict(v) for k, v in spec.seats.items()},
+            status=status,
+            error=error,
+            messages=[m.to_json() for m in bus.log] if bus is not None else [],
+            steps=self.steps,
+            returns=self.returns,
+            summary=jsonable(summary()) if callable(summary) and status == "done" else {},
+            counters=counters,
+            events=events,
+            probes=self.probe_results,
+            timing={"started": started, "wall_s": round(wall, 6)},
+        )
+
+
+async def play_episode_async(spec: EpisodeSpec, agents: Mapping[str, Any] | None = None) -> EpisodeRecord:
+    """Play one episode. ``agents`` (agent id -> reset agent) overrides ``spec.seats``."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    episode = _Episode(spec, agents)  # bad env ids, kwargs or seats raise here: a config error
+    try:
+        if spec.form == "parallel":
+            await episode.play_parallel()
+        else:
+            await episode.play_aec()
+    except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+        raise
+    except Exception as error:  # noqa: BLE001 - the record keeps it; the experiment goes on
+        detail = "".join(traceback.format_exception_only(error)).strip()
+        return episode.record("failed", detail, started, time.perf_counter() - t0)
+    finally:
+        episode.env.close()
+    return episode.record("done", None, started, time.perf_counter() - t0)
+
+
+def play_episode(spec: EpisodeSpec, agents: Mapping[str, Any] | None = None) -> EpisodeRecord:
+    return asyncio.run(play_episode_async(spec, agents))
+
+
+async def run_specs_async(
+    specs: Sequence[EpisodeSpec],
+    log: EventLog,
+    max_concurrent: int = 1,
+    on_done: Callable[[EpisodeRecord], None] | None = None,
+) -> list[EpisodeRecord]:
+    """Play ``specs``, at most ``max_concurrent`` at once, appending each record as it ends."""
+    limit = asyncio.Semaphore(max(1, max_concurrent))
+    records: list[EpisodeRecord] = []
+
+    async def one(spec: EpisodeSpec) -> None:
+        async with limit:
+            record = await play_episode_async(spec)
+        log.append(record)
+        records.append(record)
+        if on_done is not None:
+            on_done(record)
+
+    await asyncio.gather(*(one(spec) for spec in specs))
+    return records
+
+
+def pending(specs: Sequence[EpisodeSpec], directory) -> list[EpisodeSpec]:
+    """The specs whose episode has no ``done`` record in ``directory`` yet."""
+    from socialsim.records import cell_id
+
+    done = done_keys(directory)
+    return [s for s in specs if (cell_id(dict(s.cell)), s.episode) not in done]
