@@ -54,14 +54,18 @@ class Agent:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor aact")
         return asyncio.run(self.aact(observation, messages, info))
 
-    async def aact(self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]) -> Any:
+    async def aact(
+        self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
+    ) -> Any:
         return self.act(observation, messages, info)
 
     def answer(self, question: Question) -> Any:
         """Answer a side question. Agents that take part in a probe override this."""
         if type(self).aanswer is not Agent.aanswer:
             return asyncio.run(self.aanswer(question))
-        raise NotImplementedError(f"{type(self).__name__} does not answer {question.kind!r} questions")
+        raise NotImplementedError(
+            f"{type(self).__name__} does not answer {question.kind!r} questions"
+        )
 
     async def aanswer(self, question: Question) -> Any:
         return self.answer(question)

@@ -114,7 +114,9 @@ class MessageBus:
             members = frozenset(members)
             unknown = sorted(members - set(self.agents))
             if unknown:
-                raise ValueError(f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}")
+                raise ValueError(
+                    f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}"
+                )
             self.teams[name] = members
         self._log: list[Message] = []
         self._audiences: list[frozenset[str]] = []
@@ -133,7 +135,9 @@ class MessageBus:
                 if name not in self.teams:
                     raise ValueError(f"to: unknown team {name!r}; teams are {sorted(self.teams)}")
                 return self.teams[name]
-            raise ValueError(f"to: {to!r} is not an audience; use '*', 'team:NAME' or a list of agent ids")
+            raise ValueError(
+                f"to: {to!r} is not an audience; use '*', 'team:NAME' or a list of agent ids"
+            )
         members = frozenset(to)
         unknown = sorted(members - set(self.agents))
         if unknown:
@@ -198,7 +202,9 @@ class MessageBus:
         ]
 
 
-def audience_of(message: Message, agents: Sequence[str], teams: Mapping[str, Iterable[str]]) -> frozenset[str]:
+def audience_of(
+    message: Message, agents: Sequence[str], teams: Mapping[str, Iterable[str]]
+) -> frozenset[str]:
     """Which agents could see a logged message, from an episode record (no live bus needed)."""
     return MessageBus(agents, teams).resolve(message.to)
 

@@ -134,7 +134,9 @@ def read_records(directory: str | os.PathLike, include_failed: bool = False) -> 
 
 
 def done_keys(directory: str | os.PathLike) -> set[tuple[str, int]]:
-    return {(cell_id(d["cell"]), d["episode"]) for d in iter_lines(directory) if d["status"] == "done"}
+    return {
+        (cell_id(d["cell"]), d["episode"]) for d in iter_lines(directory) if d["status"] == "done"
+    }
 
 
 def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
@@ -181,7 +183,11 @@ def messages_frame(records: Iterable[EpisodeRecord]):
     for record in records:
         for message in record.messages:
             row = {f"cell.{k}": v for k, v in record.cell.items()}
-            row.update(episode=record.episode, seed=record.seed, **{k: message[k] for k in ("id", "turn", "sender", "to", "channel", "kind")})
+            row.update(
+                episode=record.episode,
+                seed=record.seed,
+                **{k: message[k] for k in ("id", "turn", "sender", "to", "channel", "kind")},
+            )
             row["payload"] = message["payload"]
             rows.append(row)
     return pd.DataFrame(rows)

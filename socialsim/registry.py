@@ -79,10 +79,16 @@ def check_kwargs(where: str, target, kwargs: Mapping[str, Any]) -> None:
     params = inspect.signature(target).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return
-    allowed = [n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL and n != "self"]
+    allowed = [
+        n
+        for n, p in params.items()
+        if p.kind is not inspect.Parameter.VAR_POSITIONAL and n != "self"
+    ]
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed) or '(none)'}")
+        raise ValueError(
+            f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed) or '(none)'}"
+        )
 
 
 def env_parameters(env_id: str) -> Any:
@@ -109,7 +115,9 @@ def agent_kinds() -> dict[str, str]:
         module = _import_optional(module_name)
         for kind, target in getattr(module, "KINDS", {}).items():
             if kind in kinds:
-                raise RuntimeError(f"agent kind {kind!r} is declared by both {kinds[kind]} and {target}")
+                raise RuntimeError(
+                    f"agent kind {kind!r} is declared by both {kinds[kind]} and {target}"
+                )
             kinds[kind] = target
     return kinds
 
@@ -149,5 +157,7 @@ def probe_table() -> dict[str, str]:
 def make_probe(name: str, **kwargs: Any):
     table = probe_table()
     if name not in table:
-        raise ValueError(f"probes: unknown probe {name!r}; allowed: {', '.join(sorted(table)) or '(none installed)'}")
+        raise ValueError(
+            f"probes: unknown probe {name!r}; allowed: {', '.join(sorted(table)) or '(none installed)'}"
+        )
     return _load(table[name])(**kwargs)

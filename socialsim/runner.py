@@ -79,7 +79,9 @@ def noop_action(space) -> Any:
     if isinstance(space, spaces.Discrete):
         return int(space.start)
     if isinstance(space, spaces.MultiDiscrete):
-        return np.asarray(space.start if hasattr(space, "start") else 0) + np.zeros(space.shape, dtype=space.dtype)
+        return np.asarray(space.start if hasattr(space, "start") else 0) + np.zeros(
+            space.shape, dtype=space.dtype
+        )
     if isinstance(space, spaces.MultiBinary):
         return np.zeros(space.shape, dtype=space.dtype)
     if isinstance(space, spaces.Box):
@@ -92,7 +94,9 @@ def build_agents(spec: EpisodeSpec, agent_ids: Sequence[str]) -> dict[str, Any]:
     for agent_id in agent_ids:
         seat_spec = spec.seats.get(agent_id)
         if seat_spec is None:
-            raise ValueError(f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}")
+            raise ValueError(
+                f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}"
+            )
         agent = registry.build_agent(seat_spec)
         agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
         agents[agent_id] = agent
@@ -106,7 +110,9 @@ class _Episode:
         self.spec = spec
         self.env = registry.make_env(spec.env_id, spec.form, **dict(spec.env_kwargs))
         self.unwrapped = self.env.unwrapped
-        self.agents = dict(agents) if agents is not None else build_agents(spec, self.env.possible_agents)
+        self.agents = (
+            dict(agents) if agents is not None else build_agents(spec, self.env.possible_agents)
+        )
         self.probes = [registry.make_probe(**dict(p)) for p in spec.probes]
         self.steps: list[dict[str, Any]] = []
         self.returns: dict[str, float] = {a: 0.0 for a in self.env.possible_agents}
@@ -127,11 +133,21 @@ class _Episode:
     async def run_probes(self, acting: list[str], observations, infos) -> None:
         if not self.probes:
             return
-        ctx = ProbeContext(self.turn(), acting, self.agents, observations, infos, self.unwrapped, self.probe_results)
+        ctx = ProbeContext(
+            self.turn(),
+            acting,
+            self.agents,
+            observations,
+            infos,
+            self.unwrapped,
+            self.probe_results,
+        )
         for probe in self.probes:
             await probe.before_decisions(ctx)
 
-    def log_step(self, turn: int, actions: Mapping[str, Any], rewards: Mapping[str, float], infos) -> None:
+    def log_step(
+        self, turn: int, actions: Mapping[str, Any], rewards: Mapping[str, float], infos
+    ) -> None:
         invalid = {}
         for agent_id in actions:
             flag = (infos.get(agent_id) or {}).get("invalid_action")
@@ -144,12 +160,18 @@ class _Episode:
             if reward:
                 step_rewards[agent_id] = reward
                 self.returns[agent_id] = self.returns.get(agent_id, 0.0) + reward
-        entry = {"turn": turn, "actions": {a: jsonable(x) for a, x in actions.items()}, "rewards": step_rewards}
+        entry = {
+            "turn": turn,
+            "actions": {a: jsonable(x) for a, x in actions.items()},
+            "rewards": step_rewards,
+        }
         if invalid:
             entry["invalid"] = invalid
         self.steps.append(entry)
         if len(self.steps) > self.spec.max_steps:
-            raise RuntimeError(f"max_steps: the episode did not end within {self.spec.max_steps} steps")
+            raise RuntimeError(
+                f"max_steps: the episode did not end within {self.spec.max_steps} steps"
+            )
 
     async def play_parallel(self) -> None:
         env = self.env
@@ -157,7 +179,9 @@ class _Episode:
         while env.agents:
             acting = [a for a in env.agents if (infos.get(a) or {}).get("decision")]
             if not acting:
-                raise RuntimeError(f"{self.spec.env_id}: live agents {env.agents} but none has a decision")
+                raise RuntimeError(
+                    f"{self.spec.env_id}: live agents {env.agents} but none has a decision"
+                )
             await self.run_probes(acting, observations, infos)
             turn = self.turn()
             chosen = await asyncio.gather(
@@ -191,7 +215,10 @@ class _Episode:
         counters = {}
         events = {}
         for agent_id, agent in self.agents.items():
-            counters[agent_id] = {"invalid_actions": self.invalid.get(agent_id, 0), **jsonable(getattr(agent, "counters", {}))}
+            counters[agent_id] = {
+                "invalid_actions": self.invalid.get(agent_id, 0),
+                **jsonable(getattr(agent, "counters", {})),
+            }
             if getattr(agent, "events", None):
                 events[agent_id] = jsonable(agent.events)
         return EpisodeRecord(
@@ -216,7 +243,9 @@ class _Episode:
         )
 
 
-async def play_episode_async(spec: EpisodeSpec, agents: Mapping[str, Any] | None = None) -> EpisodeRecord:
+async def play_episode_async(
+    spec: EpisodeSpec, agents: Mapping[str, Any] | None = None
+) -> EpisodeRecord:
     """Play one episode. ``agents`` (agent id -> reset agent) overrides ``spec.seats``."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()

@@ -21,5 +21,7 @@ def episode_seed(base_seed: int, index: int) -> int:
 
 def agent_seed(episode_seed: int, seat: str) -> int:
     seat_key = int.from_bytes(hashlib.sha256(seat.encode()).digest()[:8], "little")
-    state = np.random.SeedSequence([int(episode_seed) & (2**63 - 1), seat_key]).generate_state(2, np.uint32)
+    state = np.random.SeedSequence([int(episode_seed) & (2**63 - 1), seat_key]).generate_state(
+        2, np.uint32
+    )
     return int((int(state[0]) << 31) ^ int(state[1]))

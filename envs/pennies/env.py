@@ -36,6 +36,7 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
             raise ValueError(f"rounds: must be an integer >= 1, got {rounds!r}")
         self.rounds = rounds
+        self.render_mode = None
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
         self._action_space = spaces.Discrete(2)
@@ -56,13 +57,23 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
 
     def _observe(self) -> dict[str, Any]:
         last = self._last if self._last is not None else (2, 2)
-        obs = {"observation": np.array(last, dtype=np.int8), "action_mask": np.ones(2, dtype=np.int8)}
+        obs = {
+            "observation": np.array(last, dtype=np.int8),
+            "action_mask": np.ones(2, dtype=np.int8),
+        }
         return {a: obs for a in self.agents}
 
     def _announce_lucky_faces(self) -> None:
         for agent in self.agents:
             face = int(self._rng.integers(2))
-            self.bus.publish(turn=self.turn, sender=ENV, to=[agent], channel="private", kind="lucky_face", payload={"face": face})
+            self.bus.publish(
+                turn=self.turn,
+                sender=ENV,
+                to=[agent],
+                channel="private",
+                kind="lucky_face",
+                payload={"face": face},
+            )
 
     def reset(self, seed: int | None = None, options: Mapping | None = None):
         self._rng = np.random.default_rng(seed)
@@ -78,20 +89,32 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         value = action.get("face") if isinstance(action, Mapping) else action
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value in (0, 1):
             return int(value)
-        raise ValueError(f"{agent}: expected an action in Discrete(2) or {{'face': 0|1, 'message': str}}, got {action!r}")
+        raise ValueError(
+            f"{agent}: expected an action in Discrete(2) or {{'face': 0|1, 'message': str}}, got {action!r}"
+        )
 
     def step(self, actions: Mapping[str, Any]):
         missing = [a for a in self.agents if a not in actions]
         if missing:
-            raise ValueError(f"actions: no action for {missing}; every live agent decides each round")
+            raise ValueError(
+                f"actions: no action for {missing}; every live agent decides each round"
+            )
         faces = tuple(self._face(a, actions[a]) for a in AGENTS)  # validate all before any change
         matched = faces[0] == faces[1]
         rewards = {"matcher": 1 if matched else -1, "mismatcher": -1 if matched else 1}
         for agent, reward in rewards.items():
             self.score[agent] += reward
         self.bus.publish(
-            turn=self.turn, sender=ENV, to=EVERYONE, channel="public", kind="reveal",
-            payload={"matcher": faces[0], "mismatcher": faces[1], "winner": "matcher" if matched else "mismatcher"},
+            turn=self.turn,
+            sender=ENV,
+            to=EVERYONE,
+            channel="public",
+            kind="reveal",
+            payload={
+                "matcher": faces[0],
+                "mismatcher": faces[1],
+                "winner": "matcher" if matched else "mismatcher",
+            },
         )
         self._last = faces
         done = self.turn >= self.rounds

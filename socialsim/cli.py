@@ -1,0 +1,189 @@
+"""The ``socialsim`` command: run experiments, list what is installed, report on results.
+
+    socialsim run FILE [--out DIR] [--set path.to.key=value ...]
+    socialsim list
+    socialsim report DIR
+
+A bad experiment file or override exits with status 2 and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from socialsim import config as config_module
+from socialsim import records, registry, runner
+
+PACKAGES = (
+    "socialsim",
+    "pettingzoo",
+    "gymnasium",
+    "mesa",
+    "litellm",
+    "numpy",
+    "matplotlib",
+    "pandas",
+    "scipy",
+)
+
+
+def package_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    experiment = config_module.load(args.file, args.set or [])
+    out = Path(args.out) if args.out else Path("results") / experiment.name
+    held = records.read_manifest(out)
+    if held is not None and held.get("config") != experiment.config:
+        changed = sorted(
+            k
+            for k in set(held.get("config", {})) | set(experiment.config)
+            if held["config"].get(k) != experiment.config.get(k)
+        )
+        raise config_module.ConfigError(
+            f"--out {out}: the directory holds a different experiment (keys that differ: {', '.join(changed)}); "
+            "choose another directory"
+        )
+    specs = experiment.specs()
+    todo = runner.pending(specs, out)
+    if held is None:
+        out.mkdir(parents=True, exist_ok=True)
+        records.write_manifest(
+            out,
+            {
+                "config": experiment.config,
+                "cells": [cell for cell, _ in experiment.cells],
+                "episodes_total": len(specs),
+                "versions": package_versions(),
+                "git_commit": git_commit(),
+                "started": datetime.now(UTC).isoformat(timespec="seconds"),
+                "command": sys.argv,
+            },
+        )
+    skipped = len(specs) - len(todo)
+    print(
+        f"{experiment.name}: {len(specs)} episodes, {skipped} already logged, {len(todo)} to run -> {out}",
+        file=sys.stderr,
+    )
+    failed = _play(todo, out, experiment.max_concurrent, quiet=args.quiet)
+    done = len(records.done_keys(out))
+    print(
+        f"{experiment.name}: {done}/{len(specs)} episodes done, {failed} failed this run",
+        file=sys.stderr,
+    )
+    return 1 if failed else 0
+
+
+def _play(specs: list[runner.EpisodeSpec], out: Path, max_concurrent: int, quiet: bool) -> int:
+    from tqdm import tqdm
+
+    failed = 0
+    with (
+        records.EventLog(out) as log,
+        tqdm(total=len(specs), unit="ep", disable=quiet or None, file=sys.stderr) as bar,
+    ):
+
+        def on_done(record: records.EpisodeRecord) -> None:
+            nonlocal failed
+            failed += record.status != "done"
+            bar.set_postfix(failed=failed, refresh=False)
+            bar.update(1)
+
+        asyncio.run(runner.run_specs_async(specs, log, max_concurrent, on_done))
+    return failed
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    print("envs:")
+    for env_id in registry.env_ids():
+        print(f"  {env_id}")
+    print("agent kinds:")
+    for kind, target in sorted(registry.agent_kinds().items()):
+        print(f"  {kind:28s} {target}")
+    probes = registry.probe_table()
+    if probes:
+        print("probes:")
+        for name, target in sorted(probes.items()):
+            print(f"  {name:28s} {target}")
+    print("bundled experiments (socialsim run NAME):")
+    for name in config_module.bundled_experiments():
+        print(f"  {name}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from socialsim import analysis
+
+    directory = Path(args.dir)
+    if records.read_manifest(directory) is None:
+        raise config_module.ConfigError(
+            f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
+        )
+    text = analysis.report(directory, write_files=not args.no_files)
+    print(text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="socialsim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser(
+        "run", help="play every episode of an experiment file that is not logged yet"
+    )
+    run.add_argument("file", help="a TOML experiment file, or the name of a bundled one")
+    run.add_argument("--out", help="results directory (default: results/NAME)")
+    run.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a key of the file (repeatable)",
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=cmd_run)
+    lst = sub.add_parser("list", help="envs, agent kinds, probes and bundled experiment files")
+    lst.set_defaults(func=cmd_list)
+    rep = sub.add_parser("report", help="tables and figures from a results directory")
+    rep.add_argument("dir")
+    rep.add_argument(
+        "--no-files", action="store_true", help="print only; write no CSV or PNG files"
+    )
+    rep.set_defaults(func=cmd_report)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except config_module.ConfigError as error:
+        print(f"socialsim: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,305 @@
+"""Experiment files: TOML, read with the standard library's ``tomllib``.
+
+.. code-block:: toml
+
+    name = "donation_quickstart"      # required; names the default output directory
+    description = "..."
+    episodes = 10                     # per grid cell
+    seed = 0                          # episode i has seed `seed + i` (socialsim.seeding)
+    max_concurrent = 1                # episodes in flight at once (LLM agents wait concurrently)
+
+    [env]
+    id = "donation_v0"                # `socialsim list` shows the ids
+    form = "parallel"                 # or "aec"
+    [env.kwargs]                      # the env constructor's keywords
+    n_agents = 9
+
+    [seats."*"]                       # the agent for every seat not named below
+    kind = "image_scoring"
+    [seats.agent_8]                   # other keys are the agent class's keywords
+    kind = "entrant"
+
+    [[probes]]                        # optional side-question protocols
+    name = "piaget"
+
+    [grid]                            # optional: dotted paths into this file, lists to cross
+    "env.kwargs.gossip" = [true, false]
+
+Every key is checked: a typo'd key or a wrong type is a :class:`ConfigError` that names the key
+and the allowed keys; every grid cell is checked (its env is constructed once) before anything
+is written. ``--set path.to.key=value`` overrides (``value`` is read as TOML, else as a string;
+``--set grid.env.kwargs.gossip=[true]`` sets a grid entry).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from socialsim import registry
+from socialsim.runner import EpisodeSpec
+from socialsim.seeding import episode_seed
+
+
+class ConfigError(ValueError):
+    """A bad experiment file or override; the CLI exits with status 2."""
+
+
+TOP_KEYS = {
+    "name": str,
+    "description": str,
+    "episodes": int,
+    "seed": int,
+    "max_concurrent": int,
+    "env": dict,
+    "seats": dict,
+    "probes": list,
+    "grid": dict,
+}
+REQUIRED = ("name", "env", "seats")
+ENV_KEYS = {"id": str, "form": str, "kwargs": dict}
+DEFAULT_SEAT = "*"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    config: dict[str, Any]  # the resolved file, overrides applied, grid included
+    cells: list[tuple[dict[str, Any], dict[str, Any]]]  # (grid assignment, resolved config)
+
+    @property
+    def name(self) -> str:
+        return self.config["name"]
+
+    @property
+    def max_concurrent(self) -> int:
+        return self.config.get("max_concurrent", 1)
+
+    def specs(self) -> list[EpisodeSpec]:
+        """Every episode of the experiment, cell by cell."""
+        specs = []
+        for cell, config in self.cells:
+            seats = resolve_seats(config)
+            env = config["env"]
+            for index in range(config.get("episodes", 1)):
+                specs.append(
+                    EpisodeSpec(
+                        env_id=env["id"],
+                        env_kwargs=env.get("kwargs", {}),
+                        form=env.get("form", "parallel"),
+                        seed=episode_seed(config.get("seed", 0), index),
+                        seats=seats,
+                        episode=index,
+                        cell=cell,
+                        experiment=config["name"],
+                        probes=tuple(config.get("probes", ())),
+                    )
+                )
+        return specs
+
+
+def _type_name(kind: type) -> str:
+    return {str: "a string", int: "an integer", dict: "a table", list: "a list (array)"}[kind]
+
+
+def _check_type(where: str, value: Any, kind: type) -> None:
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        raise ConfigError(
+            f"{where}: expected {_type_name(kind)}, got {value!r} ({type(value).__name__})"
+        )
+
+
+def _check_keys(where: str, table: Mapping[str, Any], allowed: Mapping[str, type]) -> None:
+    for key, value in table.items():
+        if key not in allowed:
+            raise ConfigError(
+                f"{where}{key}: unknown key {key!r}; allowed keys: {', '.join(allowed)}"
+            )
+        _check_type(f"{where}{key}", value, allowed[key])
+
+
+# -- loading and overrides -------------------------------------------------------------------
+
+
+def bundled_experiments() -> list[str]:
+    """Names of the experiment files shipped in ``socialsim.experiments``."""
+    folder = resources.files("socialsim.experiments")
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def find_file(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    stem = name_or_path[: -len(".toml")] if name_or_path.endswith(".toml") else name_or_path
+    bundled = resources.files("socialsim.experiments") / f"{stem}.toml"
+    if bundled.is_file():
+        return Path(str(bundled))
+    raise ConfigError(
+        f"FILE: no experiment file {name_or_path!r}; give a path or one of the bundled: "
+        f"{', '.join(bundled_experiments())}"
+    )
+
+
+def parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_override(config: dict[str, Any], assignment: str) -> None:
+    """Apply one ``path.to.key=value`` override in place."""
+    path, sep, text = assignment.partition("=")
+    if not sep or not path.strip():
+        raise ConfigError(f"--set: expected path.to.key=value, got {assignment!r}")
+    value = parse_value(text.strip())
+    path = path.strip()
+    if path.startswith("grid."):
+        config.setdefault("grid", {})[path[len("grid.") :]] = value
+        return
+    _set_path(config, path.split("."), value, "--set")
+
+
+def _fill_named_seats(config: dict[str, Any]) -> None:
+    """A seat named only to set a parameter (``seats.agent_3.p = 1``) starts from the '*' spec."""
+    seats = config.get("seats")
+    if not isinstance(seats, dict) or not isinstance(seats.get(DEFAULT_SEAT), dict):
+        return
+    for seat, spec in seats.items():
+        if seat != DEFAULT_SEAT and isinstance(spec, dict) and "kind" not in spec:
+            seats[seat] = {**seats[DEFAULT_SEAT], **spec}
+
+
+def _set_path(config: dict[str, Any], keys: list[str], value: Any, where: str) -> None:
+    table = config
+    for depth, key in enumerate(keys[:-1]):
+        nxt = table.setdefault(key, {})
+        if not isinstance(nxt, dict):
+            raise ConfigError(
+                f"{where} {'.'.join(keys)}: {'.'.join(keys[: depth + 1])} is not a table"
+            )
+        table = nxt
+    table[keys[-1]] = value
+
+
+def load(name_or_path: str, overrides: Iterable[str] = ()) -> Experiment:
+    """Read, override and fully check an experiment file."""
+    path = find_file(name_or_path)
+    try:
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    for assignment in overrides:
+        apply_override(config, assignment)
+    _fill_named_seats(config)
+    return resolve(config)
+
+
+def resolve(config: dict[str, Any]) -> Experiment:
+    """Check ``config`` and expand its grid into cells."""
+    config = copy.deepcopy(config)
+    _check_keys("", config, TOP_KEYS)
+    for key in REQUIRED:
+        if key not in config:
+            raise ConfigError(f"{key}: required key missing; a file needs {', '.join(REQUIRED)}")
+    for key in ("episodes", "max_concurrent"):
+        if key in config and config[key] < 1:
+            raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
+    grid = config.pop("grid", {})
+    cells = []
+    for assignment in expand_grid(grid):
+        cell_config = copy.deepcopy(config)
+        for key, value in assignment.items():
+            _set_path(cell_config, key.split("."), value, f"grid.{key}")
+        _fill_named_seats(cell_config)
+        check_cell(cell_config, where=f"grid cell {assignment}: " if assignment else "")
+        cells.append((assignment, cell_config))
+    resolved = dict(config)
+    if grid:
+        resolved["grid"] = grid
+    return Experiment(resolved, cells)
+
+
+def expand_grid(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(
+                f"grid.{key}: expected a non-empty list of values to cross, got {values!r}"
+            )
+        if key.split(".")[0] not in TOP_KEYS or key.split(".")[0] in ("grid", "name"):
+            allowed = [k for k in TOP_KEYS if k not in ("grid", "name")]
+            raise ConfigError(
+                f"grid.{key}: unknown key {key.split('.')[0]!r}; a grid path starts with one of: {', '.join(allowed)}"
+            )
+    keys = list(grid)
+    return [
+        dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))
+    ]
+
+
+def check_cell(config: dict[str, Any], where: str = "") -> None:
+    """Check one fully resolved configuration (no grid)."""
+    try:
+        _check_keys(where, config, TOP_KEYS)
+        env = config["env"]
+        _check_keys(f"{where}env.", env, ENV_KEYS)
+        if "id" not in env:
+            raise ConfigError(
+                f"{where}env.id: required key missing; allowed ids: {', '.join(registry.ENV_IDS)}"
+            )
+        form = env.get("form", "parallel")
+        if form not in registry.FORMS:
+            raise ConfigError(
+                f"{where}env.form: {form!r} is not allowed; allowed: {', '.join(registry.FORMS)}"
+            )
+        kwargs = env.get("kwargs", {})
+        module = registry.env_module(env["id"])
+        registry.check_kwargs(f"{where}env.kwargs", module.raw_env, kwargs)
+        try:
+            possible_agents = list(module.raw_env(**kwargs).possible_agents)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{where}env.kwargs: {error}") from None
+        seats = config["seats"]
+        for seat, spec in seats.items():
+            if seat != DEFAULT_SEAT and seat not in possible_agents:
+                raise ConfigError(
+                    f"{where}seats.{seat}: unknown seat {seat!r}; the env's seats are {', '.join(possible_agents)} (or '*' for all)"
+                )
+            registry.check_agent_spec(f"{where}seats.{seat}", spec)
+        missing = [a for a in possible_agents if a not in seats and DEFAULT_SEAT not in seats]
+        if missing:
+            raise ConfigError(
+                f'{where}seats: no agent for seats {missing}; name them or give seats."*"'
+            )
+        for i, probe in enumerate(config.get("probes", [])):
+            if not isinstance(probe, dict) or "name" not in probe:
+                raise ConfigError(
+                    f"{where}probes[{i}]: a probe is a table with a 'name' key, got {probe!r}"
+                )
+            table = registry.probe_table()
+            if probe["name"] not in table:
+                raise ConfigError(
+                    f"{where}probes[{i}].name: unknown probe {probe['name']!r}; allowed: {', '.join(sorted(table)) or '(none)'}"
+                )
+    except ConfigError:
+        raise
+    except ValueError as error:  # registry errors already name the key
+        text = str(error)
+        raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
+
+
+def resolve_seats(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """agent id -> agent spec for every seat of the env, the '*' default filled in."""
+    env = config["env"]
+    possible_agents = (
+        registry.env_module(env["id"]).raw_env(**env.get("kwargs", {})).possible_agents
+    )
+    seats = config["seats"]
+    return {a: dict(seats.get(a, seats.get(DEFAULT_SEAT))) for a in possible_agents}

@@ -1,0 +1,115 @@
+import pytest
+
+from socialsim.bus import ENV, EVERYONE, MessageBus, team
+
+
+def make_bus() -> MessageBus:
+    return MessageBus(
+        ["alice", "bob", "eve"], teams={"encoders": ["alice", "bob"], "interceptors": ["eve"]}
+    )
+
+
+def test_team_message_never_reaches_the_other_team():
+    bus = make_bus()
+    bus.publish(
+        turn=1,
+        sender=ENV,
+        to=team("encoders"),
+        channel="team",
+        kind="keywords",
+        payload={"keywords": ["a"]},
+    )
+    assert [m.kind for m in bus.read("alice")] == ["keywords"]
+    assert [m.kind for m in bus.read("bob")] == ["keywords"]
+    assert bus.read("eve") == []
+    assert bus.audience_of(0) == frozenset({"alice", "bob"})
+
+
+def test_read_returns_only_messages_new_since_last_look():
+    bus = make_bus()
+    bus.publish(turn=1, sender=ENV, to=EVERYONE, channel="public", kind="a")
+    assert [m.kind for m in bus.read("eve")] == ["a"]
+    bus.publish(turn=1, sender=ENV, to=["eve"], channel="private", kind="b")
+    bus.publish(turn=2, sender="alice", to=["bob"], channel="private", kind="c")
+    assert [m.kind for m in bus.peek("eve")] == ["b"]
+    assert [m.kind for m in bus.read("eve")] == ["b"]
+    assert bus.read("eve") == []
+    assert [m.kind for m in bus.read("bob")] == ["a", "c"]
+
+
+def test_what_an_agent_could_see_by_turn_is_exact_on_a_hand_built_log():
+    bus = make_bus()
+    bus.publish(turn=1, sender=ENV, to=EVERYONE, channel="public", kind="m0")
+    bus.publish(turn=1, sender=ENV, to=team("encoders"), channel="team", kind="m1")
+    bus.publish(turn=2, sender=ENV, to=["eve"], channel="private", kind="m2")
+    bus.publish(turn=2, sender="bob", to=["alice", "eve"], channel="chat", kind="m3")
+    bus.publish(turn=3, sender=ENV, to=EVERYONE, channel="public", kind="m4")
+    assert [m.id for m in bus.visible_to("eve", 1)] == [0]
+    assert [m.id for m in bus.visible_to("eve", 2)] == [0, 2, 3]
+    assert [m.id for m in bus.visible_to("alice", 2)] == [0, 1, 3]
+    assert [m.id for m in bus.visible_to("bob", 3)] == [0, 1, 4]
+    assert [m.id for m in bus.visible_to("bob")] == [0, 1, 4]
+    assert bus.audience_of(3) == frozenset({"alice", "eve"})
+    assert bus.audience_of(4) == frozenset({"alice", "bob", "eve"})
+
+
+def test_messages_are_immutable_once_published():
+    bus = make_bus()
+    payload = {"hints": ["sky", "sea"], "nested": {"x": 1}}
+    message = bus.publish(
+        turn=1, sender=ENV, to=EVERYONE, channel="public", kind="hints", payload=payload
+    )
+    payload["hints"].append("changed")  # the caller's dict is not the message's
+    assert message.payload["hints"] == ("sky", "sea")
+    with pytest.raises(TypeError):
+        message.payload["hints"] = ()
+    with pytest.raises(TypeError):
+        message.payload["nested"]["x"] = 2
+    with pytest.raises(AttributeError):
+        message.kind = "other"
+
+
+def test_message_round_trips_through_json():
+    bus = make_bus()
+    message = bus.publish(
+        turn=4,
+        sender="bob",
+        to=["alice"],
+        channel="chat",
+        kind="note",
+        payload={"a": [1, {"b": None}]},
+    )
+    data = message.to_json()
+    assert data == {
+        "id": 0,
+        "turn": 4,
+        "sender": "bob",
+        "to": ["alice"],
+        "channel": "chat",
+        "kind": "note",
+        "payload": {"a": [1, {"b": None}]},
+    }
+    assert type(message).from_json(data) == message
+
+
+@pytest.mark.parametrize(
+    ("to", "fragment"),
+    [
+        ("team:nobody", "unknown team 'nobody'"),
+        (["mallory"], "unknown agents ['mallory']"),
+        ("all", "is not an audience"),
+    ],
+)
+def test_unknown_audience_is_a_clear_error(to, fragment):
+    bus = make_bus()
+    with pytest.raises(ValueError, match="to: ") as error:
+        bus.publish(turn=1, sender=ENV, to=to, channel="c", kind="k")
+    assert fragment in str(error.value)
+    assert bus.log == ()
+
+
+def test_payload_must_be_json():
+    bus = make_bus()
+    with pytest.raises(TypeError, match=r"payload\.when: set is not JSON-serialisable"):
+        bus.publish(turn=1, sender=ENV, to=EVERYONE, channel="c", kind="k", payload={"when": {1}})
+    assert bus.log == ()

@@ -1,0 +1,134 @@
+import textwrap
+
+import pytest
+
+from socialsim import config
+from socialsim.cli import main
+
+GOOD = """
+name = "pennies"
+episodes = 3
+seed = 5
+[env]
+id = "matching_pennies_v0"
+[env.kwargs]
+rounds = 2
+[seats."*"]
+kind = "pennies_random"
+[seats.mismatcher]
+kind = "pennies_copycat"
+[grid]
+"env.kwargs.rounds" = [2, 4]
+"seats.matcher.p_heads" = [0.0, 1.0]
+"""
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "exp.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_grid_crosses_every_value_and_seeds_follow_the_episode_index(tmp_path):
+    experiment = config.load(str(write(tmp_path, GOOD)))
+    cells = [cell for cell, _ in experiment.cells]
+    assert cells == [
+        {"env.kwargs.rounds": 2, "seats.matcher.p_heads": 0.0},
+        {"env.kwargs.rounds": 2, "seats.matcher.p_heads": 1.0},
+        {"env.kwargs.rounds": 4, "seats.matcher.p_heads": 0.0},
+        {"env.kwargs.rounds": 4, "seats.matcher.p_heads": 1.0},
+    ]
+    specs = experiment.specs()
+    assert len(specs) == 12
+    assert [s.seed for s in specs[:3]] == [5, 6, 7]
+    assert specs[3].seats == {
+        "matcher": {"kind": "pennies_random", "p_heads": 1.0},
+        "mismatcher": {"kind": "pennies_copycat"},
+    }
+    assert specs[3].env_kwargs == {"rounds": 2}
+
+
+def test_set_overrides_any_key_and_grid_entries(tmp_path):
+    experiment = config.load(
+        str(write(tmp_path, GOOD)),
+        ["episodes=1", "env.kwargs.rounds=9", "grid.env.kwargs.rounds=[7]"],
+    )
+    assert experiment.config["episodes"] == 1
+    assert [cell for cell, _ in experiment.cells][0] == {
+        "env.kwargs.rounds": 7,
+        "seats.matcher.p_heads": 0.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            "episodse=3",
+            "episodse: unknown key 'episodse'; allowed keys: name, description, episodes, seed",
+        ),
+        ("episodes='ten'", "episodes: expected an integer, got 'ten' (str)"),
+        ("episodes=true", "episodes: expected an integer, got True (bool)"),
+        ("env.kwarg.rounds=3", "env.kwarg: unknown key 'kwarg'; allowed keys: id, form, kwargs"),
+        ("env.kwargs.roundz=3", "env.kwargs: unknown key 'roundz'; allowed keys: rounds"),
+        ("grid.env.kwargs.rounds=[0]", "env.kwargs: rounds: must be an integer >= 1, got 0"),
+        ("env.id='chess_v9'", "env.id: unknown env 'chess_v9'; allowed: matching_pennies_v0"),
+        ("env.form='serial'", "env.form: 'serial' is not allowed; allowed: parallel, aec"),
+        ("seats.mismatcher.kind='genius'", "kind: unknown agent kind 'genius'; allowed: "),
+        ("seats.mismatcher.speed=3", "seats.mismatcher: unknown key 'speed'; allowed keys: (none)"),
+        (
+            "seats.dealer.kind='pennies_random'",
+            "seats.dealer: unknown seat 'dealer'; the env's seats are matcher, mismatcher",
+        ),
+        (
+            "grid.env.kwargs.rounds=3",
+            "grid.env.kwargs.rounds: expected a non-empty list of values to cross, got 3",
+        ),
+        ("grid.env.kwargs.rounds=[]", "grid.env.kwargs.rounds: expected a non-empty list"),
+        ("grid.colour=[1]", "grid.colour: unknown key 'colour'; a grid path starts with one of"),
+        ("probes=[{name='mindreader'}]", "probes[0].name: unknown probe 'mindreader'"),
+    ],
+)
+def test_bad_config_names_the_key_and_what_is_allowed(tmp_path, override, message):
+    with pytest.raises(config.ConfigError) as error:
+        config.load(str(write(tmp_path, GOOD)), [override])
+    assert message in str(error.value)
+
+
+def test_grid_value_of_the_wrong_kind_is_caught_before_running(tmp_path):
+    with pytest.raises(
+        config.ConfigError, match=r"grid cell .*env.kwargs: rounds: must be an integer >= 1, got -1"
+    ):
+        config.load(str(write(tmp_path, GOOD)), ["grid.env.kwargs.rounds=[2, -1]"])
+
+
+def test_missing_required_key(tmp_path):
+    with pytest.raises(config.ConfigError, match="seats: required key missing"):
+        config.load(str(write(tmp_path, 'name = "x"\n[env]\nid = "matching_pennies_v0"\n')))
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "episodes=-1",
+        "env.kwargs.roundz=3",
+        "seats.mismatcher.kind='genius'",
+        "grid.env.kwargs.rounds=[2, 0]",
+    ],
+)
+def test_cli_bad_config_exits_2_and_writes_nothing(tmp_path, capsys, override):
+    out = tmp_path / "out"
+    code = main(
+        ["run", str(write(tmp_path, GOOD)), "--out", str(out), "--set", override, "--quiet"]
+    )
+    assert code == 2
+    assert not out.exists()
+    assert "socialsim: error: " in capsys.readouterr().err
+
+
+def test_every_bundled_experiment_file_is_valid():
+    names = config.bundled_experiments()
+    assert "matching_pennies" in names
+    for name in names:
+        experiment = config.load(name)
+        assert experiment.specs(), name
