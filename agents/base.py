@@ -19,9 +19,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from socialsim.bus import Message
+
+
+@dataclass
+class RunContext:
+    """What every agent of one experiment run shares.
+
+    ``directory`` is the results directory (``None`` outside ``socialsim run``); ``shared`` is a
+    dict for resources built once per run, keyed by what identifies them.
+    """
+
+    directory: Path | None = None
+    shared: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,11 @@ class Agent:
 
     #: the name this class is registered under (set by the registry tables)
     kind: str = ""
+
+    def attach(self, run: RunContext) -> None:
+        """Called once before :meth:`reset` with what the whole run shares (its directory, and
+        resources such as one LLM client per model, whose concurrency limit spans episodes)."""
+        self.run = run
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         self.agent_id = agent_id

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from socialsim import registry
+from socialsim.agents.base import RunContext
 from socialsim.records import EpisodeRecord, EventLog, done_keys
 from socialsim.seeding import agent_seed
 
@@ -89,7 +90,10 @@ def noop_action(space) -> Any:
     raise TypeError(f"no no-op action for a {type(space).__name__} space")
 
 
-def build_agents(spec: EpisodeSpec, agent_ids: Sequence[str]) -> dict[str, Any]:
+def build_agents(
+    spec: EpisodeSpec, agent_ids: Sequence[str], run: RunContext | None = None
+) -> dict[str, Any]:
+    run = run if run is not None else RunContext()
     agents = {}
     for agent_id in agent_ids:
         seat_spec = spec.seats.get(agent_id)
@@ -98,6 +102,7 @@ def build_agents(spec: EpisodeSpec, agent_ids: Sequence[str]) -> dict[str, Any]:
                 f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}"
             )
         agent = registry.build_agent(seat_spec)
+        agent.attach(run)
         agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
         agents[agent_id] = agent
     return agents
@@ -106,12 +111,14 @@ def build_agents(spec: EpisodeSpec, agent_ids: Sequence[str]) -> dict[str, Any]:
 class _Episode:
     """The mutable state of one episode being played."""
 
-    def __init__(self, spec: EpisodeSpec, agents: Mapping[str, Any] | None):
+    def __init__(self, spec: EpisodeSpec, agents: Mapping[str, Any] | None, run: RunContext | None):
         self.spec = spec
         self.env = registry.make_env(spec.env_id, spec.form, **dict(spec.env_kwargs))
         self.unwrapped = self.env.unwrapped
         self.agents = (
-            dict(agents) if agents is not None else build_agents(spec, self.env.possible_agents)
+            dict(agents)
+            if agents is not None
+            else build_agents(spec, self.env.possible_agents, run)
         )
         self.probes = [registry.make_probe(**dict(p)) for p in spec.probes]
         self.steps: list[dict[str, Any]] = []
@@ -244,12 +251,13 @@ class _Episode:
 
 
 async def play_episode_async(
-    spec: EpisodeSpec, agents: Mapping[str, Any] | None = None
+    spec: EpisodeSpec, agents: Mapping[str, Any] | None = None, run: RunContext | None = None
 ) -> EpisodeRecord:
-    """Play one episode. ``agents`` (agent id -> reset agent) overrides ``spec.seats``."""
+    """Play one episode. ``agents`` (agent id -> reset agent) overrides ``spec.seats``; agents
+    built from ``spec.seats`` are attached to ``run`` (a fresh context if ``None``)."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    episode = _Episode(spec, agents)  # bad env ids, kwargs or seats raise here: a config error
+    episode = _Episode(spec, agents, run)  # bad env ids, kwargs or seats raise here: a config error
     try:
         if spec.form == "parallel":
             await episode.play_parallel()
@@ -265,8 +273,10 @@ async def play_episode_async(
     return episode.record("done", None, started, time.perf_counter() - t0)
 
 
-def play_episode(spec: EpisodeSpec, agents: Mapping[str, Any] | None = None) -> EpisodeRecord:
-    return asyncio.run(play_episode_async(spec, agents))
+def play_episode(
+    spec: EpisodeSpec, agents: Mapping[str, Any] | None = None, run: RunContext | None = None
+) -> EpisodeRecord:
+    return asyncio.run(play_episode_async(spec, agents, run))
 
 
 async def run_specs_async(
@@ -275,13 +285,15 @@ async def run_specs_async(
     max_concurrent: int = 1,
     on_done: Callable[[EpisodeRecord], None] | None = None,
 ) -> list[EpisodeRecord]:
-    """Play ``specs``, at most ``max_concurrent`` at once, appending each record as it ends."""
+    """Play ``specs``, at most ``max_concurrent`` at once, appending each record as it ends.
+    All agents of the run share one :class:`RunContext` rooted at the log's directory."""
     limit = asyncio.Semaphore(max(1, max_concurrent))
+    run = RunContext(directory=log.directory)
     records: list[EpisodeRecord] = []
 
     async def one(spec: EpisodeSpec) -> None:
         async with limit:
-            record = await play_episode_async(spec)
+            record = await play_episode_async(spec, run=run)
         log.append(record)
         records.append(record)
         if on_done is not None:
