@@ -1,0 +1,375 @@
+"""Decrypto, the rules: pure state and transitions, no I/O, no bus, no text beyond code strings.
+
+Deviations from the shared conventions (``/tmp/notes/decrypto_schema.md``): none.
+
+The game (the single-team variant of the Decrypto benchmark)
+-----------------------------------------------------------
+* Three seats: ``encoder`` and ``decoder`` are a team and share four secret **keywords**; the
+  ``interceptor`` never sees them. Keyword ``i`` goes with digit ``i`` (1-based).
+* Each turn the encoder gets a **code**: an ordered triple of distinct digits from 1-4
+  (:data:`CODES`, 24 of them). Codes never repeat within a game. The encoder gives three
+  **hints**, one per digit, in code order. Then the decoder and the interceptor each guess an
+  ordered code, independently (neither sees the other's guess).
+* **Reveal.** Hint ``j`` is appended to the hint history of keyword ``code[j]``; the code joins
+  the code history. A decoder guess that differs from the code is a **miscommunication**; an
+  interceptor guess equal to the code is an **interception**. Both counters persist.
+* **Terminal check, in this order, after the reveal:**
+
+  1. ``miscommunications == 2`` or ``interceptions == 2``: the interceptor wins (rewards
+     encoder -1, decoder -1, interceptor +1). The ending is ``"both"`` when both counters reach
+     2 on the same turn, else ``"miscomm"`` or ``"intercept"``.
+  2. otherwise, if this was turn ``max_turns`` (8): the team wins (+1, +1, -1), ending
+     ``"survived"``. So a second token on the last turn is still a loss.
+  3. otherwise every reward is 0 and the next turn begins.
+
+  A game lasts 2 to ``max_turns`` turns.
+* **First round.** As in the reference implementation, the interceptor guesses from turn 1
+  and a correct turn-1 guess counts. ``first_round_interception=True`` switches on the board
+  game's first-round rule instead: the interceptor makes no guess on turn 1 (its guess there is
+  ``None``), so no interception can happen on turn 1. Off by default.
+* **Hints.** :func:`validate_hints` is the rule: each hint is non-empty, has at most
+  ``max_words`` words and ``max_chars`` characters, and is not one of the keywords
+  (case-insensitive, surrounding whitespace ignored). Agents call it before submitting. The
+  game itself only accepts valid hints; :func:`apply_hint_fallback` replaces each
+  rule-breaking hint by :data:`FALLBACK_HINT` (``"no_hint"``), which is what the env does with a
+  hint that still breaks the rules when it arrives (flagged and counted there).
+* **Guesses** are codes: a repeated digit or a digit outside 1-4 is not a guess at all
+  (:func:`parse_code` raises ``ValueError``), so there is no "wasted guess" as in the reference.
+
+Randomness (identical to the reference for a 680-word list)
+-----------------------------------------------------------
+One ``numpy.random.RandomState(seed)`` per game draws, in order: the keywords,
+``choice(words, 4, replace=False)``; the first code, ``choice(arange(1, 5), 3, replace=False)``;
+then at the end of every turn the game goes on past, the next code the same way, redrawn while
+it is already in the code history. (The reference also draws one more code after the final turn;
+nothing ever reads it, so the codes played are the same.) Nothing else uses this stream, so a
+seed's code sequence never depends on what the agents do, and depends on the word list only
+through its length. Seed 0 with 680 words plays 3-1-4, 3-4-1, 1-4-2, 3-4-2, 4-1-3, 1-2-4,
+2-1-4, 2-1-3.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+SEATS = ("encoder", "decoder", "interceptor")
+#: action index ``i`` of a guess means ``CODES[i]``: 0 is 1-2-3, 23 is 4-3-2
+CODES: list[tuple[int, int, int]] = list(itertools.permutations((1, 2, 3, 4), 3))
+CODE_INDEX: dict[tuple[int, int, int], int] = {code: i for i, code in enumerate(CODES)}
+ENDINGS = ("intercept", "miscomm", "both", "survived")
+TOKENS_TO_LOSE = 2
+MAX_TURNS = 8
+MAX_HINT_WORDS = 2
+MAX_HINT_CHARS = 32
+FALLBACK_HINT = "no_hint"
+
+_CODE_TEXT = re.compile(r"^\s*([1-4])\s*-\s*([1-4])\s*-\s*([1-4])\s*$")
+
+
+# -- codes ----------------------------------------------------------------------------------------
+
+
+def render_code(code: Sequence[int] | None) -> str:
+    """``(3, 1, 4)`` -> ``"3-1-4"``; ``None`` -> ``"none"``."""
+    return "none" if code is None else "-".join(str(int(d)) for d in code)
+
+
+def parse_code(value: Any) -> tuple[int, int, int]:
+    """A code from an action index (0-23), a sequence of three digits or a ``"X-Y-Z"`` string.
+
+    Raises ``ValueError`` for anything else, including repeated digits and digits outside 1-4.
+    """
+    allowed = "an index 0-23, three distinct digits 1-4 such as [3, 1, 4], or a string '3-1-4'"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        if 0 <= int(value) < len(CODES):
+            return CODES[int(value)]
+        raise ValueError(f"guess: index {value!r} is out of range; expected {allowed}")
+    if isinstance(value, str):
+        match = _CODE_TEXT.match(value)
+        if match is None:
+            raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
+        digits = tuple(int(d) for d in match.groups())
+    elif isinstance(value, (list, tuple, np.ndarray)) and len(value) == 3:
+        if not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) for d in value
+        ):
+            raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
+        digits = tuple(int(d) for d in value)
+    else:
+        raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
+    if digits not in CODE_INDEX:
+        raise ValueError(
+            f"guess: {value!r} is not a code (digits must be distinct, each 1-4); expected {allowed}"
+        )
+    return digits  # type: ignore[return-value]
+
+
+# -- hints ----------------------------------------------------------------------------------------
+
+
+def validate_hints(
+    hints: Any,
+    keywords: Sequence[str],
+    max_words: int = MAX_HINT_WORDS,
+    max_chars: int = MAX_HINT_CHARS,
+) -> list[str]:
+    """Why ``hints`` break the rules, one reason per problem; an empty list if they are valid.
+
+    Valid hints are a list of exactly three strings, each non-empty after stripping, with at
+    most ``max_words`` whitespace-separated words and ``max_chars`` characters, and none equal
+    to one of ``keywords`` ignoring case and surrounding whitespace.
+    """
+    if isinstance(hints, str) or not isinstance(hints, Sequence):
+        return [f"hints must be a list of 3 strings, got {type(hints).__name__} {hints!r}"]
+    if len(hints) != 3:
+        return [f"hints must be 3 strings, one per code digit; got {len(hints)}"]
+    secret = {k.strip().casefold() for k in keywords}
+    reasons = []
+    for position, hint in enumerate(hints, 1):
+        if not isinstance(hint, str):
+            reasons.append(f"hint {position} must be a string, got {type(hint).__name__} {hint!r}")
+            continue
+        text = hint.strip()
+        if not text:
+            reasons.append(f"hint {position} is empty")
+            continue
+        words = len(text.split())
+        if words > max_words:
+            reasons.append(
+                f"hint {position} {text!r} has {words} words; at most {max_words} allowed"
+            )
+        if len(text) > max_chars:
+            reasons.append(
+                f"hint {position} {text!r} has {len(text)} characters; at most {max_chars} allowed"
+            )
+        if text.casefold() in secret:
+            reasons.append(
+                f"hint {position} {text!r} is one of the keywords; a hint may not be a keyword"
+            )
+    return reasons
+
+
+def apply_hint_fallback(
+    hints: Sequence[str],
+    keywords: Sequence[str],
+    max_words: int = MAX_HINT_WORDS,
+    max_chars: int = MAX_HINT_CHARS,
+) -> tuple[list[str], list[str]]:
+    """Three strings -> (the hints the game plays, the reasons any were replaced).
+
+    Each hint is stripped; each one that breaks a rule becomes :data:`FALLBACK_HINT`.
+    """
+    played, reasons = [], []
+    for position, hint in enumerate(hints):
+        # validate one hint at a time, in its position, so each reason names it
+        probe = [FALLBACK_HINT] * 3
+        probe[position] = hint
+        problems = validate_hints(probe, keywords, max_words, max_chars)
+        played.append(FALLBACK_HINT if problems else hint.strip())
+        reasons.extend(problems)
+    return played, reasons
+
+
+# -- the game -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What everyone learns at the reveal of one turn."""
+
+    turn: int
+    code: tuple[int, int, int]
+    hints: tuple[str, str, str]
+    decoder_guess: tuple[int, int, int]
+    interceptor_guess: tuple[int, int, int] | None  # None: no guess (first-round rule)
+    miscommunication: bool
+    interception: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "code": list(self.code),
+            "hints": list(self.hints),
+            "decoder_guess": list(self.decoder_guess),
+            "interceptor_guess": None
+            if self.interceptor_guess is None
+            else list(self.interceptor_guess),
+            "miscommunication": self.miscommunication,
+            "interception": self.interception,
+        }
+
+
+class DecryptoGame:
+    """One game from its seed to its ending. Read its attributes; change it only by :meth:`play_turn`.
+
+    Attributes: ``keywords`` (4 words), ``code`` (the current code; ``None`` once the game is
+    over), ``turn`` (1-based; the last turn played once over), ``miscommunications``,
+    ``interceptions``, ``hint_history`` (4 lists, one per keyword), ``code_history`` (codes of
+    the turns played), ``turn_log`` (:class:`TurnResult` per turn), ``ending`` (one of
+    :data:`ENDINGS`, or ``None`` while playing).
+    """
+
+    def __init__(
+        self,
+        words: Sequence[str],
+        seed: int,
+        *,
+        max_turns: int = MAX_TURNS,
+        first_round_interception: bool = False,
+        max_hint_words: int = MAX_HINT_WORDS,
+        max_hint_chars: int = MAX_HINT_CHARS,
+        keywords: Sequence[str] | None = None,
+    ):
+        if (
+            not isinstance(max_turns, int)
+            or isinstance(max_turns, bool)
+            or not 1 <= max_turns <= len(CODES)
+        ):
+            raise ValueError(
+                f"max_turns: must be an integer from 1 to {len(CODES)}, got {max_turns!r}"
+            )
+        if not isinstance(first_round_interception, bool):
+            raise ValueError(
+                f"first_round_interception: must be true or false, got {first_round_interception!r}"
+            )
+        for name, value in (("max_hint_words", max_hint_words), ("max_hint_chars", max_hint_chars)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+        if len(words) < 4:
+            raise ValueError(f"words: at least 4 keywords are needed, got {len(words)}")
+        self.max_turns = max_turns
+        self.first_round_interception = first_round_interception
+        self.max_hint_words = max_hint_words
+        self.max_hint_chars = max_hint_chars
+        # The reference implementation's stream (see the module docstring).
+        self._rng = np.random.RandomState(seed)  # noqa: NPY002 - paper compatibility
+        # choice() over the list and over its length draw the same indices.
+        drawn = tuple(str(words[i]) for i in self._rng.choice(len(words), 4, replace=False))
+        if keywords is not None:
+            # A replay fixes the keywords; they are drawn anyway so the codes stay the seed's.
+            if len(keywords) != 4 or not all(isinstance(k, str) and k.strip() for k in keywords):
+                raise ValueError(f"keywords: expected 4 non-empty strings, got {keywords!r}")
+            drawn = tuple(keywords)
+        self.keywords: tuple[str, ...] = drawn
+        self.code_history: list[tuple[int, int, int]] = []
+        self.code: tuple[int, int, int] | None = self._draw_code()
+        self.turn = 1
+        self.miscommunications = 0
+        self.interceptions = 0
+        self.hint_history: list[list[str]] = [[], [], [], []]
+        self.turn_log: list[TurnResult] = []
+        self.ending: str | None = None
+
+    def _draw_code(self) -> tuple[int, int, int]:
+        while True:
+            code = tuple(int(d) for d in self._rng.choice(np.arange(1, 5), 3, replace=False))
+            if code not in self.code_history:
+                return code  # type: ignore[return-value]
+
+    @property
+    def done(self) -> bool:
+        return self.ending is not None
+
+    @property
+    def interceptor_guesses(self) -> bool:
+        """Whether the interceptor guesses this turn (not on turn 1 under the first-round rule)."""
+        return not (self.first_round_interception and self.turn == 1)
+
+    def validate_hints(self, hints: Any) -> list[str]:
+        """:func:`validate_hints` with this game's keywords and limits."""
+        return validate_hints(hints, self.keywords, self.max_hint_words, self.max_hint_chars)
+
+    def apply_hint_fallback(self, hints: Sequence[str]) -> tuple[list[str], list[str]]:
+        """:func:`apply_hint_fallback` with this game's keywords and limits."""
+        return apply_hint_fallback(hints, self.keywords, self.max_hint_words, self.max_hint_chars)
+
+    def play_turn(
+        self,
+        hints: Sequence[str],
+        decoder_guess: Sequence[int],
+        interceptor_guess: Sequence[int] | None,
+    ) -> TurnResult:
+        """Play the current turn: reveal, update the counters, check the ending, draw the next code.
+
+        Raises ``ValueError`` (and changes nothing) if the game is over, the hints break a rule,
+        a guess is not a code, or the interceptor's guess is given when it may not guess (or
+        missing when it must).
+        """
+        if self.done:
+            raise ValueError(
+                f"play_turn: the game is over (ending {self.ending!r}); start a new game"
+            )
+        reasons = self.validate_hints(list(hints))
+        if reasons:
+            raise ValueError("hints: " + "; ".join(reasons))
+        decoder = parse_code(decoder_guess)
+        if self.interceptor_guesses:
+            if interceptor_guess is None:
+                raise ValueError(
+                    f"interceptor_guess: the interceptor guesses on turn {self.turn}; got None"
+                )
+            interceptor = parse_code(interceptor_guess)
+        else:
+            if interceptor_guess is not None:
+                raise ValueError(
+                    f"interceptor_guess: no interception on turn 1 under the first-round rule; got {interceptor_guess!r}"
+                )
+            interceptor = None
+        code = self.code
+        assert code is not None
+        played = tuple(h.strip() for h in hints)
+        for digit, hint in zip(code, played, strict=True):
+            self.hint_history[digit - 1].append(hint)
+        self.code_history.append(code)
+        result = TurnResult(
+            turn=self.turn,
+            code=code,
+            hints=played,  # type: ignore[arg-type]
+            decoder_guess=decoder,
+            interceptor_guess=interceptor,
+            miscommunication=decoder != code,
+            interception=interceptor == code,
+        )
+        self.miscommunications += result.miscommunication
+        self.interceptions += result.interception
+        self.turn_log.append(result)
+        lost_by_miscomm = self.miscommunications >= TOKENS_TO_LOSE
+        lost_by_intercept = self.interceptions >= TOKENS_TO_LOSE
+        if lost_by_miscomm and lost_by_intercept:
+            self.ending = "both"
+        elif lost_by_miscomm:
+            self.ending = "miscomm"
+        elif lost_by_intercept:
+            self.ending = "intercept"
+        elif self.turn == self.max_turns:
+            self.ending = "survived"
+        if self.done:
+            self.code = None
+        else:
+            self.code = self._draw_code()
+            self.turn += 1
+        return result
+
+    def rewards(self) -> dict[str, int]:
+        """Each seat's reward for the state reached: +-1 once the game is over, else 0."""
+        if self.ending is None:
+            return {seat: 0 for seat in SEATS}
+        team = 1 if self.ending == "survived" else -1
+        return {"encoder": team, "decoder": team, "interceptor": -team}
+
+    def summary(self) -> dict[str, Any]:
+        """The episode's outcome as plain JSON (the shape of ``env.unwrapped.summary()``)."""
+        return {
+            "keywords": list(self.keywords),
+            "ending": self.ending,
+            "turns": len(self.turn_log),
+            "miscommunications": self.miscommunications,
+            "interceptions": self.interceptions,
+            "turn_log": [t.to_json() for t in self.turn_log],
+        }
