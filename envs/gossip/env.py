@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import ParallelEnv
-from pettingzoo.utils import parallel_to_aec, wrappers
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
 from socialsim.envs.gossip import core
 from socialsim.envs.gossip.norms import TONES
 
@@ -143,6 +143,19 @@ class GossipEnv(ParallelEnv):
         if done:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+    def check_action(self, agent_id: str, action: Any) -> dict[str, Any] | None:
+        """Check ``agent_id``'s action for the decision due without changing anything: raise
+        ``ValueError`` if malformed; return the ``invalid_action`` flag if the mask forbids it.
+        Agents without a decision may pass anything (it is ignored)."""
+        agent = self.possible_agents.index(agent_id)
+        due = self.game.pending().get(agent)
+        if due is None:
+            return None
+        flags: dict[int, dict[str, Any]] = {}
+        choice = self._decode(agent, due[0], action, flags)
+        self.game.check(agent, choice)
+        return flags.get(agent)
 
     def _start_round(self) -> None:
         """Tell each pair of the new round who they meet, in which role, and both stocks."""
@@ -676,6 +689,90 @@ class MarketEnv(GossipEnv):
         return super()._named(agent, value, action)
 
 
+class GossipAEC(AECEnv):
+    """The AEC form of a gossip env: only the agents with a decision are selected, in id order.
+
+    PettingZoo's generic ``parallel_to_aec`` would also select every idle agent at every step;
+    here an idle agent is never asked. Each action is checked when it is given (a malformed one
+    raises ``ValueError`` at once, a forbidden one is flagged in ``infos`` at once); the game
+    moves when the last agent with a decision at this step has acted.
+    """
+
+    def __init__(self, parallel: GossipEnv):
+        super().__init__()
+        self.parallel = parallel
+        self.metadata = parallel.metadata
+        self.possible_agents = list(parallel.possible_agents)
+        self.render_mode = None
+
+    @property
+    def unwrapped(self) -> GossipEnv:
+        return self.parallel
+
+    @property
+    def bus(self) -> MessageBus:
+        return self.parallel.bus
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.parallel.observation_space(agent)
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.parallel.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: Mapping | None = None) -> None:
+        self._observations, self.infos = self.parallel.reset(seed=seed, options=options)
+        self.agents = list(self.parallel.agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._queue_deciders()
+
+    def _queue_deciders(self) -> None:
+        self._queue = [a for a in self.agents if self.infos[a].get("decision")]
+        self._actions: dict[str, Any] = {}
+        self.agent_selection = self._queue[0]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        return self._observations[agent]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        flag = self.parallel.check_action(agent, action)  # raises before anything changes
+        self._cumulative_rewards[agent] = 0.0
+        self._actions[agent] = action
+        self._queue.pop(0)
+        if self._queue:
+            self._clear_rewards()
+            if flag:
+                self.infos[agent] = {**self.infos[agent], "invalid_action": flag}
+            self.agent_selection = self._queue[0]
+            self._accumulate_rewards()
+            return
+        observations, rewards, terminations, truncations, infos = self.parallel.step(self._actions)
+        self._observations, self.infos = observations, infos
+        self.rewards = dict(rewards)
+        self.terminations = dict(terminations)
+        self.truncations = dict(truncations)
+        self._accumulate_rewards()
+        if self.parallel.agents:
+            self._queue_deciders()
+        else:
+            self.agent_selection = self.agents[0]
+
+    def summary(self) -> dict[str, Any]:
+        return self.parallel.summary()
+
+    def render(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
 def make_aec(parallel: GossipEnv):
     """The AEC form of a parallel gossip env, with PettingZoo's order checks."""
-    return wrappers.OrderEnforcingWrapper(parallel_to_aec(parallel))
+    return wrappers.OrderEnforcingWrapper(GossipAEC(parallel))
