@@ -1,0 +1,503 @@
+"""The Decrypto PettingZoo env (decrypto_v0): API, flow, information hiding, actions, seeds."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from socialsim.agents.base import Agent
+from socialsim.agents.scripted.decrypto import RandomEncoder, RandomGuesser
+from socialsim.envs import decrypto_v0
+from socialsim.envs.decrypto.core import CODES, FALLBACK_HINT
+from socialsim.envs.decrypto.env import TEAMS
+
+from socialsim.bus import audience_of
+from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.seeding import agent_seed
+
+RANDOM_SEATS = {
+    "encoder": {"kind": "decrypto_random_encoder"},
+    "decoder": {"kind": "decrypto_random_guesser"},
+    "interceptor": {"kind": "decrypto_random_guesser"},
+}
+SEATS = ("encoder", "decoder", "interceptor")
+
+
+def play(seed: int, seats=RANDOM_SEATS, agents=None, **kwargs):
+    record = play_episode(
+        EpisodeSpec(env_id="decrypto_v0", seed=seed, seats=seats, **kwargs), agents
+    )
+    assert record.status == "done", record.error
+    return record
+
+
+def strings(value):
+    """Every string inside a JSON-like value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from strings(item)
+
+
+class KeywordLeakingEncoder(Agent):
+    """Tries to give the keywords themselves as hints (the env must never pass them on)."""
+
+    def act(self, observation, messages, info):
+        keywords = info["keywords"]
+        return {"hints": [keywords[d - 1].upper() for d in info["code"]]}
+
+
+# -- PettingZoo API -------------------------------------------------------------------------------
+
+
+def test_parallel_api_test_passes():
+    parallel_api_test(decrypto_v0.parallel_env(), num_cycles=100)
+
+
+def test_aec_api_test_passes():
+    api_test(decrypto_v0.env(), num_cycles=100)
+
+
+def test_seed_tests_pass():
+    seed_test(decrypto_v0.env, num_cycles=50)
+    parallel_seed_test(decrypto_v0.parallel_env, num_cycles=50)
+
+
+def test_spaces_are_discrete_24_for_guessers_and_multidiscrete_over_the_hint_vocabulary():
+    env = decrypto_v0.parallel_env()
+    vocabulary = len(env.hint_vocabulary)
+    assert env.action_space("decoder").n == 24 and env.action_space("interceptor").n == 24
+    assert list(env.action_space("encoder").nvec) == [vocabulary] * 3
+    assert env.observation_space("decoder")["observation"].shape == (14 + 9 * 8,)
+    assert env.observation_space("encoder") is env.observation_space("encoder")
+
+
+def test_hint_vocabulary_kwarg_sets_the_encoder_space(tmp_path):
+    path = tmp_path / "hints.txt"
+    path.write_text("alpha\nbeta\ngamma\ndelta\n")
+    env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
+    assert list(env.action_space("encoder").nvec) == [4, 4, 4]
+    env.reset(seed=0)
+    env.step({"encoder": np.array([3, 0, 1])})
+    assert env.hints == ["delta", "alpha", "beta"]
+
+
+def test_wordlist_kwarg_draws_keywords_from_another_list(tmp_path):
+    path = tmp_path / "words.txt"
+    words = [f"thing{i}" for i in range(680)]
+    path.write_text("\n".join(words) + "\n")
+    env = decrypto_v0.parallel_env(wordlist=str(path))
+    env.reset(seed=0)
+    assert all(k in words for k in env.game.keywords)
+    assert env.game.code == (3, 1, 4)
+
+
+def test_unknown_constructor_keyword_is_rejected_by_the_registry():
+    from socialsim.registry import make_env
+
+    with pytest.raises(ValueError, match="unknown key 'max_turn'"):
+        make_env("decrypto_v0", max_turn=3)
+
+
+# -- flow and infos ---------------------------------------------------------------------------------
+
+
+def test_turn_flow_is_encoder_then_both_guessers_then_reveal():
+    env = decrypto_v0.parallel_env()
+    _, infos = env.reset(seed=0)
+    assert env.turn == 1
+    assert [infos[a]["decision"] for a in SEATS] == ["hints", None, None]
+    _, _, _, _, infos = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert [infos[a]["decision"] for a in SEATS] == [None, "guess", "guess"]
+    assert env.turn == 1
+    _, rewards, terminations, _, infos = env.step(
+        {"decoder": CODES.index((3, 1, 4)), "interceptor": 0}
+    )
+    assert [infos[a]["decision"] for a in SEATS] == ["hints", None, None]
+    assert env.turn == 2 and rewards == {"encoder": 0, "decoder": 0, "interceptor": 0}
+    assert not any(terminations.values())
+    assert infos["interceptor"]["last_turn"] == {
+        "turn": 1,
+        "code": [3, 1, 4],
+        "hints": ["red", "blue", "green"],
+        "decoder_guess": [3, 1, 4],
+        "interceptor_guess": [1, 2, 3],
+        "miscommunication": False,
+        "interception": False,
+    }
+    assert infos["decoder"]["hint_history"] == [["blue"], [], ["red"], ["green"]]
+    assert infos["decoder"]["code_history"] == [[3, 1, 4]]
+
+
+def test_infos_show_keywords_to_the_team_and_the_code_to_the_encoder_only():
+    env = decrypto_v0.parallel_env()
+    _, infos = env.reset(seed=0)
+    keywords = list(env.game.keywords)
+    assert infos["encoder"]["keywords"] == keywords and infos["encoder"]["code"] == [3, 1, 4]
+    assert infos["decoder"]["keywords"] == keywords and "code" not in infos["decoder"]
+    assert "keywords" not in infos["interceptor"] and "code" not in infos["interceptor"]
+    _, _, _, _, infos = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert "code" not in infos["encoder"] and "code" not in infos["decoder"]
+    assert infos["decoder"]["hints"] == infos["interceptor"]["hints"] == ["red", "blue", "green"]
+    assert set(infos["interceptor"]) == {
+        "decision", "turn", "miscommunications", "interceptions", "hint_history", "code_history", "last_turn", "hints",
+    }  # fmt: skip
+
+
+def test_observation_hides_keywords_and_code_from_the_interceptor():
+    env = decrypto_v0.parallel_env()
+    observations, _ = env.reset(seed=0)
+    n = len(env.words)
+    assert list(observations["interceptor"]["observation"][4:8]) == [n] * 4
+    assert list(observations["decoder"]["observation"][4:8]) == [
+        env.words.index(k) for k in env.game.keywords
+    ]
+    assert list(observations["encoder"]["observation"][8:11]) == [3, 1, 4]
+    assert list(observations["decoder"]["observation"][8:11]) == [0, 0, 0]
+    assert list(observations["decoder"]["action_mask"]) == [1] * 24
+
+
+def test_game_over_rewards_and_message_hold_no_keywords():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+        code = env.game.code
+        _, rewards, terminations, _, infos = env.step(
+            {"decoder": CODES.index(code), "interceptor": CODES.index(code)}
+        )
+    assert rewards == {"encoder": -1, "decoder": -1, "interceptor": 1}
+    assert all(terminations.values()) and env.agents == []
+    assert all(info["decision"] is None for info in infos.values())
+    last = env.bus.log[-1]
+    assert last.kind == "game_over" and dict(last.payload) == {"ending": "intercept", "turns": 2}
+    assert env.summary()["ending"] == "intercept"
+
+
+def test_first_round_rule_gives_the_interceptor_no_decision_on_turn_1():
+    env = decrypto_v0.parallel_env(first_round_interception=True)
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert infos["interceptor"]["decision"] is None and infos["decoder"]["decision"] == "guess"
+    env.step(
+        {"decoder": 0, "interceptor": CODES.index((3, 1, 4))}
+    )  # the interceptor's action is ignored
+    assert env.game.interceptions == 0
+    assert env.summary()["turn_log"][0]["interceptor_guess"] is None
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert env.deciding() == ["decoder", "interceptor"]
+
+
+def test_bus_messages_follow_the_shared_conventions():
+    record = play(0)
+    kinds = [(m["kind"], m["to"]) for m in record.messages[:5]]
+    assert kinds == [
+        ("keywords", "team:encoders"),
+        ("code", ["encoder"]),
+        ("hints", "*"),
+        ("reveal", "*"),
+        ("code", ["encoder"]),
+    ]
+    reveal = record.messages[3]["payload"]
+    assert set(reveal) == {
+        "turn", "code", "hints", "decoder_guess", "interceptor_guess",
+        "miscommunication", "interception", "miscommunications", "interceptions",
+    }  # fmt: skip
+    assert record.messages[-1]["kind"] == "game_over"
+    assert set(record.summary) == {
+        "keywords",
+        "ending",
+        "turns",
+        "miscommunications",
+        "interceptions",
+        "turn_log",
+    }
+
+
+# -- information audit ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("leaky", [False, True])
+def test_information_audit_over_many_seeded_games(leaky):
+    for seed in range(60):
+        agents = None
+        if leaky:
+            agents = {
+                "encoder": KeywordLeakingEncoder(),
+                "decoder": RandomGuesser(),
+                "interceptor": RandomGuesser(),
+            }
+            for seat, agent in agents.items():
+                agent.reset(seat, seat, agent_seed(seed, seat))
+        record = play(seed, agents=agents)
+        keywords = {k.casefold() for k in record.summary["keywords"]}
+        codes = {entry["turn"]: entry["code"] for entry in record.summary["turn_log"]}
+        revealed: set[int] = set()
+        for message in record.messages:
+            audience = audience_of_json(message)
+            if "interceptor" in audience:
+                for text in strings(message["payload"]):
+                    assert text.casefold() not in keywords, (seed, message)
+                    assert not set(re.split(r"\W+", text.casefold())) & keywords, (seed, message)
+            if message["kind"] == "reveal":
+                revealed.add(message["turn"])
+            if "decoder" in audience and message["turn"] not in revealed:
+                payload = message["payload"]
+                assert message["kind"] != "code", (seed, message)
+                assert payload.get("code") != codes[message["turn"]], (seed, message)
+        if leaky:
+            assert all(
+                h == FALLBACK_HINT for entry in record.summary["turn_log"] for h in entry["hints"]
+            )
+            assert record.counters["encoder"]["invalid_actions"] == record.summary["turns"]
+
+
+def audience_of_json(message):
+    from socialsim.bus import Message
+
+    return audience_of(Message.from_json(message), SEATS, TEAMS)
+
+
+def test_interceptor_and_decoder_infos_never_leak_over_many_games():
+    env = decrypto_v0.parallel_env()
+    for seed in range(40):
+        encoder, decoder, interceptor = RandomEncoder(), RandomGuesser(), RandomGuesser()
+        for seat, agent in zip(SEATS, (encoder, decoder, interceptor), strict=True):
+            agent.reset(seat, seat, seed)
+        observations, infos = env.reset(seed=seed)
+        while env.agents:
+            assert "keywords" not in infos["interceptor"] and "code" not in infos["interceptor"]
+            assert "code" not in infos["decoder"]
+            assert list(observations["interceptor"]["observation"][4:11]) == [
+                len(env.words)
+            ] * 4 + [0, 0, 0]
+            assert list(observations["decoder"]["observation"][8:11]) == [0, 0, 0]
+            if infos["encoder"]["decision"]:
+                actions = {"encoder": encoder.act(None, [], infos["encoder"])}
+            else:
+                actions = {
+                    "decoder": decoder.act(None, [], infos["decoder"]),
+                    "interceptor": interceptor.act(None, [], infos["interceptor"]),
+                }
+            observations, _, _, _, infos = env.step(actions)
+
+
+# -- actions ------------------------------------------------------------------------------------
+
+
+def snapshot(env):
+    return (copy.deepcopy(env.summary()), env.phase, env.hints, len(env.bus.log), env.turn)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"hints": ["a", "b"]},
+        {"hints": ["a", "b", "c", "d"]},
+        {"hints": "a b c"},
+        {"hints": ["a", 3, "c"]},
+        {"hint": ["a", "b", "c"]},
+        ["a", "b", "c"],
+        "a, b, c",
+        7,
+        np.array([0, 1]),
+        np.array([0, 1, 10_000]),
+        [0, 1, -1],
+    ],
+)
+def test_malformed_encoder_action_is_a_value_error_and_changes_nothing(action):
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    before = snapshot(env)
+    with pytest.raises(ValueError) as error:
+        env.step({"encoder": action})
+    message = str(error.value)
+    assert message.startswith(
+        "encoder: expected {'hints': [str, str, str]} or an element of MultiDiscrete"
+    )
+    assert f"got {action!r}" in message
+    assert snapshot(env) == before
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"guess": "1-1-2"},
+        {"guess": [2, 2, 3]},
+        {"guess": [0, 1, 2]},
+        {"guess": "5-1-2"},
+        24,
+        -1,
+        "1-2-3",
+        [1, 2, 3],
+        {"code": [1, 2, 3]},
+        2.0,
+    ],
+)
+def test_guess_that_is_not_a_code_is_a_value_error_and_changes_nothing(action):
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    before = snapshot(env)
+    with pytest.raises(ValueError) as error:
+        env.step({"decoder": 0, "interceptor": action})
+    message = str(error.value)
+    assert message.startswith("interceptor: expected an action in Discrete(24) or {'guess'")
+    assert f"got {action!r}" in message
+    assert snapshot(env) == before
+
+
+@pytest.mark.parametrize(
+    "guess",
+    [5, np.int64(5), {"guess": 5}, {"guess": [1, 4, 3]}, {"guess": "1-4-3", "reasoning": "..."}],
+)
+def test_guess_forms_are_equivalent(guess):
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    env.step({"decoder": guess, "interceptor": 0})
+    assert env.summary()["turn_log"][0]["decoder_guess"] == [1, 4, 3] == list(CODES[5])
+
+
+def test_missing_action_for_a_deciding_agent_is_a_value_error():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    with pytest.raises(ValueError, match=r"no action for \['interceptor'\]"):
+        env.step({"decoder": 0})
+
+
+def test_actions_of_agents_without_a_decision_are_ignored():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step(
+        {"encoder": {"hints": ["red", "blue", "green"]}, "decoder": "nonsense", "interceptor": None}
+    )
+    assert env.phase == "guess"
+
+
+@pytest.mark.parametrize(
+    ("hint", "reason"),
+    [
+        ("KEYWORD", "is one of the keywords"),
+        ("", "is empty"),
+        ("far too many", "has 3 words"),
+        ("x" * 40, "has 40 characters"),
+    ],
+)
+def test_rule_breaking_hint_gets_the_fallback_and_is_flagged(hint, reason):
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    if hint == "KEYWORD":
+        hint = env.game.keywords[0].upper()
+    _, _, _, _, infos = env.step({"encoder": {"hints": ["red", hint, "green"]}})
+    assert env.hints == ["red", FALLBACK_HINT, "green"]
+    flag = infos["encoder"]["invalid_action"]
+    assert reason in flag["reason"] and flag["fallback"] == ["red", FALLBACK_HINT, "green"]
+    assert "invalid_action" not in infos["decoder"]
+    hints_message = env.bus.log[-1]
+    assert hints_message.kind == "hints" and list(hints_message.payload["hints"]) == [
+        "red",
+        FALLBACK_HINT,
+        "green",
+    ]
+
+
+def test_hint_limits_are_env_keywords():
+    env = decrypto_v0.parallel_env(max_hint_words=4, max_hint_chars=50)
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step({"encoder": {"hints": ["red", "far too many words", "green"]}})
+    assert "invalid_action" not in infos["encoder"] and env.hints[1] == "far too many words"
+
+
+def test_runner_counts_invalid_hints_in_the_record():
+    record = play(3, agents=leaky_agents(3))
+    assert record.counters["encoder"]["invalid_actions"] == record.summary["turns"] > 0
+    assert all("invalid" in step for step in record.steps if "encoder" in step["actions"])
+
+
+def leaky_agents(seed):
+    agents = {
+        "encoder": KeywordLeakingEncoder(),
+        "decoder": RandomGuesser(),
+        "interceptor": RandomGuesser(),
+    }
+    for seat, agent in agents.items():
+        agent.reset(seat, seat, agent_seed(seed, seat))
+    return agents
+
+
+def test_multidiscrete_action_plays_vocabulary_words():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": [0, 1, 2]})
+    assert env.hints == list(env.hint_vocabulary[:3])
+
+
+# -- seeds and forms ------------------------------------------------------------------------------
+
+
+def test_seed_0_reveals_the_reference_codes_in_the_env():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    codes = []
+    while env.agents:
+        codes.append("".join(map(str, env.game.code)))
+        env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+        code = env.game.code
+        env.step({"decoder": CODES.index(code), "interceptor": CODES.index(code) ^ 1})
+    assert codes == ["314", "341", "142", "342", "413", "124", "214", "213"]
+
+
+def test_codes_of_a_seed_do_not_depend_on_the_agents():
+    for seed in range(10):
+        a = play(seed).summary
+        b = play(seed, agents=leaky_agents(seed + 100)).summary
+        codes_a = [t["code"] for t in a["turn_log"]]
+        codes_b = [t["code"] for t in b["turn_log"]]
+        shorter = min(len(codes_a), len(codes_b))
+        assert codes_a[:shorter] == codes_b[:shorter]
+        assert a["keywords"] == b["keywords"]
+
+
+def test_same_seed_plays_the_same_episode_in_parallel_and_aec_forms():
+    for seed in range(5):
+        parallel = play(seed)
+        aec = play(seed, form="aec")
+        assert parallel.summary == aec.summary
+        assert parallel.messages == aec.messages
+        assert parallel.content() == play(seed).content()
+
+
+def test_random_interceptor_intercepts_about_one_turn_in_24():
+    turns = interceptions = 0
+    for seed in range(300):
+        summary = play(seed).summary
+        turns += summary["turns"]
+        interceptions += summary["interceptions"]
+    rate = interceptions / turns
+    assert 0.02 < rate < 0.07, (interceptions, turns)
+
+
+def test_unseeded_reset_continues_from_the_last_seed():
+    first, second = decrypto_v0.parallel_env(), decrypto_v0.parallel_env()
+    first.reset(seed=9)
+    second.reset(seed=9)
+    first.reset()
+    second.reset()
+    assert first.game.keywords == second.game.keywords and first.game.code == second.game.code
+
+
+def test_reset_options_fix_the_keywords():
+    env = decrypto_v0.parallel_env()
+    _, infos = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
+    assert infos["decoder"]["keywords"] == ["sun", "moon", "star", "sky"] and infos["encoder"][
+        "code"
+    ] == [3, 1, 4]
