@@ -194,6 +194,7 @@ class GloveEncoder(EmbeddingAgent):
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
         self._keywords: tuple[str, ...] = ()
+        self.counters["hint_fallbacks"] = 0  # present in every record, zero or not
 
     def _prepare(self, keywords: Sequence[str]) -> None:
         """Once per episode: similarity of every vocabulary word to each keyword."""
@@ -206,27 +207,38 @@ class GloveEncoder(EmbeddingAgent):
         self._forbidden = np.zeros(len(vocabulary), dtype=bool)
         for keyword in keywords:
             self._forbidden[vocabulary.rows_of(keyword)] = True
+        self._ranked: dict[int, np.ndarray] = {}
 
     def _top(self, slot: int, size: int) -> np.ndarray:
-        """Rows of the ``size`` words most similar to keyword ``slot``, best first."""
-        scores = self._similarity[:, slot]
-        if size < len(scores):
-            rows = np.argpartition(-scores, size - 1)[:size]
-        else:
-            rows = np.arange(len(scores))
-        return rows[np.lexsort((rows, -scores[rows]))]  # ties by vocabulary order: reproducible
+        """Rows of the ``size`` words most similar to keyword ``slot``, best first.
+
+        Pools only grow by one per hint, so one partial sort per keyword and episode, a little
+        longer than needed, serves every turn (it is redone longer if a pool outgrows it).
+        """
+        ranked = self._ranked.get(slot)
+        if ranked is None or (len(ranked) < size and len(ranked) < len(self._similarity)):
+            scores = self._similarity[:, slot]
+            length = min(max(2 * size, size + 32), len(scores))
+            if length < len(scores):
+                rows = np.argpartition(-scores, length - 1)[:length]
+            else:
+                rows = np.arange(len(scores))
+            # Ties in vocabulary order, so that pools do not depend on the partition's order.
+            ranked = rows[np.lexsort((rows, -scores[rows]))]
+            self._ranked[slot] = ranked
+        return ranked[:size]
 
     def hint_for(self, digit: int, past_hints: Sequence[str]) -> str:
         """The hint for ``digit`` given the hints already used for its keyword."""
         slot = digit - 1
         words = self.vocabulary.words
-        used = np.zeros(len(words), dtype=bool)
-        for hint in past_hints:
-            used[[r for r in self.vocabulary.rows_of(hint) if words[r] == hint]] = True
-        blocked = self._forbidden | used
+        used = set(past_hints)
 
         pool = self._top(slot, self.k + len(past_hints))
-        pool = pool[~blocked[pool]]
+        pool = np.array(
+            [r for r in pool.tolist() if not self._forbidden[r] and words[r] not in used],
+            dtype=np.int64,
+        )
         shuffled = self.rng.permutation(pool)
         if len(shuffled):
             scores = self._similarity[shuffled]
@@ -236,6 +248,9 @@ class GloveEncoder(EmbeddingAgent):
                 return words[int(shuffled[int(np.argmax(closer))])]
 
         self.count("hint_fallbacks")
+        blocked = self._forbidden.copy()
+        for hint in used:
+            blocked[[r for r in self.vocabulary.rows_of(hint) if words[r] == hint]] = True
         base = self._top(slot, self.k)
         for candidates in (
             base[~blocked[base]],

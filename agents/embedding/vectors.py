@@ -173,7 +173,9 @@ def _load_text(path: Path) -> WordVectors:
             if not dim:
                 fields = line.split(" ")
                 if n == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
-                    continue  # word2vec header "count dim"
+                    dim = int(fields[1])  # word2vec header "count dim"
+                    continue
+                # Without a header the first line sets the dimension (its word must be one token).
                 dim = len(fields) - 1
                 if dim < 1:
                     raise ValueError(f"vectors: {str(path)}:{n} has no numbers after the word")
@@ -425,7 +427,8 @@ class HintVocabulary:
 
     Words of the file that the vectors do not have are left out (the bundled list was built from
     GloVe 6B, so with other vectors a few may be missing). ``rows_of(word)`` finds the rows of a
-    word case-insensitively, which is how keywords are kept out of the hints.
+    word ignoring case (``str.casefold``, as the env's hint validator does), which is how the
+    encoder keeps keywords out of its hints.
     """
 
     def __init__(self, words: Sequence[str], vectors: WordVectors, name: str = ""):
@@ -439,13 +442,13 @@ class HintVocabulary:
         self.unit = vectors.unit[vectors.rows(kept)]
         self._rows_by_lower: dict[str, list[int]] = {}
         for row, word in enumerate(kept):
-            self._rows_by_lower.setdefault(word.lower(), []).append(row)
+            self._rows_by_lower.setdefault(word.casefold(), []).append(row)
 
     def __len__(self) -> int:
         return len(self.words)
 
     def rows_of(self, word: str) -> list[int]:
-        return self._rows_by_lower.get(word.lower(), [])
+        return self._rows_by_lower.get(word.strip().casefold(), [])
 
 
 # Keyed weakly by the vectors object, so that a vocabulary never outlives (or is mistaken for one
