@@ -501,3 +501,45 @@ def test_reset_options_fix_the_keywords():
     assert infos["decoder"]["keywords"] == ["sun", "moon", "star", "sky"] and infos["encoder"][
         "code"
     ] == [3, 1, 4]
+
+
+# -- the AEC form ---------------------------------------------------------------------------------
+
+
+def test_aec_form_selects_only_the_agents_with_a_decision():
+    env = decrypto_v0.env()
+    env.reset(seed=0)
+    order = []
+    for agent in env.agent_iter(max_iter=7):
+        order.append(agent)
+        _, _, termination, _, info = env.last()
+        assert info["decision"] is not None
+        if agent == "encoder":
+            env.step({"hints": ["red", "blue", "green"]})
+        else:  # the decoder is right, the interceptor wrong: the game goes on
+            right = CODES.index(env.unwrapped.game.code)
+            env.step(right if agent == "decoder" else right ^ 1)
+    assert order == ["encoder", "decoder", "interceptor"] * 2 + ["encoder"]
+
+
+def test_aec_malformed_action_is_a_value_error_at_that_agents_step():
+    env = decrypto_v0.env()
+    env.reset(seed=0)
+    env.step({"hints": ["red", "blue", "green"]})
+    env.step(0)  # the decoder
+    before = snapshot(env.unwrapped)
+    with pytest.raises(ValueError, match=r"^interceptor: expected an action in Discrete\(24\)"):
+        env.step({"guess": "2-2-1"})
+    assert snapshot(env.unwrapped) == before and env.agent_selection == "interceptor"
+
+
+def test_aec_form_flags_and_counts_invalid_hints_on_the_encoders_step():
+    record = play(3, agents=leaky_agents(3), form="aec")
+    assert record.counters["encoder"]["invalid_actions"] == record.summary["turns"] > 0
+    assert record.summary == play(3, agents=leaky_agents(3)).summary
+
+
+def test_aec_form_with_the_first_round_rule_skips_the_interceptor_on_turn_1():
+    record = play(0, form="aec", env_kwargs={"first_round_interception": True})
+    first_turn = [list(step["actions"]) for step in record.steps if step["turn"] == 1]
+    assert first_turn == [["encoder"], ["decoder"]]

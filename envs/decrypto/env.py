@@ -4,7 +4,7 @@
 |---|---|
 | Import | `from socialsim.envs import decrypto_v0` |
 | Agents | `encoder`, `decoder`, `interceptor` (teams `encoders` = encoder + decoder, `interceptors`) |
-| Form | Parallel (`decrypto_v0.parallel_env()`); AEC by `pettingzoo.utils.parallel_to_aec` (`decrypto_v0.env()`) |
+| Form | Parallel (`decrypto_v0.parallel_env()`); AEC (`decrypto_v0.env()`, :class:`aec_env` over the Parallel env) |
 | Encoder action | `MultiDiscrete([V, V, V])` over the hint vocabulary, or `{"hints": [str, str, str]}` |
 | Guess action | `Discrete(24)`: index `i` is `CODES[i]` (0 is 1-2-3, 23 is 4-3-2), or `{"guess": [d1, d2, d3]}` / `{"guess": "X-Y-Z"}` |
 | Observation | `{"observation": Box(int64, (14 + 9 * max_turns,)), "action_mask": (24,) int8}` (no mask for the encoder) |
@@ -12,8 +12,10 @@
 Flow of a turn (Parallel form). Step A: only the encoder has a decision (``infos["encoder"]
 ["decision"] == "hints"``). Step B: the decoder and the interceptor both have the decision
 ``"guess"`` and act together, neither seeing the other's guess; then the reveal, and the next
-turn's step A. Actions from agents without a decision are ignored. In the AEC form every agent
-is stepped in order; the runner passes a no-op for the ones without a decision.
+turn's step A. Actions from agents without a decision are ignored. The AEC form selects only the
+agents with a decision: encoder; decoder, interceptor; encoder... (``pettingzoo.utils.
+parallel_to_aec`` would also work, but it applies an action only when the last agent of the
+round steps, so the encoder's ``invalid_action`` flag would land on another agent's no-op step.)
 
 Arguments
 ---------
@@ -86,8 +88,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import ParallelEnv
-from pettingzoo.utils import parallel_to_aec, wrappers
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
 from socialsim.envs.decrypto import core
 from socialsim.envs.decrypto.core import CODE_INDEX, CODES, SEATS, DecryptoGame
 from socialsim.envs.decrypto.words import hint_vocabulary as load_hint_vocabulary
@@ -418,10 +420,86 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         return self.game.summary()
 
 
+class aec_env(AECEnv):  # noqa: N801 - PettingZoo naming
+    """The AEC form, built on :class:`raw_env`: only the agents with a decision are selected.
+
+    Step A selects the encoder; step B the decoder, then the interceptor (whose guess the decoder
+    cannot see: both reach the game together when the interceptor has acted). An action is
+    checked when its agent steps, so a ``ValueError`` names that agent and changes nothing; an
+    ``invalid_action`` flag appears in ``infos`` right after the step that applied the action
+    (for the encoder, its own step).
+    """
+
+    metadata = raw_env.metadata
+
+    def __init__(self, **kwargs: Any):
+        super().__init__()
+        self.env = raw_env(**kwargs)
+        self.possible_agents = list(SEATS)
+        self.render_mode = None
+
+    @property
+    def unwrapped(self) -> raw_env:
+        return self.env
+
+    def observation_space(self, agent: str):
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str):
+        return self.env.action_space(agent)
+
+    def observe(self, agent: str):
+        return self._observations[agent]
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        self._observations, self.infos = self.env.reset(seed=seed, options=options)
+        self.agents = list(self.env.agents)
+        self.rewards = {a: 0 for a in self.agents}
+        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self._actions: dict[str, Any] = {}
+        self._queue = self.env.deciding()
+        self.agent_selection = self._queue[0]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        # checked now, so that the error names the agent that made it
+        if self.env.phase == "hints":
+            self.env.read_hints(action)
+        else:
+            self.env.read_guess(agent, action)
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+        self._actions[agent] = action
+        self._queue.pop(0)
+        if self._queue:
+            self.agent_selection = self._queue[0]
+            return
+        observations, rewards, terminations, truncations, infos = self.env.step(self._actions)
+        self._actions = {}
+        self._observations = observations
+        self.infos = infos
+        self.rewards = dict(rewards)
+        self.terminations = dict(terminations)
+        self.truncations = dict(truncations)
+        self._accumulate_rewards()
+        if self.env.agents:
+            self._queue = self.env.deciding()
+            self.agent_selection = self._queue[0]
+        else:
+            self._deads_step_first()
+
+    def close(self) -> None:
+        self.env.close()
+
+
 def parallel_env(**kwargs: Any) -> raw_env:
     return raw_env(**kwargs)
 
 
 def env(**kwargs: Any):
-    aec = parallel_to_aec(raw_env(**kwargs))
-    return wrappers.OrderEnforcingWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec_env(**kwargs))
