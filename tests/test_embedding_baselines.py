@@ -262,6 +262,22 @@ def test_encoder_skips_other_keywords_in_the_vocabulary_case_insensitively(files
         }
 
 
+def test_encoder_never_gives_a_hint_longer_than_the_env_allows(files):
+    long_word = "applepieandcustardwithcreamonsunday"  # 35 characters, the limit is 32
+    hints = files["dir"] / "long.txt"
+    hints.write_text(f"fruit salad bowl\n{long_word}\nfruit\npear\n", encoding="utf-8")
+    path = files["dir"] / "long_vectors.txt"
+    path.write_text(
+        VECTORS + f"fruit salad bowl 1 0 0 0 0.05\n{long_word} 1 0 0 0 0.06\n", encoding="utf-8"
+    )
+    encoder = GloveEncoder(k=3, vectors=path, hint_vocabulary=hints)
+    for seed in range(10):
+        encoder.reset("encoder", "encoder", seed)
+        assert (
+            encoder.act(None, [], encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0] == "fruit"
+        )
+
+
 def test_encoder_shuffles_qualified_candidates_with_its_seeded_generator(files):
     firsts = []
     for seed in range(20):

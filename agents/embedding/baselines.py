@@ -23,7 +23,8 @@ Encoder, for each digit ``d`` of the code in order, with target ``t`` = keyword 
 1. take the ``k_d`` hint-vocabulary words most cosine-similar to ``t``, where ``k_d`` = ``k`` +
    the number of hints already given for keyword ``d`` (the pool grows by 1 per hint);
 2. drop the four keywords (case-insensitive; the reference drops only ``t``, but our env forbids
-   every team keyword) and the hints already given for ``d``;
+   every team keyword), the hints already given for ``d``, and any word longer than the env's
+   default hint limits (2 words, 32 characters; none of the bundled vocabulary is);
 3. shuffle with the agent's own generator (``numpy.random.default_rng(seed)`` at reset);
 4. give the first candidate ``c`` with ``cos(c, t) > max over the other keywords of cos(c, o)``.
 
@@ -66,6 +67,7 @@ from socialsim.agents.embedding.vectors import (
     load_hint_vocabulary,
     load_vectors,
 )
+from socialsim.envs.decrypto.core import MAX_HINT_CHARS, MAX_HINT_WORDS
 
 from socialsim.bus import Message
 
@@ -204,7 +206,8 @@ class GloveEncoder(EmbeddingAgent):
         vocabulary = self.vocabulary
         self._keywords = keywords
         self._similarity = vocabulary.unit @ self.vectors.unit_vectors(keywords).T  # V x 4
-        self._forbidden = np.zeros(len(vocabulary), dtype=bool)
+        # Words the env's default hint limits would reject are never candidates.
+        self._forbidden = vocabulary.too_long(MAX_HINT_WORDS, MAX_HINT_CHARS).copy()
         for keyword in keywords:
             self._forbidden[vocabulary.rows_of(keyword)] = True
         self._ranked: dict[int, np.ndarray] = {}

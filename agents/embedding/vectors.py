@@ -440,12 +440,23 @@ class HintVocabulary:
         self.name = name
         self.words = kept
         self.unit = vectors.unit[vectors.rows(kept)]
+        self._too_long: dict[tuple[int, int], np.ndarray] = {}
         self._rows_by_lower: dict[str, list[int]] = {}
         for row, word in enumerate(kept):
             self._rows_by_lower.setdefault(word.casefold(), []).append(row)
 
     def __len__(self) -> int:
         return len(self.words)
+
+    def too_long(self, max_words: int, max_chars: int) -> np.ndarray:
+        """Mask of the words with more than ``max_words`` words or ``max_chars`` characters."""
+        key = (max_words, max_chars)
+        if key not in self._too_long:
+            self._too_long[key] = np.array(
+                [len(w.split()) > max_words or len(w.strip()) > max_chars for w in self.words],
+                dtype=bool,
+            )
+        return self._too_long[key]
 
     def rows_of(self, word: str) -> list[int]:
         return self._rows_by_lower.get(word.strip().casefold(), [])
