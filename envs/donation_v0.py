@@ -32,7 +32,7 @@ pairs_per_round=None)``
   `"random"`: each round a seeded random set of disjoint donor->recipient pairs (as many as
   fit, or `pairs_per_round`) playing at the same time, for `rounds` rounds (default 2(N-1)).
 * `rounds`: with `"align"`, play only the first `rounds` rounds.
-* `entrant`: `None`; `"isolated"` (the reference: the entrant `agent_{N-1}` meets each other agent
+* `entrant`: `None` (or `"none"`, as TOML has no null); `"isolated"` (the reference: the entrant `agent_{N-1}` meets each other agent
   once in index order, donor first, then alternating; the others never meet each other); or
   `"joins"` (random matching; the entrant sits out until round `entrant_round`, default half
   way). The seat is ordinary: the scripted `entrant` agent plays it unless an experiment puts

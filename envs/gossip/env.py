@@ -351,6 +351,8 @@ def _peer_options(
     n = core.check_int("n_agents", n_agents, 2)
     core.check_bool("gossip", gossip)
     core.check_number("discount", discount, 0.0, 1.0)
+    if entrant == "none":  # TOML has no null: experiment files and grids write "none"
+        entrant = None
     if entrant not in core.ENTRANT_MODES:
         raise ValueError(
             f"entrant: must be one of {', '.join(map(repr, core.ENTRANT_MODES))}, got {entrant!r}"
@@ -454,7 +456,7 @@ class DonationEnv(GossipEnv):
             schedule=options["schedule"],
             rounds=options["rounds"],
             pairs_per_round=pairs_per_round,
-            entrant=entrant,
+            entrant=options["entrant"],
             entrant_round=options["entrant_round"],
         )
         params = {
@@ -463,7 +465,7 @@ class DonationEnv(GossipEnv):
             "initial_resources": initial_resources,
             **options,
         }
-        self._setup(game, params, entrant)
+        self._setup(game, params, options["entrant"])
         self._cannot_give = self._masks["donate"].copy()
         self._cannot_give[1] = 0
 
@@ -519,7 +521,7 @@ class PrisonersEnv(GossipEnv):
             schedule=options["schedule"],
             rounds=options["rounds"],
             pairs_per_round=pairs_per_round,
-            entrant=entrant,
+            entrant=options["entrant"],
             entrant_round=options["entrant_round"],
         )
         params = {
@@ -528,7 +530,7 @@ class PrisonersEnv(GossipEnv):
             "initial_resources": initial_resources,
             **options,
         }
-        self._setup(game, params, entrant)
+        self._setup(game, params, options["entrant"])
 
 
 class TrustEnv(GossipEnv):
@@ -577,11 +579,11 @@ class TrustEnv(GossipEnv):
             schedule=options["schedule"],
             rounds=options["rounds"],
             pairs_per_round=pairs_per_round,
-            entrant=entrant,
+            entrant=options["entrant"],
             entrant_round=options["entrant_round"],
         )
         params = {"multiplier": multiplier, "initial_resources": initial_resources, **options}
-        self._setup(game, params, entrant)
+        self._setup(game, params, options["entrant"])
 
     def _expected(self) -> str:
         return (
