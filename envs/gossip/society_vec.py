@@ -194,18 +194,23 @@ class VectorSociety:
         donors, recipients = order[:half], order[half : 2 * half]
 
         # Everything is read from the start of the round: the round is simultaneous.
-        donor_state, recipient_state = self.state[donors], self.state[recipients]
+        donor_state, recipient_state = np.take(self.state, donors), np.take(self.state, recipients)
         cooperate = _DECIDE[(donor_state & ~3) | (recipient_state & 3)]
         if slipped is not None:
             cooperate &= ~slipped
-        self.helps_given[donors] += cooperate
-        self.helps_received[recipients] += cooperate
+        # gather, add, scatter: faster than `a[index] += b` (donors and recipients are distinct)
+        given = np.take(self.helps_given, donors)
+        given += cooperate
+        self.helps_given[donors] = given
+        received = np.take(self.helps_received, recipients)
+        received += cooperate
+        self.helps_received[recipients] = received
 
         accuracy = math.nan
         if self.gossip:
             helped = cooperate.view(np.int8)
             verdict = _VERDICT[(recipient_state & ~3) | (helped << 1) | (recipient_state & 1)]
-            sums = self.valence_sum[donors] + verdict
+            sums = np.take(self.valence_sum, donors) + verdict
             self.valence_sum[donors] = sums
             bad_standing = np.where(verdict != 0, verdict < 0, (donor_state & 1).astype(bool))
             self.state[donors] = (
@@ -217,8 +222,10 @@ class VectorSociety:
                 accuracy = int(np.count_nonzero(verdict == helped * 2 - 1)) / n_claims
 
         self.round += 1
-        given = np.bincount(donor_state[cooperate] >> 2, minlength=len(STRATEGIES))
-        received = np.bincount(recipient_state[cooperate] >> 2, minlength=len(STRATEGIES))
+        # counts by (strategy, helped); the odd entries are the helps
+        kinds = 2 * len(STRATEGIES)
+        given = np.bincount((donor_state >> 2) * 2 + cooperate, minlength=kinds)[1::2]
+        received = np.bincount((recipient_state >> 2) * 2 + cooperate, minlength=kinds)[1::2]
         row = {
             "cooperation_rate": int(np.count_nonzero(cooperate)) / half,
             "reputation_accuracy": accuracy,
