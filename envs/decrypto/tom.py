@@ -1,0 +1,131 @@
+"""Theory-of-mind probes for Decrypto: side questions asked during a game, never part of it.
+
+A probe is listed in an experiment file (``[[probes]] name = "piaget"``); the runner calls its
+``before_decisions(ctx)`` before the acting agents decide, and stores what it records in the
+episode record's ``probes`` list (each entry has the ``turn``). Questions go to
+``agent.aanswer(Question(kind, context))``; an answer does not enter the game or, for agents that
+keep a history, their history. The scores are computed afterwards from the records by
+:mod:`socialsim.analysis.tom`.
+
+| probe | task | asked | question kinds | recorded |
+|---|---|---|---|---|
+| `piaget` | perspective taking (Piaget's three mountains) | the encoder, each turn the interceptor guesses, after the hints and before the guesses | `predict_interceptor_guess` | `prediction` (a code list, or `None` if the answer was not a code; then `answer` holds it) |
+| `gopnik` | representational change and false belief (the Smarties task) | the interceptor, from turn 2, before its guess | `keywords_now`, `keywords_before_reveal`, `keywords_other_interceptor` | the three answers under those names (lists of 4 strings) |
+
+Contexts (JSON-like): ``predict_interceptor_guess`` gets ``turn``, ``code``, ``hints``,
+``keywords``, ``hint_history``, ``code_history``. The keyword questions get ``turn``,
+``hint_history`` (up to the previous turn) and ``code_history``; the last two also get the true
+``keywords`` (they are revealed to the interceptor only inside the question).
+
+Both probes work in the Parallel and the AEC form (each asks once per turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from socialsim.agents.base import Question
+from socialsim.envs.decrypto.core import parse_code
+
+PROBES = {
+    "piaget": "socialsim.envs.decrypto.tom:PerspectiveTaking",
+    "gopnik": "socialsim.envs.decrypto.tom:RepresentationalChange",
+}
+
+KEYWORD_QUESTIONS = ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
+
+
+def _game_context(env: Any) -> dict[str, Any]:
+    game = env.game
+    return {
+        "turn": game.turn,
+        "hint_history": [list(h) for h in game.hint_history],
+        "code_history": [list(c) for c in game.code_history],
+    }
+
+
+def _as_keywords(answer: Any) -> list[str] | None:
+    if (
+        isinstance(answer, (list, tuple))
+        and len(answer) == 4
+        and all(isinstance(w, str) for w in answer)
+    ):
+        return list(answer)
+    return None
+
+
+class PerspectiveTaking:
+    """Asks the encoder which code it predicts the interceptor will guess.
+
+    ``seat`` is the encoder's agent id (default ``"encoder"``).
+    """
+
+    name = "piaget"
+
+    def __init__(self, seat: str = "encoder"):
+        self.seat = seat
+        self._asked: set[int] = set()
+
+    async def before_decisions(self, ctx: Any) -> None:
+        env = ctx.env
+        if env.phase != "guess" or "interceptor" not in env.deciding():
+            return  # not the guessing step, or no interceptor guess this turn (first-round rule)
+        if not any(a in ("decoder", "interceptor") for a in ctx.acting) or ctx.turn in self._asked:
+            return
+        self._asked.add(ctx.turn)
+        game = env.game
+        context = {
+            **_game_context(env),
+            "code": list(game.code),
+            "hints": list(env.hints),
+            "keywords": list(game.keywords),
+        }
+        answer = await ctx.agents[self.seat].aanswer(Question("predict_interceptor_guess", context))
+        try:
+            prediction: list[int] | None = list(parse_code(answer))
+        except ValueError:
+            prediction = None
+        entry: dict[str, Any] = {"probe": self.name, "prediction": prediction}
+        if prediction is None:
+            entry["answer"] = (
+                answer if isinstance(answer, (str, int, float, list, type(None))) else repr(answer)
+            )
+        ctx.record(entry)
+
+
+class RepresentationalChange:
+    """Asks the interceptor, from turn ``from_turn`` (2), the three keyword questions.
+
+    ``seat`` is the interceptor's agent id (default ``"interceptor"``).
+    """
+
+    name = "gopnik"
+
+    def __init__(self, seat: str = "interceptor", from_turn: int = 2):
+        if not isinstance(from_turn, int) or from_turn < 1:
+            raise ValueError(f"from_turn: must be an integer >= 1, got {from_turn!r}")
+        self.seat = seat
+        self.from_turn = from_turn
+        self._asked: set[int] = set()
+
+    async def before_decisions(self, ctx: Any) -> None:
+        env = ctx.env
+        if self.seat not in ctx.acting or env.phase != "guess" or ctx.turn < self.from_turn:
+            return
+        if ctx.turn in self._asked:
+            return
+        self._asked.add(ctx.turn)
+        game = env.game
+        blind = _game_context(env)
+        told = {**blind, "keywords": list(game.keywords)}
+        agent = ctx.agents[self.seat]
+        answers = await asyncio.gather(
+            agent.aanswer(Question("keywords_now", blind)),
+            agent.aanswer(Question("keywords_before_reveal", told)),
+            agent.aanswer(Question("keywords_other_interceptor", told)),
+        )
+        entry: dict[str, Any] = {"probe": self.name}
+        for kind, answer in zip(KEYWORD_QUESTIONS, answers, strict=True):
+            entry[kind] = _as_keywords(answer)
+        ctx.record(entry)

@@ -1,0 +1,297 @@
+"""Decrypto metrics: outcomes, the paper's competitive and cooperative grids, and the
+theory-of-mind scores. Pure functions over :class:`~socialsim.records.EpisodeRecord` lists
+(records that are not ``done`` are ignored); nothing here replays a game.
+
+| function | what |
+|---|---|
+| :func:`outcomes` | ending counts, win rate, average turns, average interception / miscommunication turn, IR% and MR% |
+| :func:`competitive_grid` | encoder = decoder agent A vs interceptor B: (intercept + both) / games, mean +- SEM over seed blocks |
+| :func:`cooperative_grid` | one interceptor, every encoder x decoder: (miscomm + both) / games, mean +- SEM over seed blocks |
+| :func:`perspective_taking` | the Piaget probe's scores |
+| :func:`representational_change` | the Gopnik probe's scores |
+| :func:`invalid_action_rates` | invalid actions per decision, per seat |
+
+Seed blocks: episode seed ``s`` is in block ``s // episodes_per_block``. With the paper's 32
+episodes per env seed and base seed 0, seeds 0-95 form the blocks 0, 1, 2 (its env seeds).
+An agent is named by :func:`agent_label`: its kind without a seat suffix (``glove_encoder`` and
+``glove_decoder`` are both ``glove``) plus its parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from socialsim.records import EpisodeRecord
+
+ENDINGS = ("intercept", "miscomm", "both", "survived")
+SEAT_SUFFIXES = ("_encoder", "_decoder", "_interceptor", "_guesser")
+EPISODES_PER_BLOCK = 32
+
+
+def _done(records: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
+    return [r for r in records if r.status == "done" and r.summary]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+# -- outcomes -------------------------------------------------------------------------------------
+
+
+def outcomes(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+    """Ending counts and rates over the finished games.
+
+    ``win_rate`` is the team's (``survived`` / games; the interceptor's is 1 minus it).
+    ``avg_interception_turn`` and ``avg_miscommunication_turn`` average the 1-based turn of every
+    such event. ``interception_rate`` (IR%) = interceptions / (2 x games) x 100, and
+    ``miscommunication_rate`` (MR%) likewise: the share of the two tokens that end a game.
+    """
+    games = _done(records)
+    counts = {ending: 0 for ending in ENDINGS}
+    turns, interception_turns, miscommunication_turns = [], [], []
+    for record in games:
+        summary = record.summary
+        counts[summary["ending"]] += 1
+        turns.append(summary["turns"])
+        for entry in summary["turn_log"]:
+            if entry["interception"]:
+                interception_turns.append(entry["turn"])
+            if entry["miscommunication"]:
+                miscommunication_turns.append(entry["turn"])
+    n = len(games)
+    return {
+        "games": n,
+        **counts,
+        "win_rate": counts["survived"] / n if n else math.nan,
+        "avg_turns": _mean(turns),
+        "avg_interception_turn": _mean(interception_turns),
+        "avg_miscommunication_turn": _mean(miscommunication_turns),
+        "interception_rate": 100 * len(interception_turns) / (2 * n) if n else math.nan,
+        "miscommunication_rate": 100 * len(miscommunication_turns) / (2 * n) if n else math.nan,
+    }
+
+
+# -- grids ----------------------------------------------------------------------------------------
+
+
+def agent_label(spec: Mapping[str, Any]) -> str:
+    """``{"kind": "glove_encoder", "k": 16}`` -> ``"glove(k=16)"``; a kind without params -> its family."""
+    kind = str(spec.get("kind", "?"))
+    for suffix in SEAT_SUFFIXES:
+        if kind.endswith(suffix):
+            kind = kind[: -len(suffix)]
+            break
+    params = ", ".join(f"{k}={spec[k]}" for k in sorted(spec) if k != "kind")
+    return f"{kind}({params})" if params else kind
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One grid cell: the metric's mean and SEM over seed blocks (SEM is NaN with one block)."""
+
+    mean: float
+    sem: float
+    blocks: int
+    games: int
+    avg_turns: float
+
+
+def _block_stats(
+    records: Sequence[EpisodeRecord],
+    rate: Callable[[Sequence[EpisodeRecord]], float],
+    episodes_per_block: int,
+) -> GridCell:
+    blocks: dict[int, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        blocks[record.seed // episodes_per_block].append(record)
+    values = [rate(block) for _, block in sorted(blocks.items())]
+    k = len(values)
+    mean = _mean(values)
+    if k > 1:
+        variance = sum((v - mean) ** 2 for v in values) / (k - 1)
+        sem = math.sqrt(variance / k)
+    else:
+        sem = math.nan
+    return GridCell(mean, sem, k, len(records), _mean([r.summary["turns"] for r in records]))
+
+
+def _loss_rate(endings: tuple[str, str]) -> Callable[[Sequence[EpisodeRecord]], float]:
+    def rate(block: Sequence[EpisodeRecord]) -> float:
+        return sum(r.summary["ending"] in endings for r in block) / len(block)
+
+    return rate
+
+
+def competitive_grid(
+    records: Iterable[EpisodeRecord],
+    episodes_per_block: int = EPISODES_PER_BLOCK,
+    label: Callable[[Mapping[str, Any]], str] = agent_label,
+) -> dict[tuple[str, str], GridCell]:
+    """(team A, interceptor B) -> the interception-loss rate (intercept + both) / games.
+
+    Only games whose encoder and decoder have the same label (the paper's encoder = decoder)
+    count.
+    """
+    cells: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for record in _done(records):
+        encoder, decoder = label(record.seats["encoder"]), label(record.seats["decoder"])
+        if encoder == decoder:
+            cells[(encoder, label(record.seats["interceptor"]))].append(record)
+    rate = _loss_rate(("intercept", "both"))
+    return {
+        key: _block_stats(group, rate, episodes_per_block) for key, group in sorted(cells.items())
+    }
+
+
+def cooperative_grid(
+    records: Iterable[EpisodeRecord],
+    interceptor: str | None = None,
+    episodes_per_block: int = EPISODES_PER_BLOCK,
+    label: Callable[[Mapping[str, Any]], str] = agent_label,
+) -> dict[tuple[str, str], GridCell]:
+    """(encoder, decoder) -> the miscommunication-loss rate (miscomm + both) / games.
+
+    ``interceptor`` is the fixed interceptor's label; if ``None`` the records must hold only one.
+    """
+    games = _done(records)
+    if interceptor is None:
+        found = sorted({label(r.seats["interceptor"]) for r in games})
+        if len(found) > 1:
+            raise ValueError(
+                f"interceptor: the records hold several interceptors {found}; name one"
+            )
+        interceptor = found[0] if found else None
+    cells: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for record in games:
+        if label(record.seats["interceptor"]) == interceptor:
+            cells[(label(record.seats["encoder"]), label(record.seats["decoder"]))].append(record)
+    rate = _loss_rate(("miscomm", "both"))
+    return {
+        key: _block_stats(group, rate, episodes_per_block) for key, group in sorted(cells.items())
+    }
+
+
+# -- theory of mind ---------------------------------------------------------------------------------
+
+
+def _probe_entries(record: EpisodeRecord, name: str) -> list[dict[str, Any]]:
+    return [p for p in record.probes if p.get("probe") == name]
+
+
+def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
+    """The Piaget scores, each a per-episode share then averaged over episodes.
+
+    * ``predicted_interceptor_guess``: the prediction equals the interceptor's actual guess.
+    * ``predicted_interceptor_guess_on_interception``: the same over the turns with an
+      interception (episodes without one are skipped).
+    * ``predicted_code``: the prediction is the true code (the encoder predicts an interception).
+
+    A turn whose answer was not a code counts as a wrong prediction.
+    """
+    on_guess, on_interception, on_code = [], [], []
+    for record in _done(records):
+        entries = _probe_entries(record, "piaget")
+        if not entries:
+            continue
+        log = {t["turn"]: t for t in record.summary["turn_log"]}
+        hits, hits_when_intercepted, intercepted, is_code = 0, 0, 0, 0
+        for entry in entries:
+            turn = log[entry["turn"]]
+            prediction = entry.get("prediction")
+            hit = prediction is not None and prediction == turn["interceptor_guess"]
+            hits += hit
+            is_code += prediction is not None and prediction == turn["code"]
+            if turn["interception"]:
+                intercepted += 1
+                hits_when_intercepted += hit
+        on_guess.append(hits / len(entries))
+        on_code.append(is_code / len(entries))
+        if intercepted:
+            on_interception.append(hits_when_intercepted / intercepted)
+    return {
+        "episodes": len(on_guess),
+        "predicted_interceptor_guess": _mean(on_guess),
+        "predicted_interceptor_guess_on_interception": _mean(on_interception),
+        "episodes_with_interception": len(on_interception),
+        "predicted_code": _mean(on_code),
+    }
+
+
+def same(a: Sequence[str], b: Sequence[str]) -> bool:
+    """The Smarties comparison: position by position, ignoring case, after deleting the substring
+    ``"unknown"`` and whitespace; all four positions must agree."""
+
+    def clean(word: str) -> str:
+        return "".join(word.casefold().replace("unknown", "").split())
+
+    return len(a) == len(b) and all(clean(x) == clean(y) for x, y in zip(a, b, strict=True))
+
+
+GOPNIK_SCORES = (
+    "weak_representational_change",
+    "weak_false_belief",
+    "strong_representational_change",
+    "strong_false_belief",
+    "self_other_consistency",
+)
+
+
+def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float]:
+    """The Gopnik scores. With N = ``keywords_now``, R = ``keywords_before_reveal``, O =
+    ``keywords_other_interceptor`` and K the true keywords, a turn is eligible if not same(N, K)
+    (and all three answers were lists of four words); it passes
+
+    * weak representational change if not same(R, K); weak false belief if not same(O, K);
+    * strong representational change if same(R, N); strong false belief if same(O, N);
+    * self-other consistency if same(R, O).
+
+    Each score is a per-episode pass rate over eligible turns, averaged over the episodes with at
+    least one eligible turn.
+    """
+    per_episode: dict[str, list[float]] = {name: [] for name in GOPNIK_SCORES}
+    for record in _done(records):
+        truth = record.summary["keywords"]
+        passes = {name: 0 for name in GOPNIK_SCORES}
+        eligible = 0
+        for entry in _probe_entries(record, "gopnik"):
+            now, recalled, other = (
+                entry.get(k)
+                for k in ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
+            )
+            if now is None or recalled is None or other is None or same(now, truth):
+                continue
+            eligible += 1
+            passes["weak_representational_change"] += not same(recalled, truth)
+            passes["weak_false_belief"] += not same(other, truth)
+            passes["strong_representational_change"] += same(recalled, now)
+            passes["strong_false_belief"] += same(other, now)
+            passes["self_other_consistency"] += same(recalled, other)
+        if eligible:
+            for name in GOPNIK_SCORES:
+                per_episode[name].append(passes[name] / eligible)
+    episodes = len(per_episode[GOPNIK_SCORES[0]])
+    return {"episodes": episodes, **{name: _mean(values) for name, values in per_episode.items()}}
+
+
+# -- invalid actions ------------------------------------------------------------------------------
+
+
+def invalid_action_rates(records: Iterable[EpisodeRecord]) -> dict[str, float]:
+    """Per seat: invalid actions (``counters[seat]["invalid_actions"]``) / decisions taken."""
+    invalid: dict[str, float] = defaultdict(float)
+    decisions: dict[str, int] = defaultdict(int)
+    for record in _done(records):
+        for seat, counters in record.counters.items():
+            invalid[seat] += counters.get("invalid_actions", 0)
+        for step in record.steps:
+            for seat in step["actions"]:
+                decisions[seat] += 1
+    return {
+        seat: invalid[seat] / decisions[seat] if decisions[seat] else math.nan
+        for seat in sorted(set(invalid) | set(decisions))
+    }
