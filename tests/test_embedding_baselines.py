@@ -17,7 +17,14 @@ from socialsim.agents.embedding.baselines import (
     GloveInterceptor,
     assign,
 )
-from socialsim.agents.embedding.vectors import WordVectors, load_vectors, read_parquet_strings
+from socialsim.agents.embedding.vectors import (
+    WordVectors,
+    _rle_hybrid,
+    _snappy_decompress,
+    default_hint_vocabulary_path,
+    load_vectors,
+    read_parquet_strings,
+)
 
 from socialsim import registry
 
@@ -142,6 +149,27 @@ def test_the_three_kinds_are_registered():
     assert registry.agent_class("glove_encoder") is GloveEncoder
     assert registry.agent_class("glove_decoder") is GloveDecoder
     assert registry.agent_class("glove_interceptor") is GloveInterceptor
+
+
+def test_snappy_decoder_repeats_an_overlapping_back_reference():
+    # length 10; literal "abc"; copy 7 bytes from 3 back (overlapping its own output)
+    assert _snappy_decompress(b"\x0a\x08abc\x0d\x03") == b"abcabcabca"
+
+
+def test_parquet_hybrid_decoder_reads_bit_packed_then_run_length_values():
+    # 8 values of 2 bits packed least significant first, then a run of five 2s
+    values = _rle_hybrid(b"\x03\xe4\xe4\x0a\x02", 2, 13)
+    assert values.tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 2, 2, 2, 2, 2]
+
+
+def test_bundled_hint_vocabulary_is_lowercase_words_and_no_keyword():
+    from socialsim.envs.decrypto.words import KEYWORDS_PATH
+
+    hints = default_hint_vocabulary_path().read_text(encoding="utf-8").split()
+    keywords = set(KEYWORDS_PATH.read_text(encoding="utf-8").split())
+    assert len(hints) == len(set(hints)) == 20_000
+    assert all(h.isascii() and h.isalpha() and h.islower() and len(h) >= 3 for h in hints)
+    assert not keywords & set(hints)
 
 
 # -- assignment -----------------------------------------------------------------------------------
