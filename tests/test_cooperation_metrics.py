@@ -388,3 +388,32 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
     paths = co.plot_cooperation(records, tmp_path)
     assert [p.name for p in paths] == ["cooperation_by_round.png", "returns_by_kind.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+
+
+# -- real episodes ---------------------------------------------------------------------------------
+
+
+def play(env_id: str, n: int, kind: str, **env_kwargs) -> EpisodeRecord:
+    from socialsim.runner import EpisodeSpec, play_episode
+
+    seats = {f"agent_{i}": {"kind": kind} for i in range(n)}
+    rec = play_episode(EpisodeSpec(env_id=env_id, seed=0, seats=seats, env_kwargs=env_kwargs))
+    assert rec.status == "done", rec.error
+    return rec
+
+
+def test_a_real_n9_donation_episode_of_cooperators_gives_26_each_welfare_144_image_plus_4():
+    rec = play("donation_v0", 9, "always_cooperate")
+    agents = [f"agent_{i}" for i in range(9)]
+    assert rec.summary["resources"] == dict.fromkeys(agents, 26.0)
+    assert co.agent_returns(rec) == dict.fromkeys(agents, 16.0)
+    assert co.social_welfare(rec) == 144.0
+    assert co.image_scores(rec) == dict.fromkeys(agents, 4)
+    assert co.agent_returns(rec) == rec.returns  # the runner's summed rewards agree
+    assert co.tone_counts(rec)["praising"] == 36
+
+
+def test_a_real_n5_prisoners_episode_of_cooperators_returns_16_each():
+    rec = play("prisoners_v0", 5, "always_cooperate")
+    assert co.agent_returns(rec) == {f"agent_{i}": 16.0 for i in range(5)}
+    assert co.prisoners_cooperation_ratio(rec) == {f"agent_{i}": 1.0 for i in range(5)}
