@@ -25,7 +25,9 @@ Encoder, for each digit ``d`` of the code in order, with target ``t`` = keyword 
 2. drop the four keywords (case-insensitive; the reference drops only ``t``, but our env forbids
    every team keyword), the hints already given for ``d``, and any word longer than the env's
    default hint limits (2 words, 32 characters; none of the bundled vocabulary is);
-3. shuffle with the agent's own generator (``numpy.random.default_rng(seed)`` at reset);
+3. shuffle with the agent's own generator (``numpy.random.default_rng(seed)`` at reset, so each
+   episode's hints depend on its seed alone; the reference's one ``RandomState(0)`` ran on
+   across the episodes of a matchup);
 4. give the first candidate ``c`` with ``cos(c, t) > max over the other keywords of cos(c, o)``.
 
 Fallbacks when no candidate qualifies (counted as ``hint_fallbacks``): a uniformly drawn word of
