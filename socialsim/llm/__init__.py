@@ -1,0 +1,116 @@
+"""The LLM layer: the only code in socialsim that talks to litellm.
+
+=========================  ====================================================================
+Interface                  :class:`ChatModel`: ``await model.complete(messages, **overrides) -> Reply``
+Provider                   :class:`LiteLLMModel` (any model litellm reaches; local servers by ``api_base``)
+Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
+                           :class:`Accounting`, :class:`Cache` (SQLite reply cache)
+From a config table        :func:`build_model` ``(config, run_dir=None)``
+Per-call log entry         :meth:`Reply.event`, :meth:`ProviderError.event`
+Answer parsing             :func:`extract_answer`, :func:`extract_json`, :func:`require_fields`,
+                           :class:`AnswerParseError`
+Errors                     :class:`ProviderError` (after retries), :class:`BudgetExceeded`
+=========================  ====================================================================
+
+An LLM agent builds its model once and logs every call into its episode record::
+
+    from socialsim.llm import AnswerParseError, ProviderError, build_model, extract_answer
+
+    class MyAgent(Agent):
+        def __init__(self, model: dict, run_dir: str | None = None):
+            self.model = build_model(model, run_dir)   # shared by equal configs in a run
+
+        async def aact(self, observation, messages, info):
+            chat = [{"role": "system", "content": ...}, {"role": "user", "content": ...}]
+            for attempt in range(3):
+                try:
+                    reply = await self.model.complete(chat, seed=self.seed + attempt)
+                except ProviderError as error:
+                    self.events.append(error.event())
+                    raise  # the runner ends the episode as failed; it is retried on resume
+                self.events.append(reply.event())
+                try:
+                    answer = extract_answer(reply.text)          # after "ANSWER:"
+                    ...
+                except AnswerParseError as error:
+                    chat += [{"role": "assistant", "content": reply.text},
+                             {"role": "user", "content": f"Invalid answer: {error}. ..."}]
+
+Messages are OpenAI chat messages (``{"role": ..., "content": ...}``). A call's ``overrides``
+set ``temperature``, ``max_tokens``, ``seed``, ``timeout`` or any provider parameter (such as
+``response_format``) for that call only; all but ``timeout`` are part of the cache key.
+
+Arguments (of :func:`build_model`'s table; see :mod:`socialsim.llm.build`): ``model``,
+``api_base``, ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``, ``timeout``,
+``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``.
+
+Version History
+
+* v0: first version.
+"""
+
+from socialsim.llm.build import (
+    CONFIG_KEYS,
+    build_model,
+    cache_path,
+    default_cache_path,
+    forget_models,
+)
+from socialsim.llm.cache import Cache, ReplyStore, open_store
+from socialsim.llm.litellm_model import LiteLLMModel, load_litellm
+from socialsim.llm.model import (
+    BudgetExceeded,
+    ChatMessage,
+    ChatModel,
+    LLMError,
+    ProviderError,
+    Reply,
+    Settings,
+    TransientProviderError,
+    Wrapper,
+    canonical_json,
+    prompt_hash,
+)
+from socialsim.llm.parsing import (
+    AnswerParseError,
+    extract_answer,
+    extract_json,
+    json_objects,
+    require_fields,
+)
+from socialsim.llm.scripted import ScriptedModel
+from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
+
+__all__ = [
+    "CONFIG_KEYS",
+    "Accounting",
+    "AnswerParseError",
+    "BudgetExceeded",
+    "Cache",
+    "CallBudget",
+    "ChatMessage",
+    "ChatModel",
+    "ConcurrencyLimit",
+    "LLMError",
+    "LiteLLMModel",
+    "ProviderError",
+    "Reply",
+    "ReplyStore",
+    "Retry",
+    "ScriptedModel",
+    "Settings",
+    "TransientProviderError",
+    "Wrapper",
+    "build_model",
+    "cache_path",
+    "canonical_json",
+    "default_cache_path",
+    "extract_answer",
+    "extract_json",
+    "forget_models",
+    "json_objects",
+    "load_litellm",
+    "open_store",
+    "prompt_hash",
+    "require_fields",
+]

@@ -1,0 +1,185 @@
+"""Building a model stack from a plain table, as experiment TOML files give it.
+
+.. code-block:: toml
+
+    [seats."*".model]             # whatever table the LLM agent passes to build_model
+    model = "openai/gpt-4o-mini"  # litellm's model name (required)
+    api_base = "http://127.0.0.1:8000/v1"   # for an OpenAI-compatible server
+    api_key_env = "OPENAI_API_KEY"          # the variable that holds the key
+    temperature = 0.7
+    max_tokens = 512
+    seed = 0
+    timeout = 60                  # seconds per request
+    max_retries = 5               # retries of transient failures (0 = none)
+    backoff = 1.0                 # seconds before the first retry, doubling, capped at 30
+    concurrency = 8               # requests in flight per (model, api_base); 0 = no limit
+    cache = true                  # true: <run_dir>/llm_cache.sqlite (or the shared cache); a path; false
+    budget = 2000                 # max requests; or {calls = 2000, tokens = 1e6, cost = 5.0}
+    [seats."*".model.params]      # provider parameters, sent as they are
+    reasoning_effort = "low"
+
+The stack, outermost first: ``Accounting(Cache(Retry(CallBudget(ConcurrencyLimit(LiteLLMModel)))))``,
+each layer present only when configured.
+
+Equal configs (with the same ``run_dir``) built in one process give the *same* model object, so
+all agents and episodes of a run that name one model share its budget, accounting, cache
+connection and concurrency limit. Vary ``seed`` per call (``complete(messages, seed=...)``),
+not per config, to keep that sharing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from socialsim.llm.cache import Cache
+from socialsim.llm.litellm_model import LiteLLMModel
+from socialsim.llm.model import ChatModel, canonical_json
+from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
+
+CONFIG_KEYS = (
+    "model",
+    "api_base",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "timeout",
+    "max_retries",
+    "backoff",
+    "concurrency",
+    "cache",
+    "budget",
+    "params",
+)
+
+DEFAULTS: dict[str, Any] = {
+    "timeout": 60.0,
+    "max_retries": 5,
+    "backoff": 1.0,
+    "concurrency": 8,
+    "cache": True,
+    "budget": None,
+    "params": {},
+}
+
+BUDGET_KEYS = ("calls", "tokens", "cost")
+
+#: Where ``cache = true`` puts replies when there is no run directory.
+CACHE_ENV = "SOCIALSIM_LLM_CACHE"
+CACHE_FILE = "llm_cache.sqlite"
+
+_BUILT: dict[str, ChatModel] = {}
+_BUILT_LOCK = threading.Lock()
+
+
+def default_cache_path() -> Path:
+    """``$SOCIALSIM_LLM_CACHE`` if set, else ``~/.cache/socialsim/llm_cache.sqlite``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    return Path.home() / ".cache" / "socialsim" / CACHE_FILE
+
+
+def cache_path(cache: Any, run_dir: str | os.PathLike | None) -> Path | None:
+    """Where the ``cache`` setting puts the reply cache (None: no cache)."""
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        return Path(run_dir) / CACHE_FILE if run_dir is not None else default_cache_path()
+    if isinstance(cache, (str, os.PathLike)) and str(cache):
+        path = Path(cache).expanduser()
+        return path if path.is_absolute() or run_dir is None else Path(run_dir) / path
+    raise ValueError(f"cache: expected true, false or a file path, got {cache!r}")
+
+
+def build_model(config: Mapping[str, Any], run_dir: str | os.PathLike | None = None) -> ChatModel:
+    """The model stack a config table describes (see the module docstring for the keys).
+
+    Unknown keys raise ValueError naming the key and the allowed keys. Equal ``(config,
+    run_dir)`` pairs return the same object (see :func:`forget_models`).
+    """
+    if not isinstance(config, Mapping):
+        raise ValueError(f"model config: expected a table with at least 'model', got {config!r}")
+    unknown = [key for key in config if key not in CONFIG_KEYS]
+    if unknown:
+        raise ValueError(
+            f"model config: unknown key {unknown[0]!r}; allowed keys: {', '.join(CONFIG_KEYS)}"
+        )
+    if "model" not in config:
+        raise ValueError(
+            f"model config: 'model' is required (e.g. 'openai/gpt-4o-mini'); got keys {list(config)}"
+        )
+    settings = {**DEFAULTS, **config}
+    identity = canonical_json(
+        {"config": settings, "run_dir": str(Path(run_dir).resolve()) if run_dir else None}
+    )
+    with _BUILT_LOCK:
+        model = _BUILT.get(identity)
+        if model is None:
+            model = _BUILT[identity] = _build(settings, run_dir)
+        return model
+
+
+def forget_models() -> None:
+    """Forget the models built so far: the next :func:`build_model` builds afresh (fresh
+    budget and accounting)."""
+    with _BUILT_LOCK:
+        _BUILT.clear()
+
+
+def _build(config: dict[str, Any], run_dir: str | os.PathLike | None) -> ChatModel:
+    params = config["params"]
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params: expected a table of provider parameters, got {params!r}")
+    model: ChatModel = LiteLLMModel(
+        config["model"],
+        api_base=config.get("api_base"),
+        api_key_env=config.get("api_key_env"),
+        temperature=config.get("temperature"),
+        max_tokens=config.get("max_tokens"),
+        seed=config.get("seed"),
+        timeout=config["timeout"],
+        params=params,
+    )
+    concurrency = config["concurrency"]
+    if concurrency not in (None, 0):
+        model = ConcurrencyLimit(model, concurrency)
+    budget = config["budget"]
+    if budget is not None:
+        model = CallBudget(model, **_budget_limits(budget))
+    max_retries = config["max_retries"]
+    if max_retries:
+        backoff = config["backoff"]
+        if not (isinstance(backoff, (int, float)) and backoff >= 0):
+            raise ValueError(f"backoff: expected seconds >= 0, got {backoff!r}")
+        model = Retry(
+            model,
+            max_retries,
+            base_delay=float(backoff),
+            max_delay=max(30.0, float(backoff)),
+            seed=config.get("seed") or 0,
+        )
+    elif not (isinstance(max_retries, int) and max_retries == 0):
+        raise ValueError(f"max_retries: expected an integer >= 0, got {max_retries!r}")
+    path = cache_path(config["cache"], run_dir)
+    if path is not None:
+        model = Cache(model, path)
+    return Accounting(model)
+
+
+def _budget_limits(budget: Any) -> dict[str, Any]:
+    if isinstance(budget, int) and not isinstance(budget, bool):
+        return {"max_calls": budget}
+    if isinstance(budget, Mapping):
+        unknown = [key for key in budget if key not in BUDGET_KEYS]
+        if unknown:
+            raise ValueError(
+                f"budget: unknown key {unknown[0]!r}; allowed keys: {', '.join(BUDGET_KEYS)}"
+            )
+        return {f"max_{key}": value for key, value in budget.items()}
+    raise ValueError(
+        f"budget: expected a number of requests or a table with {', '.join(BUDGET_KEYS)}, got {budget!r}"
+    )

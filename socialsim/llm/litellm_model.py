@@ -1,0 +1,207 @@
+"""The one place that talks to a provider: :class:`LiteLLMModel`, through ``litellm.acompletion``.
+
+Any model litellm reaches works: a cloud provider by model name (``"openai/gpt-4o-mini"``,
+``"anthropic/claude-3-5-haiku-latest"``) with its key in an environment variable, or any
+OpenAI-compatible server (vLLM, llama.cpp's server, the test server) by ``api_base`` with the
+model named ``"openai/<served name>"``.
+
+litellm is imported on the first call, not at import time (it takes seconds), and with
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` so that it reads its bundled price table instead of
+fetching one. Retries are this package's business (:class:`~socialsim.llm.wrappers.Retry`), so
+the OpenAI SDK's own retries are switched off; errors come out as :class:`ProviderError`
+(:class:`TransientProviderError` for those worth retrying).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+from socialsim.llm.model import (
+    ChatMessage,
+    ChatModel,
+    ProviderError,
+    Reply,
+    Settings,
+    TransientProviderError,
+    check_messages,
+    prompt_hash,
+)
+
+#: The key sent to an ``api_base`` endpoint when no ``api_key_env`` is set: local
+#: OpenAI-compatible servers want some key but check none.
+LOCAL_PLACEHOLDER_KEY = "no-key"
+
+
+@cache
+def load_litellm() -> Any:
+    """Import litellm once, quietly, with its bundled cost map."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner per error
+    litellm.telemetry = False
+    if "LITELLM_LOG" not in os.environ:
+        # Its logging worker warns each time a new event loop starts (one per asyncio.run).
+        logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+    return litellm
+
+
+class LiteLLMModel(ChatModel):
+    """A chat model reached through litellm.
+
+    Arguments:
+        model: litellm's model name, e.g. ``"openai/gpt-4o-mini"``.
+        api_base: the endpoint of an OpenAI-compatible server, e.g. ``"http://127.0.0.1:8000/v1"``.
+        api_key_env: the name of the environment variable that holds the key (the key itself is
+            read at each call and never stored or logged).
+        temperature, max_tokens, seed: sent when not None.
+        timeout: seconds per request.
+        params: other provider parameters sent as they are (``reasoning_effort``,
+            ``response_format``, ``top_p``, ``drop_params``...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        timeout: float = 60.0,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._settings = Settings(
+            model=model,
+            api_base=api_base,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            timeout=timeout,
+            params=dict(params or {}),
+        )
+        if api_key_env is not None and not os.environ.get(api_key_env):
+            raise ValueError(
+                f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
+            )
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    def _api_key(self) -> str | None:
+        name = self._settings.api_key_env
+        if name is not None:
+            key = os.environ.get(name)
+            if not key:
+                raise ProviderError(
+                    f"{self._settings.model}: the environment variable {name!r} (api_key_env) is not set",
+                    kind="rejected",
+                    model=self._settings.model,
+                )
+            return key
+        return LOCAL_PLACEHOLDER_KEY if self._settings.api_base else None
+
+    async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
+        plain = check_messages(messages)
+        settings = self._settings.with_overrides(overrides)
+        hashes = {"prompt_hash": prompt_hash(plain), "request_hash": settings.request_hash(plain)}
+        litellm = load_litellm()
+        kwargs: dict[str, Any] = {
+            "model": settings.model,
+            "messages": plain,
+            "timeout": settings.timeout,
+            "max_retries": 0,  # the OpenAI SDK would retry on its own; Retry does it here
+            "num_retries": 0,
+        }
+        for name in ("api_base", "temperature", "max_tokens", "seed"):
+            value = getattr(settings, name)
+            if value is not None:
+                kwargs[name] = value
+        api_key = self._api_key()
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        kwargs.update(settings.params)
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except Exception as error:
+            raise provider_error(error, settings.model, hashes) from error
+        latency = time.perf_counter() - started
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        if not text.strip():
+            raise TransientProviderError(
+                f"{settings.model}: empty reply (finish_reason={choice.finish_reason!r})",
+                kind="empty_reply",
+                model=settings.model,
+                **hashes,
+            )
+        usage = getattr(response, "usage", None)
+        return Reply(
+            text=text,
+            model=settings.model,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost=completion_cost(litellm, response),
+            latency_s=latency,
+            finish_reason=choice.finish_reason,
+            **hashes,
+        )
+
+    def layers(self) -> list[dict[str, Any]]:
+        return [{"layer": "LiteLLMModel"}]
+
+
+def completion_cost(litellm: Any, response: Any) -> float | None:
+    """The call's price in dollars where litellm knows the model's price, else None."""
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:  # noqa: BLE001 - an unknown price is not an error of the call
+        return None
+    return float(cost) if cost is not None else None
+
+
+def provider_error(error: Exception, model: str, hashes: Mapping[str, str]) -> ProviderError:
+    """Map a litellm / OpenAI SDK exception to this package's errors."""
+    name = type(error).__name__
+    status = getattr(error, "status_code", None)
+    status = int(status) if isinstance(status, int) else None
+    message = f"{model}: {name}: {str(error)[:500]}"
+    if "Timeout" in name:
+        kind = "timeout"
+    elif name == "RateLimitError" or status == 429:
+        kind = "rate_limit"
+    elif "Connection" in name:
+        kind = "connection"
+    elif (
+        status is not None
+        and status >= 500
+        or name in ("InternalServerError", "ServiceUnavailableError")
+    ):
+        kind = "server_error"
+    else:
+        return ProviderError(message, kind="rejected", model=model, status=status, **hashes)
+    return TransientProviderError(
+        message, kind=kind, model=model, status=status, retry_after=retry_after(error), **hashes
+    )
+
+
+def retry_after(error: Exception) -> float | None:
+    """The seconds a ``Retry-After`` header asks for, if the error carries one."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,330 @@
+"""The language-model interface: settings, replies, errors and the wrapper base class.
+
+Everything here is provider-free; the one implementation that talks to a provider is
+:class:`socialsim.llm.litellm_model.LiteLLMModel`, and the wrappers in
+:mod:`socialsim.llm.wrappers` and :mod:`socialsim.llm.cache` add behaviour around any
+:class:`ChatModel` without changing its interface.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: A chat message as the OpenAI API takes it: ``{"role": "system"|"user"|"assistant", "content": str}``.
+ChatMessage = Mapping[str, Any]
+
+#: The settings a call may override, besides provider parameters.
+OVERRIDABLE = ("temperature", "max_tokens", "seed", "timeout")
+
+#: Settings fixed per model: a call cannot change which model or endpoint it reaches.
+FIXED = ("model", "api_base", "api_key_env", "messages", "api_key")
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, no NaN: equal requests give equal text, hence equal hashes."""
+    return json.dumps(
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=_jsonable,
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    # A pydantic class given as response_format is keyed by its JSON schema.
+    schema = getattr(value, "model_json_schema", None)
+    if callable(schema):
+        return {"json_schema_of": getattr(value, "__name__", "model"), "schema": schema()}
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"cannot key a request on a value of type {type(value).__name__}: {value!r}")
+
+
+def digest(text: str, length: int = 16) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def check_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """The messages as plain dicts, or a ValueError naming the first bad one."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
+        raise ValueError(
+            f"messages: expected a non-empty list of {{'role', 'content'}} dicts, got {messages!r:.80}"
+        )
+    plain = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or "role" not in message or "content" not in message:
+            raise ValueError(
+                f"messages[{i}]: expected a dict with 'role' and 'content', got {message!r:.80}"
+            )
+        if message["role"] not in ("system", "user", "assistant", "developer", "tool"):
+            raise ValueError(
+                f"messages[{i}].role: {message['role']!r} is not one of system, user, assistant, developer, tool"
+            )
+        plain.append(dict(message))
+    return plain
+
+
+def prompt_hash(messages: Sequence[ChatMessage]) -> str:
+    """A short hash of the messages alone (the prompt)."""
+    return digest(canonical_json([dict(m) for m in messages]))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a model is called. ``params`` are extra provider parameters passed as they are
+    (``reasoning_effort``, ``response_format``, ``top_p``, ``stop``...).
+
+    ``timeout`` is the only setting that does not change the reply, so it is the only one left
+    out of :meth:`request`, the cache key.
+    """
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    timeout: float = 60.0
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError(
+                f"model: expected a non-empty model name such as 'openai/gpt-4o-mini', got {self.model!r}"
+            )
+        if self.temperature is not None and not (
+            isinstance(self.temperature, (int, float)) and self.temperature >= 0
+        ):
+            raise ValueError(
+                f"temperature: expected a number >= 0 or None, got {self.temperature!r}"
+            )
+        if self.max_tokens is not None and not (
+            isinstance(self.max_tokens, int) and self.max_tokens > 0
+        ):
+            raise ValueError(
+                f"max_tokens: expected a positive integer or None, got {self.max_tokens!r}"
+            )
+        if self.seed is not None and (
+            not isinstance(self.seed, int) or isinstance(self.seed, bool)
+        ):
+            raise ValueError(f"seed: expected an integer or None, got {self.seed!r}")
+        if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
+            raise ValueError(f"timeout: expected a number of seconds > 0, got {self.timeout!r}")
+        if not isinstance(self.params, Mapping):
+            raise ValueError(
+                f"params: expected a table of provider parameters, got {self.params!r}"
+            )
+        for name in self.params:
+            if name in FIXED or name in OVERRIDABLE:
+                raise ValueError(
+                    f"params.{name}: set {name!r} as a setting of its own, not as a provider parameter"
+                )
+        object.__setattr__(self, "params", dict(self.params))
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """These settings with a call's overrides: ``temperature``, ``max_tokens``, ``seed``,
+        ``timeout`` replace the setting; any other name is a provider parameter."""
+        if not overrides:
+            return self
+        fixed = [name for name in overrides if name in FIXED]
+        if fixed:
+            raise ValueError(
+                f"{fixed[0]}: fixed per model and cannot be overridden per call; overridable: {list(OVERRIDABLE)} and provider parameters"
+            )
+        direct = {k: v for k, v in overrides.items() if k in OVERRIDABLE}
+        params = {**self.params, **{k: v for k, v in overrides.items() if k not in OVERRIDABLE}}
+        return dataclasses.replace(self, **direct, params=params)
+
+    def request(self, messages: Sequence[ChatMessage]) -> dict[str, Any]:
+        """Everything that determines the reply: the explicit cache key of a call."""
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "messages": [dict(m) for m in messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "params": dict(self.params),
+        }
+
+    def request_hash(self, messages: Sequence[ChatMessage]) -> str:
+        return digest(canonical_json(self.request(messages)), 64)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able, for manifests (names the key's environment variable, never the key)."""
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "api_key_env": self.api_key_env,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "timeout": self.timeout,
+            "params": json.loads(canonical_json(self.params)),
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answered call.
+
+    ``attempt`` is the provider request that succeeded (1 = first try; 0 = served from the
+    cache, no request). ``cost`` is in US dollars when litellm knows the model's price, else
+    None. A cached reply keeps the tokens and cost of the call that produced it, and its
+    ``latency_s`` is the time of the cache lookup.
+    """
+
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+    attempt: int = 1
+    prompt_hash: str = ""
+    request_hash: str = ""
+    finish_reason: str | None = None
+
+    def event(self) -> dict[str, Any]:
+        """The per-call log entry an agent appends to its ``events``."""
+        return {
+            "type": "llm_call",
+            "model": self.model,
+            "prompt_hash": self.prompt_hash,
+            "request_hash": self.request_hash,
+            "reply": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            "latency_s": round(self.latency_s, 6),
+            "cached": self.cached,
+            "attempt": self.attempt,
+            "error": None,
+        }
+
+
+class LLMError(Exception):
+    """Base class of this package's errors."""
+
+
+class ProviderError(LLMError):
+    """The provider did not answer usefully: a permanent error (bad request, authentication,
+    unknown model) or a transient one that outlived its retries.
+
+    ``kind`` is one of ``rate_limit``, ``server_error``, ``timeout``, ``connection``,
+    ``empty_reply`` (transient) or ``rejected`` (permanent); ``status`` is the HTTP status if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        model: str,
+        status: int | None = None,
+        attempts: int = 1,
+        prompt_hash: str = "",
+        request_hash: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.model = model
+        self.status = status
+        self.attempts = attempts
+        self.prompt_hash = prompt_hash
+        self.request_hash = request_hash
+        self.retry_after = retry_after
+
+    def event(self) -> dict[str, Any]:
+        """The per-call log entry of a failed call (same keys as :meth:`Reply.event`)."""
+        return {
+            "type": "llm_call",
+            "model": self.model,
+            "prompt_hash": self.prompt_hash,
+            "request_hash": self.request_hash,
+            "reply": None,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost": None,
+            "latency_s": None,
+            "cached": False,
+            "attempt": self.attempts,
+            "error": f"{self.kind}: {self}",
+        }
+
+
+class TransientProviderError(ProviderError):
+    """A failure worth retrying (rate limit, 5xx, timeout, connection, empty reply)."""
+
+
+class BudgetExceeded(LLMError):
+    """A :class:`~socialsim.llm.wrappers.CallBudget` refused a call."""
+
+
+class ChatModel(abc.ABC):
+    """Anything that answers a chat: ``await model.complete(messages, **overrides) -> Reply``.
+
+    ``overrides`` change ``temperature``, ``max_tokens``, ``seed`` or ``timeout`` for one call, or
+    add provider parameters (e.g. ``response_format``); they are part of the cache key.
+    """
+
+    @property
+    @abc.abstractmethod
+    def settings(self) -> Settings: ...
+
+    @abc.abstractmethod
+    async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply: ...
+
+    def complete_sync(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
+        """:meth:`complete` for scripts without an event loop."""
+        return asyncio.run(self.complete(messages, **overrides))
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description of the model and its wrappers, outermost first, for manifests."""
+        return {**self.settings.describe(), "layers": self.layers()}
+
+    def layers(self) -> list[dict[str, Any]]:
+        return [{"layer": type(self).__name__}]
+
+    def find(self, kind: type) -> Any:
+        """The first layer of type ``kind`` in this stack (outermost first), or None."""
+        layer: Any = self
+        while layer is not None:
+            if isinstance(layer, kind):
+                return layer
+            layer = getattr(layer, "inner", None)
+        return None
+
+
+class Wrapper(ChatModel):
+    """A model around an ``inner`` model with the same interface; subclasses override
+    :meth:`complete` and :meth:`layer` (their own part of :meth:`describe`)."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        if not isinstance(inner, ChatModel):
+            raise TypeError(f"inner: expected a ChatModel, got {type(inner).__name__}")
+        self.inner = inner
+
+    @property
+    def settings(self) -> Settings:
+        return self.inner.settings
+
+    async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
+        return await self.inner.complete(messages, **overrides)
+
+    def layer(self) -> dict[str, Any]:
+        return {"layer": type(self).__name__}
+
+    def layers(self) -> list[dict[str, Any]]:
+        return [self.layer(), *self.inner.layers()]
