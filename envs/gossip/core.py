@@ -231,7 +231,7 @@ class GossipGame:
         self.resources = np.full(self.n, self.initial_resources, dtype=np.float64)
         self.tone_counts = np.zeros((self.n, len(TONES)), dtype=np.int64)
         self.interactions: list[dict[str, Any]] = []
-        self.round_index = 0
+        self._enter_round(0)
         self.phase_index = 0
         self.done = not self.schedule
         self._open: list[dict[str, Any]] = []  # the interaction record of each pair this round
@@ -239,15 +239,12 @@ class GossipGame:
         if not self.done:
             self._start_round()
 
-    @property
-    def round(self) -> int:
-        """The current round number, starting at 1 (the last one once the game is over)."""
-        return min(self.round_index, len(self.schedule) - 1) + 1
-
-    @property
-    def pairs(self) -> list[Pair]:
-        """The pairs playing the current round."""
-        return self.schedule[min(self.round_index, len(self.schedule) - 1)]
+    def _enter_round(self, index: int) -> None:
+        # ``round`` and ``pairs`` are read on every step: plain attributes, set once per round.
+        self.round_index = index
+        last = min(index, len(self.schedule) - 1)
+        self.round = last + 1  # the current round number, from 1 (the last one once over)
+        self.pairs: list[Pair] = self.schedule[last] if self.schedule else []
 
     def role_of(self, agent: int) -> tuple[str, int] | None:
         """``(role, counterpart)`` of ``agent`` this round, or ``None`` if it sits out."""
@@ -317,7 +314,7 @@ class GossipGame:
         if self.phase_index == len(self.active_phases):
             self.interactions.extend(self._open)
             self.phase_index = 0
-            self.round_index += 1
+            self._enter_round(self.round_index + 1)
             if self.round_index == len(self.schedule):
                 self.done = True
                 self._pending = {}

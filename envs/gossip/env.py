@@ -160,10 +160,18 @@ class GossipEnv(ParallelEnv):
     def _start_round(self) -> None:
         """Tell each pair of the new round who they meet, in which role, and both stocks."""
         game, ids = self.game, self.possible_agents
-        self._seat = {}
+        n = game.n
+        self._role = [None] * n
+        self._counterpart = [None] * n
+        rows, role_cols, counterpart_cols = [], [], []
         for pair in game.pairs:
             for position, agent in enumerate(pair):
-                self._seat[agent] = (game.roles[position], pair[1 - position])
+                other = pair[1 - position]
+                self._role[agent] = game.roles[position]
+                self._counterpart[agent] = ids[other]
+                rows.append(agent)
+                role_cols.append(self._role_offset + self._roles.index(game.roles[position]))
+                counterpart_cols.append(self._counterpart_offset + other)
             self.bus.publish(
                 turn=game.round,
                 sender=ENV,
@@ -176,47 +184,53 @@ class GossipEnv(ParallelEnv):
                     "resources": {ids[a]: float(game.resources[a]) for a in pair},
                 },
             )
+        # index arrays that write the role and counterpart one-hots of the whole round at once
+        self._seated = (
+            np.array(rows + rows, dtype=np.intp),
+            np.array(role_cols + counterpart_cols, dtype=np.intp),
+        )
 
     # -- observations ---------------------------------------------------------------------------
 
     def _mask(self, agent: int, decision: str) -> np.ndarray:
-        return self._masks[decision].copy()
+        return self._masks[decision]
 
     def _observe(self) -> dict[str, dict[str, np.ndarray]]:
+        """One matrix for everyone; each agent gets its own row (a fresh array every step)."""
         game = self.game
-        base = np.zeros(self._size, dtype=np.float32)
-        base[self._tone_offset :] = game.tone_counts.ravel()
-        base[0] = 0.0
-        pending = game.pending()
-        seats = {} if game.done else self._seat
-        observations = {}
-        for index, agent in enumerate(self.possible_agents):
-            vector = base.copy()
-            vector[0] = game.resources[index]
-            seat = seats.get(index)
-            if seat is not None:
-                vector[self._role_offset + self._roles.index(seat[0])] = 1.0
-                vector[self._counterpart_offset + seat[1]] = 1.0
-            due = pending.get(index)
-            mask = self._mask(index, due[0]) if due is not None else self._no_mask.copy()
-            observations[agent] = {"observation": vector, "action_mask": mask}
-        return observations
+        vectors = np.empty((game.n, self._size), dtype=np.float32)
+        vectors[:, self._tone_offset :] = game.tone_counts.reshape(1, -1)
+        vectors[:, 1 : self._tone_offset] = 0.0
+        vectors[:, 0] = game.resources
+        masks = np.zeros((game.n, len(self.ACTIONS)), dtype=np.int8)
+        if not game.done:
+            vectors[self._seated] = 1.0
+            for index, (decision, _, _) in game.pending().items():
+                masks[index] = self._mask(index, decision)
+        return {
+            agent: {"observation": vectors[index], "action_mask": masks[index]}
+            for index, agent in enumerate(self.possible_agents)
+        }
 
     def _infos(self) -> dict[str, dict[str, Any]]:
-        game, ids = self.game, self.possible_agents
+        game = self.game
         pending = game.pending()
-        seats = {} if game.done else self._seat
-        infos = {}
-        for index, agent in enumerate(ids):
-            seat = seats.get(index)
-            due = pending.get(index)
-            infos[agent] = {
-                "decision": due[0] if due is not None else None,
-                "round": game.round,
-                "role": seat[0] if seat else None,
-                "counterpart": ids[seat[1]] if seat else None,
+        number = game.round
+        if game.done:
+            return {
+                agent: {"decision": None, "round": number, "role": None, "counterpart": None}
+                for agent in self.possible_agents
             }
-        return infos
+        role, counterpart = self._role, self._counterpart
+        return {
+            agent: {
+                "decision": pending[index][0] if index in pending else None,
+                "round": number,
+                "role": role[index],
+                "counterpart": counterpart[index],
+            }
+            for index, agent in enumerate(self.possible_agents)
+        }
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -471,8 +485,8 @@ class DonationEnv(GossipEnv):
 
     def _mask(self, agent: int, decision: str) -> np.ndarray:
         if decision == "donate" and not self.game.can_donate(agent):
-            return self._cannot_give.copy()
-        return self._masks[decision].copy()
+            return self._cannot_give
+        return self._masks[decision]
 
 
 class PrisonersEnv(GossipEnv):
