@@ -445,3 +445,22 @@ def test_same_seed_gives_the_same_bus_log():
         return [m.to_json() for m in env.bus.log]
 
     assert log(11) == log(11) != log(12)
+
+
+def test_aec_form_flags_a_forbidden_action_at_the_step_it_is_given():
+    env = prisoners_v0.env()
+    env.reset(seed=0)
+    assert env.agent_selection == "agent_1"
+    env.step(3)  # a tone while a move is due: falls back to D
+    assert env.infos["agent_1"]["invalid_action"]["fallback"] == "D"
+    env.step(1)
+    assert env.unwrapped.game._open[0]["actions"] == {"agent_1": "D", "agent_4": "C"}
+
+
+def test_a_forbidden_donation_is_marked_invalid_in_the_record():
+    env = donation_v0.parallel_env(n_agents=2)
+    env.reset(seed=0)
+    env.step({"agent_0": 5})
+    env.step({"agent_1": 2})
+    assert env.summary()["interactions"][0]["invalid"] is True
+    assert env.summary()["interactions"][0]["action"] == "defect"

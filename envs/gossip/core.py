@@ -23,7 +23,7 @@ Schedules (``rounds_*`` functions) are pure functions of the agent count and a n
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import cache
 from itertools import combinations
 from typing import Any
@@ -236,6 +236,7 @@ class GossipGame:
         self.done = not self.schedule
         self._open: list[dict[str, Any]] = []  # the interaction record of each pair this round
         self._pending: dict[int, tuple[str, int, int]] = {}
+        self._fallbacks: Collection[int] = ()
         if not self.done:
             self._start_round()
 
@@ -289,12 +290,16 @@ class GossipGame:
     def _check_choice(self, agent: int, decision: str, counterpart: int, choice: Any) -> Any:
         raise NotImplementedError
 
-    def play(self, choices: Mapping[int, Any]) -> tuple[dict[int, float], list[tuple]]:
+    def play(
+        self, choices: Mapping[int, Any], fallbacks: Collection[int] = ()
+    ) -> tuple[dict[int, float], list[tuple]]:
         """Apply the choices of every agent with a pending decision; return (rewards, events).
 
         Every choice is checked before any state changes, so a ``ValueError`` leaves the game as
-        it was.
+        it was. ``fallbacks`` names the agents whose choice is a fallback for a forbidden action
+        (the donation record marks them ``invalid``).
         """
+        self._fallbacks = fallbacks
         if self.done:
             raise ValueError("the game is over; reset it before playing again")
         missing = [self.agents[a] for a in self._pending if a not in choices]
@@ -431,6 +436,7 @@ class DonationGame(GossipGame):
     def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
         donor, recipient = pair
         action = picks[0]
+        record["invalid"] = donor in self._fallbacks
         if action == "cooperate" and not self.can_donate(donor):
             action = "defect"  # the adapter masks this; a core caller gets the same fallback
             record["invalid"] = True

@@ -23,6 +23,9 @@ PettingZoo's own conversion. All four share one pattern:
   a round: roles and current resources), ``action`` (private, to the agent acted upon only),
   ``gossip`` (to everyone: author, about, tone, message).
 * **Rewards** are the payoffs of the step (undiscounted; ``discount`` is recorded for metrics).
+* **AEC form** (:class:`GossipAEC`, the shims' ``env()``): turn-based; only agents with a
+  decision are selected, in id order, and the game moves when the last of them has acted. An
+  action is checked when given: malformed raises at once, forbidden is flagged at once.
 """
 
 from __future__ import annotations
@@ -119,7 +122,7 @@ class GossipEnv(ParallelEnv):
         for agent, (decision, _, _) in pending.items():
             choices[agent] = self._decode(agent, decision, actions[ids[agent]], flags)
         round_before = game.round
-        paid, events = game.play(choices)  # checks every choice before changing the state
+        paid, events = game.play(choices, flags)  # checks every choice before changing the state
         for kind, target, payload in events:
             to = EVERYONE if target is None else [ids[target]]
             channel = "gossip" if kind == "gossip" else "private"
