@@ -35,6 +35,22 @@ Pair = tuple[int, int]
 Schedule = list[list[Pair]]
 
 ENTRANT_MODES = (None, "isolated", "joins")
+#: the reference's display names for agent_0, agent_1, ... and for its entrant
+REFERENCE_NAMES = (
+    "John",
+    "Kate",
+    "Jack",
+    "Emma",
+    "Luke",
+    "Mary",
+    "Alice",
+    "Bob",
+    "Charlie",
+    "David",
+    "Eve",
+    "Frank",
+)
+REFERENCE_ENTRANT_NAME = "Max"
 SCHEDULES = ("align", "random")
 NEUTRAL = TONES.index("neutral")
 
@@ -44,46 +60,62 @@ NEUTRAL = TONES.index("neutral")
 
 @cache
 def _align_pairs(n: int) -> tuple[Pair, ...]:
-    """The reference's donor->recipient order; see :func:`align_schedule`."""
+    """The reference's donor->recipient order; see :func:`align_schedule`.
+
+    The depth-first search runs on an explicit stack (N(N-1)/2 levels would pass Python's
+    recursion limit from N = 46).
+    """
     pairs = list(combinations(range(n), 2))
     quota = math.ceil((n - 1) / 2)
     donor_count = [0] * n
     recipient_count = [0] * n
     last = [""] * n  # "D", "R" or "" (not played yet)
     used = [False] * len(pairs)
-    order: list[Pair] = []
 
-    def extend() -> bool:
-        if len(order) == len(pairs):
-            return True
-        # Every level rescans all pairs from the first one: the reference's search does, and
-        # the order it finds depends on it.
-        for index, (a, b) in enumerate(pairs):
+    def next_move(start: int, turn: int) -> tuple[int, int] | None:
+        # Every level scans all pairs from the first one: the reference's search does, and
+        # the order it finds depends on it. ``turn`` 0 is (a, b), 1 is (b, a).
+        for index in range(start, len(pairs)):
             if used[index]:
                 continue
-            for donor, recipient in ((a, b), (b, a)):
+            a, b = pairs[index]
+            for orientation in range(turn if index == start else 0, 2):
+                donor, recipient = (a, b) if orientation == 0 else (b, a)
                 if donor_count[donor] >= quota or recipient_count[recipient] >= quota:
                     continue
                 if last[donor] == "D" or last[recipient] == "R":
                     continue
-                saved = last[donor], last[recipient]
-                used[index] = True
-                order.append((donor, recipient))
-                donor_count[donor] += 1
-                recipient_count[recipient] += 1
-                last[donor], last[recipient] = "D", "R"
-                if extend():
-                    return True
-                used[index] = False
-                order.pop()
-                donor_count[donor] -= 1
-                recipient_count[recipient] -= 1
-                last[donor], last[recipient] = saved
-        return False
+                return index, orientation
+        return None
 
-    if not extend():  # pragma: no cover - the search succeeds for every n the tests reach
-        raise ValueError(f"n_agents: no alternating schedule exists for {n} agents")
-    return tuple(order)
+    stack: list[tuple[int, int, str, str]] = []  # (pair index, orientation, saved last roles)
+    start, turn = 0, 0
+    while len(stack) < len(pairs):
+        move = next_move(start, turn)
+        if move is None:
+            if not stack:  # pragma: no cover - the search succeeds for every n the tests reach
+                raise ValueError(f"n_agents: no alternating schedule exists for {n} agents")
+            index, orientation, saved_donor, saved_recipient = stack.pop()
+            a, b = pairs[index]
+            donor, recipient = (a, b) if orientation == 0 else (b, a)
+            used[index] = False
+            donor_count[donor] -= 1
+            recipient_count[recipient] -= 1
+            last[donor], last[recipient] = saved_donor, saved_recipient
+            start, turn = index, orientation + 1
+            continue
+        index, orientation = move
+        a, b = pairs[index]
+        donor, recipient = (a, b) if orientation == 0 else (b, a)
+        stack.append((index, orientation, last[donor], last[recipient]))
+        used[index] = True
+        donor_count[donor] += 1
+        recipient_count[recipient] += 1
+        last[donor], last[recipient] = "D", "R"
+        start, turn = 0, 0
+    return tuple(
+        (a, b) if o == 0 else (b, a) for a, b, o in ((*pairs[i], o) for i, o, _, _ in stack)
+    )
 
 
 def align_schedule(n: int) -> Schedule:
