@@ -72,6 +72,7 @@ class GossipPlayer(Agent):
         self.tones: dict[str, list[str]] = {}
         self.received: dict[tuple[int, str], Any] = {}  # (round, actor) -> action done to me
         self.resources = 0.0
+        self.stocks: dict[int, dict[str, float]] = {}  # round -> stocks at the start of my match
 
     # -- reading the inbox ----------------------------------------------------------------------
 
@@ -84,6 +85,7 @@ class GossipPlayer(Agent):
                 self.received[payload["round"], payload["actor"]] = payload["action"]
             elif message.kind == "match":
                 self.resources = float(payload["resources"].get(self.agent_id, self.resources))
+                self.stocks[payload["round"]] = dict(payload["resources"])
 
     def reputation_of(self, agent: str, norm: str) -> int | None:
         return norms.reputation(self.tones.get(agent, ()), norm)
@@ -130,7 +132,8 @@ class GossipPlayer(Agent):
         if isinstance(action, Mapping):
             if "invest" in action:
                 # An investor that sent anything trusted me; one with nothing could not.
-                return "cooperate" if action["invest"] > 0 else "defect"
+                had = self.stocks.get(info["round"], {}).get(counterpart, 1.0)
+                return "cooperate" if action["invest"] > 0 or had <= 0 else "defect"
             returned = action["return"]
             invested = self._my_investment(info)
             return "cooperate" if invested == 0 or returned >= invested - 1e-9 else "defect"

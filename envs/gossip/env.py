@@ -82,7 +82,6 @@ class GossipEnv(ParallelEnv):
             for kind in decision.split("|"):
                 mask = self._masks.setdefault(kind, np.zeros(n_actions, dtype=np.int8))
                 mask[index] = 1
-        self._no_mask = np.zeros(n_actions, dtype=np.int8)
         self._size = size
         self.bus = MessageBus(self.possible_agents)
         self.turn = 0
