@@ -477,13 +477,24 @@ def test_same_seed_plays_the_same_episode_in_parallel_and_aec_forms():
 
 
 def test_random_interceptor_intercepts_about_one_turn_in_24():
+    # the decoder always right, so that games are long and every turn has an interceptor guess
+    env = decrypto_v0.parallel_env()
     turns = interceptions = 0
-    for seed in range(300):
-        summary = play(seed).summary
-        turns += summary["turns"]
-        interceptions += summary["interceptions"]
-    rate = interceptions / turns
-    assert 0.02 < rate < 0.07, (interceptions, turns)
+    for seed in range(200):
+        encoder, interceptor = RandomEncoder(), RandomGuesser()
+        encoder.reset("encoder", "encoder", agent_seed(seed, "encoder"))
+        interceptor.reset("interceptor", "interceptor", agent_seed(seed, "interceptor"))
+        _, infos = env.reset(seed=seed)
+        while env.agents:
+            env.step({"encoder": encoder.act(None, [], infos["encoder"])})
+            guess = interceptor.act(None, [], infos["interceptor"])
+            _, _, _, _, infos = env.step(
+                {"decoder": CODES.index(env.game.code), "interceptor": guess}
+            )
+        turns += env.game.turn
+        interceptions += env.game.interceptions
+    rate = interceptions / turns  # 1/24 = 0.042; the standard error here is about 0.005
+    assert 0.027 < rate < 0.057, (interceptions, turns)
 
 
 def test_unseeded_reset_continues_from_the_last_seed():

@@ -1,6 +1,12 @@
 """Decrypto, the rules: pure state and transitions, no I/O, no bus, no text beyond code strings.
 
-Deviations from the shared conventions (``/tmp/notes/decrypto_schema.md``): none.
+Deviations from the shared conventions (``/tmp/notes/decrypto_schema.md``): one. The AEC form
+(``decrypto_v0.env()``) is a small native wrapper over the Parallel env (``env.aec_env``), not
+``pettingzoo.utils.parallel_to_aec``: it selects only the agents that have a decision (encoder;
+decoder, interceptor; ...), so no agent is stepped with a no-op, an action is checked at its own
+agent's step, and the encoder's ``invalid_action`` flag is in ``infos`` after its own step (with
+``parallel_to_aec`` it landed on another agent's no-op step and the runner did not count it).
+Games, bus messages, infos and probe results are identical in both forms.
 
 The game (the single-team variant of the Decrypto benchmark)
 -----------------------------------------------------------

@@ -125,6 +125,7 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         self.max_turns = max_turns
         self.hint_vocabulary = load_hint_vocabulary(hint_vocabulary)
         self._vocab_index = {w.casefold(): i for i, w in enumerate(self.hint_vocabulary)}
+        self._word_index = {w: i for i, w in enumerate(self.words)}
         self.render_mode = None
         self.possible_agents = list(SEATS)
         self.agents: list[str] = []
@@ -369,9 +370,8 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         game = self.game
         assert game is not None
         T = self.max_turns
-        word_index = {w: i for i, w in enumerate(self.words)}
         hidden_keywords = [len(self.words)] * 4
-        team_keywords = [word_index.get(k, len(self.words)) for k in game.keywords]
+        team_keywords = [self._word_index.get(k, len(self.words)) for k in game.keywords]
         history = []
         for hints in game.hint_history:
             history += [self._hint_index(h) for h in hints] + [self._hint_index(None)] * (
