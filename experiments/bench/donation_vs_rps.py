@@ -1,0 +1,141 @@
+"""Benchmark: agent-steps per second of ``donation_v0`` against PettingZoo's own ``rps_v2``.
+
+Both envs run in their Parallel form in the same process, with random legal actions drawn
+from each acting agent's action mask by one seeded numpy Generator, episode after episode
+(``reset(seed=seed + i)``), resets included in the time. The donation game runs with gossip on
+(every round: the donor's step, then the recipient's tone), its default reference schedule and
+9 agents. Issue 3's goal: donation_v0 at >= 1.0x the agent-steps per second of rps_v2.
+
+An *agent-step* is one action an agent takes: the agents with a decision at a step (one in the
+donation game, whose rounds are sequential; both players in rock-paper-scissors). The script
+also prints *transitions* per second (live agents per step, each of which gets an observation
+and a reward), the RL-library view. It prints the figures and asserts nothing.
+
+    python experiments/bench/donation_vs_rps.py           # 40,000 agent-steps per env, best of 3
+    python experiments/bench/donation_vs_rps.py --quick   # 4,000, best of 2
+
+``rps_v2`` needs pygame (PettingZoo's classic extra): ``pip install pygame``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Run:
+    seconds: float
+    agent_steps: int
+    transitions: int
+    episodes: int
+
+
+def random_legal(observation, space, rng: np.random.Generator) -> int:
+    """A uniformly random action among those the mask allows (all, for an env without masks)."""
+    mask = observation.get("action_mask") if isinstance(observation, dict) else None
+    legal = np.flatnonzero(mask) if mask is not None else range(space.n)
+    # rng.random() is a cheaper call than rng.integers(); the draw is uniform all the same
+    return int(legal[int(rng.random() * len(legal))])
+
+
+def deciders(env, observations, infos) -> list[str]:
+    """The agents that must act now: the socialsim contract's ``decision``, else everyone."""
+    if any("decision" in (infos.get(a) or {}) for a in env.agents):
+        return [a for a in env.agents if infos[a].get("decision")]
+    return list(env.agents)
+
+
+def episode(env, rng: np.random.Generator, seed: int) -> tuple[int, int]:
+    """Play one episode; return (agent-steps, transitions)."""
+    taken = transitions = 0
+    observations, infos = env.reset(seed=seed)
+    while env.agents:
+        acting = deciders(env, observations, infos)
+        actions = {a: random_legal(observations[a], env.action_space(a), rng) for a in acting}
+        taken += len(actions)
+        transitions += len(env.agents)
+        observations, _, _, _, infos = env.step(actions)
+    return taken, transitions
+
+
+def play(make_env: Callable[[], object], agent_steps: int, seed: int) -> Run:
+    """Play whole episodes until at least ``agent_steps`` actions were taken."""
+    env = make_env()
+    rng = np.random.default_rng(seed)
+    episode(env, rng, seed)  # warm up: first-call costs are not what we measure
+    taken = transitions = episodes = 0
+    start = time.perf_counter()
+    while taken < agent_steps:
+        steps, seen = episode(env, rng, seed + 1 + episodes)
+        taken, transitions, episodes = taken + steps, transitions + seen, episodes + 1
+    seconds = time.perf_counter() - start
+    env.close()
+    return Run(seconds, taken, transitions, episodes)
+
+
+def make_donation(n_agents: int, schedule: str) -> Callable[[], object]:
+    from socialsim.envs import donation_v0
+
+    return lambda: donation_v0.parallel_env(n_agents=n_agents, gossip=True, schedule=schedule)
+
+
+def make_rps() -> Callable[[], object]:
+    from pettingzoo.classic import rps_v2
+
+    return lambda: rps_v2.parallel_env()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps, for a smoke run")
+    parser.add_argument(
+        "--agent-steps", type=int, help="actions per env and trial [40,000; quick 4,000]"
+    )
+    parser.add_argument(
+        "--trials", type=int, help="alternating trials per env, best kept [3; quick 2]"
+    )
+    parser.add_argument("--n-agents", type=int, default=9, help="donation game agents [9]")
+    parser.add_argument("--schedule", default="align", help="donation game schedule [align]")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    steps = args.agent_steps or (4_000 if args.quick else 40_000)
+    trials = args.trials or (2 if args.quick else 3)
+
+    envs = {
+        f"donation_v0 (N={args.n_agents}, {args.schedule}, gossip)": make_donation(
+            args.n_agents, args.schedule
+        ),
+        "rps_v2": make_rps(),
+    }
+    best: dict[str, Run] = {}
+    # Alternate the envs trial by trial so that a change of machine load hits both.
+    for trial in range(trials):
+        for name, make_env in envs.items():
+            run = play(make_env, steps, args.seed + 1000 * trial)
+            if (
+                name not in best
+                or run.seconds / run.agent_steps < best[name].seconds / best[name].agent_steps
+            ):
+                best[name] = run
+
+    print(f"random legal actions, best of {trials} trials of >= {steps:,} agent-steps each")
+    rates = {}
+    for name, run in best.items():
+        rates[name] = run.agent_steps / run.seconds
+        print(
+            f"{name:<40} {run.agent_steps:>8,} agent-steps in {run.episodes:>5,} episodes, {run.seconds:6.2f} s:"
+            f" {rates[name]:>10,.0f} agent-steps/s, {run.transitions / run.seconds:>10,.0f} transitions/s"
+        )
+    donation, rps = rates.values()
+    print(
+        f"ratio donation_v0 / rps_v2 (agent-steps per second): {donation / rps:.2f}x (goal >= 1.0x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
