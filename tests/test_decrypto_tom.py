@@ -443,3 +443,30 @@ def test_bundled_experiments_load_with_96_episodes_from_seed_0(name, cells):
     specs = experiment.specs()
     assert len(specs) == 96 * cells
     assert sorted({s.seed for s in specs}) == list(range(96))
+
+
+class Mumbler(RandomGuesser):
+    """Answers every side question with text that is neither a code nor four words."""
+
+    def answer(self, question):
+        return "no idea"
+
+
+def test_answers_that_are_not_codes_or_four_words_are_kept_and_not_scored():
+    agents = {"encoder": RandomEncoder(), "decoder": RandomGuesser(), "interceptor": Mumbler()}
+    for seat, agent in agents.items():
+        agent.reset(seat, seat, agent_seed(2, seat))
+    mumbling_encoder = Mumbler()
+    mumbling_encoder.reset("encoder", "encoder", 0)
+    agents["encoder"].answer = mumbling_encoder.answer
+    played = play(2, probes=[{"name": "piaget"}, {"name": "gopnik"}], agents=agents)
+    piaget_entries = [e for e in played.probes if e["probe"] == "piaget"]
+    gopnik_entries = [e for e in played.probes if e["probe"] == "gopnik"]
+    assert piaget_entries and all(
+        e["prediction"] is None and e["answer"] == "no idea" for e in piaget_entries
+    )
+    assert gopnik_entries and all(
+        e["keywords_now"] is None and e["keywords_now_answer"] == "no idea" for e in gopnik_entries
+    )
+    assert perspective_taking([played])["predicted_interceptor_guess"] == 0.0
+    assert representational_change([played])["episodes"] == 0

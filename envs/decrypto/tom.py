@@ -10,7 +10,7 @@ keep a history, their history. The scores are computed afterwards from the recor
 | probe | task | asked | question kinds | recorded |
 |---|---|---|---|---|
 | `piaget` | perspective taking (Piaget's three mountains) | the encoder, each turn the interceptor guesses, after the hints and before the guesses | `predict_interceptor_guess` | `prediction` (a code list, or `None` if the answer was not a code; then `answer` holds it) |
-| `gopnik` | representational change and false belief (the Smarties task) | the interceptor, from turn 2, before its guess | `keywords_now`, `keywords_before_reveal`, `keywords_other_interceptor` | the three answers under those names (lists of 4 strings) |
+| `gopnik` | representational change and false belief (the Smarties task) | the interceptor, from turn 2, before its guess | `keywords_now`, `keywords_before_reveal`, `keywords_other_interceptor` | the three answers under those names (lists of 4 strings, or `None` if an answer was not; then `KIND_answer` holds it) |
 
 Contexts (JSON-like): ``predict_interceptor_guess`` gets ``turn``, ``code``, ``hints``,
 ``keywords``, ``hint_history``, ``code_history``. The keyword questions get ``turn``,
@@ -88,9 +88,7 @@ class PerspectiveTaking:
             prediction = None
         entry: dict[str, Any] = {"probe": self.name, "prediction": prediction}
         if prediction is None:
-            entry["answer"] = (
-                answer if isinstance(answer, (str, int, float, list, type(None))) else repr(answer)
-            )
+            entry["answer"] = answer if isinstance(answer, str) else repr(answer)
         ctx.record(entry)
 
 
@@ -128,4 +126,6 @@ class RepresentationalChange:
         entry: dict[str, Any] = {"probe": self.name}
         for kind, answer in zip(KEYWORD_QUESTIONS, answers, strict=True):
             entry[kind] = _as_keywords(answer)
+            if entry[kind] is None:  # kept for inspection; the turn is not scored
+                entry[f"{kind}_answer"] = answer if isinstance(answer, str) else repr(answer)
         ctx.record(entry)
