@@ -22,7 +22,7 @@ decisions and tones are then lookups in two small tables built from ``norms.deci
 | Import | `from socialsim.envs.gossip.society_vec import VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Memory | 13 bytes per agent (state, valence sum, helps given and received) |
-| Speed | about 10^5 agents x 10^3 rounds in seconds (`experiments/bench/society_bench.py`) |
+| Speed | 10^5 agents x 10^3 rounds in about 10 s on one shared core (`experiments/bench/society_bench.py`) |
 """
 
 from __future__ import annotations

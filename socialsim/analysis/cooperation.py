@@ -604,7 +604,8 @@ def _mean_and_se(frame, keys: list[str], exclude: Sequence[str] = ()):
         for metric in metrics:
             values = block[metric].dropna()
             row[metric] = float(values.mean()) if len(values) else NAN
-            row[f"{metric}_se"] = standard_error(values)
+            if not metric.startswith("se_"):  # no standard error of a standard error
+                row[f"{metric}_se"] = standard_error(values) if len(values) else NAN
         rows.append(row)
     return pd.DataFrame(rows)
 
