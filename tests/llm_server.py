@@ -16,6 +16,9 @@ Faults              ``"rate_limit"`` (HTTP 429), ``"server_error"`` (HTTP 500),
 Fault choice        first from ``schedule`` (one entry per request, ``None`` = answer
                     normally), then at random by ``fault_rates`` from the server's own
                     seeded ``numpy`` Generator
+Out of process      ``python tests/llm_server.py --latency 0.2`` prints its URL and serves
+                    until killed; ``GET /stats`` returns the counters, ``POST /stats/reset``
+                    zeroes them (a server in its own process keeps the GIL to itself)
 Counters            ``requests``, ``in_flight``, ``max_in_flight``, ``faults`` (name ->
                     count), ``answered`` (request jsons answered with a reply),
                     ``usage`` (prompt, completion) token totals of the replies sent
@@ -68,6 +71,7 @@ class ScriptedChatServer:
         seed: seed of the server's own Generator (fault draws and garbage text).
         timeout_sleep_s: how long a ``"timeout"`` fault sleeps before answering; set it above
             the client's timeout.
+        port: the port on 127.0.0.1; 0 (the default) lets the system pick a free one.
     """
 
     def __init__(
@@ -79,6 +83,7 @@ class ScriptedChatServer:
         schedule: Sequence[str | None] = (),
         seed: int = 0,
         timeout_sleep_s: float = 1.0,
+        port: int = 0,
     ) -> None:
         self.policy: Policy = policy or echo_policy
         self.latency_s = float(latency_s)
@@ -95,6 +100,7 @@ class ScriptedChatServer:
         self.schedule: list[str | None] = []
         self.set_schedule(schedule)
         self.timeout_sleep_s = float(timeout_sleep_s)
+        self.port = int(port)
         self._rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
         self.requests = 0
@@ -124,6 +130,18 @@ class ScriptedChatServer:
             self.answered.clear()
             self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
 
+    def stats(self) -> dict[str, Any]:
+        """The counters as JSON (also served at ``GET /stats`` for a server in another process)."""
+        with self._lock:
+            return {
+                "requests": self.requests,
+                "in_flight": self.in_flight,
+                "max_in_flight": self.max_in_flight,
+                "faults": dict(self.faults),
+                "answered": len(self.answered),
+                "usage": dict(self.usage),
+            }
+
     @property
     def url(self) -> str:
         if self._httpd is None:
@@ -139,7 +157,7 @@ class ScriptedChatServer:
         class Handler(_ChatHandler):
             chat_server = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True  # a "timeout" sleeper must not hold up stop()
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -261,7 +279,9 @@ class _ChatHandler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        if self.path.rstrip("/") == "/v1/models":
+        if self.path.rstrip("/") == "/stats":
+            self._send(200, self.chat_server.stats())
+        elif self.path.rstrip("/") == "/v1/models":
             self._send(200, {"object": "list", "data": [{"id": "test", "object": "model"}]})
         else:
             self._send(404, _error(f"no route {self.path}", "not_found"))
@@ -269,6 +289,10 @@ class _ChatHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") == "/stats/reset":
+            self.chat_server.reset_counts()
+            self._send(200, self.chat_server.stats())
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(404, _error(f"no route {self.path}", "not_found"))
             return
@@ -297,3 +321,26 @@ class _ChatHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout fault): nothing to answer
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve in the foreground (echo policy) and print the base URL on the first line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="OpenAI-compatible scripted chat server for tests")
+    parser.add_argument("--port", type=int, default=0, help="0 = an ephemeral port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = ScriptedChatServer(latency_s=args.latency, seed=args.seed, port=args.port).start()
+    print(server.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

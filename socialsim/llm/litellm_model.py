@@ -161,7 +161,15 @@ class LiteLLMModel(ChatModel):
 
 
 def completion_cost(litellm: Any, response: Any) -> float | None:
-    """The call's price in dollars where litellm knows the model's price, else None."""
+    """The call's price in dollars where litellm knows the model's price, else None.
+
+    litellm prices every response it returns (``_hidden_params["response_cost"]``); pricing it
+    again costs milliseconds of CPU per call, so that is only the fallback.
+    """
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return float(cost) if isinstance(cost, (int, float)) else None
     try:
         cost = litellm.completion_cost(completion_response=response)
     except Exception:  # noqa: BLE001 - an unknown price is not an error of the call
