@@ -61,6 +61,7 @@ class GossipEnv(ParallelEnv):
         self.game = game
         self.params = params
         self.possible_agents = list(game.agents)
+        self._index_of = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.agents: list[str] = []
         self.entrant_id = self.possible_agents[-1] if entrant else None
         n = game.n
@@ -108,6 +109,22 @@ class GossipEnv(ParallelEnv):
         return self._observe(), self._infos()
 
     def step(self, actions: Mapping[str, Any]):
+        rewards, flags, done = self._advance(actions)
+        observations = self._observe()
+        infos = self._infos()
+        for agent, flag in flags.items():
+            infos[agent]["invalid_action"] = flag
+        terminations = dict.fromkeys(self.agents, done)
+        truncations = dict.fromkeys(self.agents, False)
+        if done:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _advance(
+        self, actions: Mapping[str, Any]
+    ) -> tuple[dict[str, float], dict[str, dict], bool]:
+        """Apply the actions of the agents with a decision and publish what the step reveals;
+        return (rewards of every live agent, invalid-action flags by agent id, game over)."""
         game = self.game
         if game.done:
             raise ValueError("step: the episode is over; call reset()")
@@ -120,6 +137,13 @@ class GossipEnv(ParallelEnv):
         flags: dict[int, dict[str, Any]] = {}
         for agent, (decision, _, _) in pending.items():
             choices[agent] = self._decode(agent, decision, actions[ids[agent]], flags)
+        return self._apply(choices, flags)
+
+    def _apply(
+        self, choices: dict[int, Any], flags: dict[int, dict[str, Any]]
+    ) -> tuple[dict[str, float], dict[str, dict], bool]:
+        """Play decoded choices (see :meth:`_advance`)."""
+        game, ids = self.game, self.possible_agents
         round_before = game.round
         paid, events = game.play(choices, flags)  # checks every choice before changing the state
         for kind, target, payload in events:
@@ -131,33 +155,25 @@ class GossipEnv(ParallelEnv):
         rewards = dict.fromkeys(self.agents, 0.0)
         for agent, amount in paid.items():
             rewards[ids[agent]] = float(amount)
-        done = game.done
-        if not done:
+        if not game.done:
             self.turn = game.round
             if game.phase_index == 0:
                 self._start_round()
-        observations = self._observe()
-        infos = self._infos()
-        for agent, flag in flags.items():
-            infos[ids[agent]]["invalid_action"] = flag
-        terminations = dict.fromkeys(self.agents, done)
-        truncations = dict.fromkeys(self.agents, False)
-        if done:
-            self.agents = []
-        return observations, rewards, terminations, truncations, infos
+        return rewards, {ids[a]: flag for a, flag in flags.items()}, game.done
 
-    def check_action(self, agent_id: str, action: Any) -> dict[str, Any] | None:
+    def check_action(self, agent_id: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         """Check ``agent_id``'s action for the decision due without changing anything: raise
-        ``ValueError`` if malformed; return the ``invalid_action`` flag if the mask forbids it.
-        Agents without a decision may pass anything (it is ignored)."""
-        agent = self.possible_agents.index(agent_id)
+        ``ValueError`` if malformed. Returns the core choice it stands for and the
+        ``invalid_action`` flag if the mask forbids it (``(None, None)`` for an agent without a
+        decision: its action is ignored)."""
+        agent = self._index_of[agent_id]
         due = self.game.pending().get(agent)
         if due is None:
-            return None
+            return None, None
         flags: dict[int, dict[str, Any]] = {}
         choice = self._decode(agent, due[0], action, flags)
         self.game.check(agent, choice)
-        return flags.get(agent)
+        return choice, flags.get(agent)
 
     def _start_round(self) -> None:
         """Tell each pair of the new round who they meet, in which role, and both stocks."""
@@ -213,6 +229,26 @@ class GossipEnv(ParallelEnv):
             agent: {"observation": vectors[index], "action_mask": masks[index]}
             for index, agent in enumerate(self.possible_agents)
         }
+
+    def observe_one(self, agent_id: str) -> dict[str, np.ndarray]:
+        """The observation of one agent now (what :meth:`_observe` gives it), for the AEC form."""
+        game = self.game
+        index = self._index_of[agent_id]
+        vector = np.zeros(self._size, dtype=np.float32)
+        vector[self._tone_offset :] = game.tone_counts.ravel()
+        vector[0] = game.resources[index]
+        mask = np.zeros(len(self.ACTIONS), dtype=np.int8)
+        if not game.done:
+            role = self._role[index]
+            if role is not None:
+                vector[self._role_offset + self._roles.index(role)] = 1.0
+                vector[
+                    self._counterpart_offset + self.possible_agents.index(self._counterpart[index])
+                ] = 1.0
+            due = game.pending().get(index)
+            if due is not None:
+                mask[:] = self._mask(index, due[0])
+        return {"observation": vector, "action_mask": mask}
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         game = self.game
@@ -738,7 +774,8 @@ class GossipAEC(AECEnv):
         return self.parallel.action_space(agent)
 
     def reset(self, seed: int | None = None, options: Mapping | None = None) -> None:
-        self._observations, self.infos = self.parallel.reset(seed=seed, options=options)
+        _, self.infos = self.parallel.reset(seed=seed, options=options)
+        self._observations: dict[str, dict[str, np.ndarray]] = {}
         self.agents = list(self.parallel.agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -748,20 +785,28 @@ class GossipAEC(AECEnv):
 
     def _queue_deciders(self) -> None:
         self._queue = [a for a in self.agents if self.infos[a].get("decision")]
-        self._actions: dict[str, Any] = {}
+        self._choices: dict[int, Any] = {}
+        self._flags: dict[int, dict[str, Any]] = {}
         self.agent_selection = self._queue[0]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        return self._observations[agent]
+        # built on demand: an AEC loop observes one agent per step, not all of them
+        observation = self._observations.get(agent)
+        if observation is None:
+            observation = self._observations[agent] = self.parallel.observe_one(agent)
+        return observation
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        flag = self.parallel.check_action(agent, action)  # raises before anything changes
+        choice, flag = self.parallel.check_action(agent, action)  # raises before any change
         self._cumulative_rewards[agent] = 0.0
-        self._actions[agent] = action
+        index = self.parallel._index_of[agent]
+        self._choices[index] = choice
+        if flag:
+            self._flags[index] = flag
         self._queue.pop(0)
         if self._queue:
             self._clear_rewards()
@@ -770,16 +815,19 @@ class GossipAEC(AECEnv):
             self.agent_selection = self._queue[0]
             self._accumulate_rewards()
             return
-        observations, rewards, terminations, truncations, infos = self.parallel.step(self._actions)
-        self._observations, self.infos = observations, infos
-        self.rewards = dict(rewards)
-        self.terminations = dict(terminations)
-        self.truncations = dict(truncations)
+        rewards, flags, done = self.parallel._apply(self._choices, self._flags)
+        self._observations = {}
+        self.infos = self.parallel._infos()
+        for flagged, flag in flags.items():
+            self.infos[flagged]["invalid_action"] = flag
+        self.rewards = rewards
         self._accumulate_rewards()
-        if self.parallel.agents:
-            self._queue_deciders()
-        else:
+        if done:
+            self.parallel.agents = []
+            self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]
+        else:
+            self._queue_deciders()
 
     def summary(self) -> dict[str, Any]:
         return self.parallel.summary()
