@@ -21,7 +21,10 @@ PettingZoo's own conversion. All four share one pattern:
   when sitting out).
 * **Bus** (``env.unwrapped.bus``, turn = round): ``match`` (private, to the pair, at the start of
   a round: roles and current resources), ``action`` (private, to the agent acted upon only),
-  ``gossip`` (to everyone: author, about, tone, message).
+  ``gossip`` (to everyone: author, about, tone, message). The ``action`` payload's ``action`` is
+  ``"cooperate"``/``"defect"`` (donation, to the recipient), ``"C"``/``"D"`` (PD, to each
+  player), ``{"invest": I}`` (to the responder, before it decides) and ``{"return": R}`` (to
+  the investor), ``"H"``/``"L"`` (to the buyer) and ``"c"``/``"s"``/``"none"`` (to the seller).
 * **Rewards** are the payoffs of the step (undiscounted; ``discount`` is recorded for metrics).
 * **AEC form** (:class:`GossipAEC`, the shims' ``env()``): turn-based; only agents with a
   decision are selected, in id order, and the game moves when the last of them has acted. An
