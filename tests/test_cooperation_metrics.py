@@ -417,3 +417,28 @@ def test_a_real_n5_prisoners_episode_of_cooperators_returns_16_each():
     rec = play("prisoners_v0", 5, "always_cooperate")
     assert co.agent_returns(rec) == {f"agent_{i}": 16.0 for i in range(5)}
     assert co.prisoners_cooperation_ratio(rec) == {f"agent_{i}": 1.0 for i in range(5)}
+
+
+def test_the_report_covers_a_real_episode_of_every_game():
+    records = [
+        play("donation_v0", 9, "always_cooperate"),
+        play("prisoners_v0", 5, "always_cooperate"),
+        play("trust_v0", 5, "always_cooperate"),
+        play("market_v0", 12, "always_cooperate"),
+    ]
+    for rec in records:
+        rec.cell = {"env.id": rec.env_id}
+    report = co.cooperation_report(records)
+    cells = report["cells"].set_index("game")
+    assert cells.loc["donation", "welfare"] == 144.0
+    assert cells.loc["prisoners", "welfare"] == 80.0
+    assert cells.loc["market", "deal_rate"] == 1.0
+    assert cells.loc["market", "share_Hc"] == 1.0
+    assert cells.loc["market", "welfare_per_round"] == 5.0
+    assert cells.loc["trust", "gini"] >= 0.0
+    agents = report["agents"]
+    trust = agents[agents["game"] == "trust"]
+    assert (trust["average_investment_ratio"] == 1.0).all()  # cooperators invest everything
+    assert set(report["rounds"]["cell"]) == {"id=donation_v0", "id=prisoners_v0"}
+    tones = report["tones"].set_index(["cell", "tone"])
+    assert tones.loc[("id=donation_v0", "praising"), "share"] == 1.0
