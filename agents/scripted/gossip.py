@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from socialsim.agents.base import Agent
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.norms import TONES
 
 from socialsim.bus import Message
 
@@ -73,6 +72,7 @@ class GossipPlayer(Agent):
         self.received: dict[tuple[int, str], Any] = {}  # (round, actor) -> action done to me
         self.resources = 0.0
         self.stocks: dict[int, dict[str, float]] = {}  # round -> stocks at the start of my match
+        self.invested: dict[int, float] = {}  # round -> what I sent as investor
 
     # -- reading the inbox ----------------------------------------------------------------------
 
@@ -118,7 +118,9 @@ class GossipPlayer(Agent):
         if decision == "buy":
             return _BUY[key]
         if decision == "invest":
-            return {"amount": max(self.resources, 0.0) if cooperative else 0.0}
+            amount = max(self.resources, 0.0) if cooperative else 0.0
+            self.invested[info["round"]] = amount  # to judge the responder's return later
+            return {"amount": amount}
         if decision == "return":
             invested = self.received.get((info["round"], counterpart), {}).get("invest", 0.0)
             return {"amount": RETURN_SHARE * 3 * invested if cooperative else 0.0}
@@ -142,7 +144,7 @@ class GossipPlayer(Agent):
         return "defect"
 
     def _my_investment(self, info: Mapping[str, Any]) -> float:
-        return getattr(self, "_invested", {}).get(info["round"], 0.0)
+        return self.invested.get(info["round"], 0.0)
 
     def truthful_tone(self, counterpart: str, info: Mapping[str, Any]) -> str:
         return norms.assess("image_scoring", self.observed(counterpart, info), None)
@@ -155,32 +157,21 @@ class GossipPlayer(Agent):
         return self.truthful_tone(counterpart, info)
 
 
-class _Investing(GossipPlayer):
-    """Remembers its own investments so that it can judge the responder's return."""
-
-    def move(self, decision, cooperative, counterpart, info):
-        action = super().move(decision, cooperative, counterpart, info)
-        if decision == "invest":
-            self._invested = getattr(self, "_invested", {})
-            self._invested[info["round"]] = action["amount"]
-        return action
-
-
-class AlwaysCooperate(_Investing):
+class AlwaysCooperate(GossipPlayer):
     """Cooperates with everyone; gossips honestly."""
 
     def cooperates(self, counterpart, decision, info) -> str:
         return "cooperate"
 
 
-class AlwaysDefect(_Investing):
+class AlwaysDefect(GossipPlayer):
     """Defects against everyone; gossips honestly."""
 
     def cooperates(self, counterpart, decision, info) -> str:
         return "defect"
 
 
-class RandomDonor(_Investing):
+class RandomDonor(GossipPlayer):
     """Cooperates with probability ``p`` at every move, from its own seeded stream."""
 
     def __init__(self, p: float = 0.5):
@@ -192,7 +183,7 @@ class RandomDonor(_Investing):
         return "cooperate" if self.rng.random() < self.p else "defect"
 
 
-class Entrant(_Investing):
+class Entrant(GossipPlayer):
     """The reference's greedy entrant: always defects and gossips the literal "No comment"."""
 
     def cooperates(self, counterpart, decision, info) -> str:
@@ -202,7 +193,7 @@ class Entrant(_Investing):
         return {"tone": "neutral", "message": "No comment"}
 
 
-class Discriminator(_Investing):
+class Discriminator(GossipPlayer):
     """Helps counterparts in good standing under ``norm``; gossips the tone the norm assigns."""
 
     norm = "image_scoring"
@@ -254,6 +245,3 @@ class Liar(Discriminator):
         truth = super().tone(counterpart, info)
         value = norms.valence(truth)
         return "criticism" if value > 0 else "praising" if value < 0 else truth
-
-
-__all__ = ["KINDS", "TONES"]
