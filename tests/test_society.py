@@ -39,9 +39,9 @@ def test_mesa_and_numpy_engines_give_the_same_statistics_for_the_same_seed(popul
         assert list(mesa_stats.index) == list(range(1, 41))
 
 
-def test_both_engines_leave_their_generator_in_the_same_state():
-    model = SocietyModel(MIXED, error=0.2, seed=3)
-    society = VectorSociety(MIXED, error=0.2, seed=3)
+def test_both_engines_leave_their_generator_and_payoffs_in_the_same_state():
+    model = SocietyModel(MIXED, error=0.2, cost=0.3, benefit=1.7, seed=3)
+    society = VectorSociety(MIXED, error=0.2, cost=0.3, benefit=1.7, seed=3)
     for _ in range(10):
         model.step()
         society.step()

@@ -75,6 +75,7 @@ model.datacollector.get_model_vars_dataframe()
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,12 +109,17 @@ class SocietyAgent(mesa.Agent):
         self.tones_about: list[str] = []
         self.valence_sum = 0
         self.latest_judgement = 0  # valence of the latest non-neutral tone about it, 0: none
-        self.payoff = 0.0
-        self.round_payoff = 0.0
+        self.helps_given = 0
+        self.helps_received = 0
         self.recipient: SocietyAgent | None = None  # set while this agent donates this round
         self.donor: SocietyAgent | None = None  # set while this agent receives this round
         self.slipped = False
         self.action: str | None = None
+
+    @property
+    def payoff(self) -> float:
+        """Cumulative payoff (the numpy engine's formula, so that both agree to the bit)."""
+        return self.helps_received * self.model.benefit - self.helps_given * self.model.cost
 
     def hear(self, tone: str) -> None:
         """A tone about this agent goes public."""
@@ -149,8 +155,8 @@ class SocietyAgent(mesa.Agent):
             action = "defect"
         self.action = action
         if action == "cooperate":
-            self.round_payoff -= self.model.cost
-            recipient.round_payoff += self.model.benefit
+            self.helps_given += 1
+            recipient.helps_received += 1
 
     def gossip(self) -> None:
         """Recipient phase: judge this round's donor by this agent's norm and publish the tone."""
@@ -193,6 +199,8 @@ class SocietyModel(mesa.Model):
             SocietyAgent(self, i, s) for i, s in enumerate(strategy_names(self.population))
         ]
         self.published: list[tuple[SocietyAgent, str]] = []
+        self.helps_given: Counter[str] = Counter()  # this round's helps, by strategy
+        self.helps_received: Counter[str] = Counter()
         self.pairs = 0
         self.cooperations = 0
         self.claims = 0
@@ -207,18 +215,13 @@ class SocietyModel(mesa.Model):
         self.datacollector = mesa.DataCollector(model_reporters=reporters)
 
     def mean_round_payoff(self, strategy: str) -> float:
-        given = sum(
-            1
-            for a in self.members
-            if a.strategy == strategy and a.recipient is not None and a.action == "cooperate"
-        )
-        received = sum(
-            1
-            for a in self.members
-            if a.strategy == strategy and a.donor is not None and a.donor.action == "cooperate"
-        )
+        """Mean payoff of the round per agent of ``strategy``."""
         return mean_round_payoff(
-            given, received, self.population[strategy], self.cost, self.benefit
+            self.helps_given.get(strategy, 0),
+            self.helps_received.get(strategy, 0),
+            self.population[strategy],
+            self.cost,
+            self.benefit,
         )
 
     def step(self) -> None:
@@ -228,7 +231,6 @@ class SocietyModel(mesa.Model):
         slips = self.rng.random(half) < self.error if self.error > 0 else None
         for agent in self.members:
             agent.recipient = agent.donor = None
-            agent.round_payoff = 0.0
             agent.slipped = False
             agent.action = None
         for k in range(half):
@@ -245,16 +247,15 @@ class SocietyModel(mesa.Model):
             donor.hear(tone)
 
         self.pairs = half
-        self.cooperations = sum(
-            1 for a in self.members if a.recipient is not None and a.action == "cooperate"
-        )
+        helpers = [a for a in self.members if a.recipient is not None and a.action == "cooperate"]
+        self.cooperations = len(helpers)
+        self.helps_given = Counter(a.strategy for a in helpers)
+        self.helps_received = Counter(a.recipient.strategy for a in helpers)
         verdicts = [(norms.valence(tone), donor.action) for donor, tone in self.published]
         claims = [
             (value > 0) == (action == "cooperate") for value, action in verdicts if value != 0
         ]
         self.claims, self.true_claims = len(claims), sum(claims)
-        for agent in self.members:
-            agent.payoff += agent.round_payoff
         self.datacollector.collect(self)
 
     def statistics(self):
