@@ -184,3 +184,24 @@ def test_market_discriminating_buyers_switch_to_standard_after_bad_gossip():
     deals = [i for i in record.summary["interactions"] if i["seller"] == "agent_0"]
     assert deals[0]["choice"] == "c" and deals[0]["tone"] == "criticism"
     assert {d["choice"] for d in deals[1:]} == {"s"}
+
+
+@pytest.mark.parametrize(("env_id", "kwargs", "n"), GAMES, ids=[g[0] for g in GAMES])
+def test_parallel_and_aec_forms_play_the_same_episode(env_id, kwargs, n):
+    seats = population(n, "stern_judging", agent_1={"kind": "random_donor", "p": 0.5})
+    parallel = run(env_id, seats, seed=2, **kwargs)
+    aec = run(env_id, seats, seed=2, form="aec", **kwargs)
+    assert parallel.summary == aec.summary
+    assert parallel.messages == aec.messages
+    assert {a: r for a, r in parallel.returns.items() if r} == {
+        a: r for a, r in aec.returns.items() if r
+    }
+
+
+def test_prisoners_isolated_entrant_is_the_first_player_against_each_agent_in_turn():
+    record = run(
+        "prisoners_v0", population(5, "image_scoring", agent_4="entrant"), entrant="isolated"
+    )
+    matches = [(i["players"], i["actions"]) for i in record.summary["interactions"]]
+    assert [m[0] for m in matches] == [["agent_4", f"agent_{k}"] for k in range(4)]
+    assert [m[1][f"agent_{k}"] for k, m in enumerate(matches)] == ["C", "D", "D", "D"]
