@@ -33,7 +33,8 @@ AGENT_MODULES = (
     "socialsim.agents.scripted.gossip",
     "socialsim.agents.scripted.decrypto",
     "socialsim.agents.embedding",
-    "socialsim.agents.llm",
+    "socialsim.agents.llm.gossip",
+    "socialsim.agents.llm.decrypto",
     "socialsim.agents.human",
     "socialsim.agents.rl",
 )
