@@ -30,29 +30,60 @@ def team(name: str) -> str:
     return f"team:{name}"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any, where: str = "payload") -> Any:
     """Return a deeply immutable copy of a JSON-like value, or raise ``TypeError``.
 
     Dicts become read-only mappings, lists become tuples. Only JSON types are allowed (numpy
     scalars are converted), so that every message can be written to the episode log.
     """
-    if value is None or isinstance(value, (bool, str)):
+    try:
+        return _freeze(value)
+    except TypeError:
+        raise TypeError(_first_bad(value, where)) from None
+
+
+def _freeze(value: Any) -> Any:
+    # The hot path of every publish: no path strings are built unless something is wrong.
+    kind = type(value)
+    if kind in _SCALARS:
         return value
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         frozen = {}
         for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{where}: keys must be strings, got {key!r}")
-            frozen[key] = freeze(item, f"{where}.{key}")
+            if type(key) is not str:
+                raise TypeError
+            frozen[key] = item if type(item) in _SCALARS else _freeze(item)
         return MappingProxyType(frozen)
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(item, f"{where}[{i}]") for i, item in enumerate(value))
+    if kind is list or kind is tuple:
+        return tuple(item if type(item) in _SCALARS else _freeze(item) for item in value)
+    if isinstance(value, (bool, str, int, float)):
+        return value
     item = getattr(value, "item", None)  # numpy scalar
     if callable(item) and getattr(value, "shape", None) == ():
-        return freeze(item(), where)
-    raise TypeError(f"{where}: {type(value).__name__} is not JSON-serialisable")
+        return _freeze(item())
+    raise TypeError
+
+
+def _first_bad(value: Any, where: str) -> str:
+    """The error message for the first part of ``value`` that is not JSON."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where}: keys must be strings, got {key!r}"
+            try:
+                _freeze(item)
+            except TypeError:
+                return _first_bad(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            try:
+                _freeze(item)
+            except TypeError:
+                return _first_bad(item, f"{where}[{i}]")
+    return f"{where}: {type(value).__name__} is not JSON-serialisable"
 
 
 def thaw(value: Any) -> Any:

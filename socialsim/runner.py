@@ -167,6 +167,8 @@ class _Episode:
             if reward:
                 step_rewards[agent_id] = reward
                 self.returns[agent_id] = self.returns.get(agent_id, 0.0) + reward
+        if not actions and not step_rewards:
+            return
         entry = {
             "turn": turn,
             "actions": {a: jsonable(x) for a, x in actions.items()},
@@ -207,7 +209,11 @@ class _Episode:
                 env.step(None)
                 continue
             if not info.get("decision"):
+                turn = self.turn()
                 env.step(noop_action(env.action_space(agent_id)))
+                # Envs built with parallel_to_aec pay a whole round on its last agent's step,
+                # which may be one without a decision.
+                self.log_step(turn, {}, env.rewards, env.infos)
                 continue
             await self.run_probes([agent_id], {agent_id: observation}, {agent_id: info})
             turn = self.turn()
