@@ -174,6 +174,52 @@ def test_a_bad_request_is_not_retried(llm_server):
     assert llm_server.requests == 1
 
 
+def test_a_refused_connection_is_retried_then_reported(llm_server):
+    model = build_model(config(llm_server, max_retries=2))
+    llm_server.stop()  # nothing listens on the port any more
+    with pytest.raises(ProviderError) as caught:
+        run(model.complete(HELLO))
+    assert (caught.value.kind, caught.value.attempts) == ("connection", 3)
+
+
+def test_random_faults_at_configured_rates_are_all_survived_and_accounted(llm_server):
+    llm_server.fault_rates = {"rate_limit": 0.2, "server_error": 0.2, "empty": 0.1}
+    model = build_model(config(llm_server, max_retries=20, concurrency=4))
+
+    async def thirty():
+        return await asyncio.gather(
+            *(model.complete([{"role": "user", "content": f"q{i}"}]) for i in range(30))
+        )
+
+    replies = run(thirty())
+    totals = model.find(Accounting).snapshot()
+    assert sorted(r.text for r in replies) == sorted(f"echo: q{i}" for i in range(30))
+    assert sum(llm_server.faults.values()) > 0
+    assert totals["requests"] == llm_server.requests == 30 + sum(llm_server.faults.values())
+    assert sum(r.attempt for r in replies) == llm_server.requests
+
+
+def test_the_servers_fault_draws_follow_its_seed():
+    from llm_server import ScriptedChatServer
+
+    def draws(seed):
+        server = ScriptedChatServer(fault_rates={"rate_limit": 0.3, "garbage": 0.3}, seed=seed)
+        return [server._begin() for _ in range(40)]
+
+    assert draws(1) == draws(1)
+    assert draws(1) != draws(2)
+    assert {None, "rate_limit", "garbage"} == set(draws(1))
+
+
+def test_server_counters_are_served_at_stats(llm_server):
+    import urllib.request
+
+    run(build_model(config(llm_server)).complete(HELLO))
+    with urllib.request.urlopen(llm_server.url.removesuffix("/v1") + "/stats") as response:
+        stats = json.load(response)
+    assert (stats["requests"], stats["usage"]) == (1, {"prompt_tokens": 6, "completion_tokens": 4})
+
+
 def test_backoff_is_exponential_with_jitter_from_its_own_seed():
     inner = ScriptedModel(lambda messages, settings: "x")
     first, second = (
@@ -212,6 +258,17 @@ def test_cache_is_on_disk_under_the_run_dir_and_outlives_the_model(
     assert (tmp_path / "llm_cache.sqlite").exists()
     forget_models()
     again = run(build_model(config(llm_server, cache=True), run_dir=tmp_path).complete(HELLO))
+    assert again.cached and llm_server.requests == 1
+
+
+def test_two_connections_to_one_cache_file_see_each_others_replies(llm_server, tmp_path):
+    """As two processes sharing a cache would: separate SQLite connections on one WAL file."""
+    from socialsim.llm import ReplyStore
+
+    path = tmp_path / "shared.sqlite"
+    inner = LiteLLMModel("openai/test-model", api_base=llm_server.url)
+    run(Cache(inner, ReplyStore(path)).complete(HELLO))
+    again = run(Cache(inner, ReplyStore(path)).complete(HELLO))
     assert again.cached and llm_server.requests == 1
 
 
@@ -427,6 +484,14 @@ def test_retries_count_against_the_budget(llm_server):
     with pytest.raises(BudgetExceeded):
         run(model.complete(HELLO))
     assert llm_server.requests == 2
+
+
+def test_cost_budget_refuses_once_spent(llm_server):
+    model = build_model(config(llm_server, model="openai/gpt-4o-mini", budget={"cost": 1e-9}))
+    run(model.complete(HELLO))
+    with pytest.raises(BudgetExceeded, match="max_cost"):
+        run(model.complete([{"role": "user", "content": "more"}]))
+    assert llm_server.requests == 1
 
 
 def test_token_budget_refuses_once_spent(llm_server):

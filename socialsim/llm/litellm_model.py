@@ -187,8 +187,8 @@ def provider_error(error: Exception, model: str, hashes: Mapping[str, str]) -> P
         kind = "timeout"
     elif name == "RateLimitError" or status == 429:
         kind = "rate_limit"
-    elif "Connection" in name:
-        kind = "connection"
+    elif any("Connect" in type(link).__name__ for link in _chain(error)):
+        kind = "connection"  # litellm reports a refused connection as a 500; its cause says so
     elif (
         status is not None
         and status >= 500
@@ -200,6 +200,16 @@ def provider_error(error: Exception, model: str, hashes: Mapping[str, str]) -> P
     return TransientProviderError(
         message, kind=kind, model=model, status=status, retry_after=retry_after(error), **hashes
     )
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The error and its causes, innermost last."""
+    links: list[BaseException] = []
+    link: BaseException | None = error
+    while link is not None and link not in links and len(links) < 20:
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links
 
 
 def retry_after(error: Exception) -> float | None:
