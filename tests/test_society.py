@@ -179,3 +179,12 @@ def test_accuracy_is_nan_when_every_tone_is_neutral():
     row = model.statistics().loc[1]
     assert row["cooperation_rate"] == 0.0
     assert math.isnan(row["reputation_accuracy"])
+
+
+def test_prefetching_the_draws_in_a_thread_changes_nothing():
+    one = VectorSociety(MIXED, error=0.1, seed=11)
+    two = VectorSociety(MIXED, error=0.1, seed=11)
+    pd.testing.assert_frame_equal(
+        one.run(25, prefetch=False), two.run(25, prefetch=True), check_exact=True
+    )
+    assert one.rng.bit_generator.state == two.rng.bit_generator.state

@@ -22,13 +22,14 @@ decisions and tones are then lookups in two small tables built from ``norms.deci
 | Import | `from socialsim.envs.gossip.society_vec import VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Memory | 13 bytes per agent (state, valence sum, helps given and received) |
-| Speed | 10^5 agents x 10^3 rounds in about 10 s on one shared core (`experiments/bench/society_bench.py`) |
+| Speed | 10^5 agents x 10^3 rounds in a few seconds on 2 cores (`experiments/bench/society_bench.py`) |
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -186,11 +187,21 @@ class VectorSociety:
         """Every agent's cumulative payoff."""
         return self.helps_received * self.benefit - self.helps_given * self.cost
 
+    def draw(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The random draws of the next round, in the order both engines make them: the pairing
+        permutation, then (only with ``error > 0``) one slip draw per pair."""
+        half = self.n_agents // 2
+        order = self.rng.permutation(self.n_agents)
+        slipped = self.rng.random(half) < self.error if self.error > 0 else None
+        return order, slipped
+
     def step(self) -> dict[str, float]:
         """Play one round and return its statistics."""
-        n, half = self.n_agents, self.n_agents // 2
-        order = self.rng.permutation(n)
-        slipped = self.rng.random(half) < self.error if self.error > 0 else None
+        return self.play(*self.draw())
+
+    def play(self, order: np.ndarray, slipped: np.ndarray | None) -> dict[str, float]:
+        """Play one round with the given draws (see :meth:`draw`) and return its statistics."""
+        half = self.n_agents // 2
         donors, recipients = order[:half], order[half : 2 * half]
 
         # Everything is read from the start of the round: the round is simultaneous.
@@ -241,13 +252,28 @@ class VectorSociety:
         self.statistics.append(row)
         return row
 
-    def run(self, rounds: int) -> Any:
+    def run(self, rounds: int, prefetch: bool = True) -> Any:
         """Play ``rounds`` rounds; the statistics of every round so far as a DataFrame (index
-        ``round`` from 1)."""
+        ``round`` from 1).
+
+        With ``prefetch`` a second thread draws the next round's pairing while this round is
+        played, so that a second core takes the permutation, the largest single cost. Only
+        that thread touches the Generator, one round after another, so the draws and the
+        results are exactly those of ``prefetch=False``.
+        """
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
             raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
-        for _ in range(rounds):
-            self.step()
+        if not prefetch or rounds < 2:
+            for _ in range(rounds):
+                self.step()
+        else:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
+                pending = pool.submit(self.draw)
+                for played in range(1, rounds + 1):
+                    draws = pending.result()
+                    if played < rounds:  # never draw past the last round: the stream stays exact
+                        pending = pool.submit(self.draw)
+                    self.play(*draws)
         return statistics_frame(self.statistics, statistic_columns(self.population))
 
 
