@@ -377,8 +377,8 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
     report = co.cooperation_report(records)
     assert set(report) == {"cells", "episodes", "agents", "kinds", "rounds", "tones"}
     cells = report["cells"].set_index("cell")
-    assert cells.loc["gossip=True", "welfare"] == 144.0
-    assert cells.loc["gossip=False", "welfare"] == 0.0
+    assert cells.loc["gossip=True", "social_welfare"] == 144.0
+    assert cells.loc["gossip=False", "social_welfare"] == 0.0
     assert cells.loc["gossip=True", "n"] == 2
     kinds = report["kinds"].set_index(["cell", "kind"])
     assert kinds.loc[("gossip=True", "image_scoring"), "image_score"] == 4.0
@@ -430,8 +430,8 @@ def test_the_report_covers_a_real_episode_of_every_game():
         rec.cell = {"env.id": rec.env_id}
     report = co.cooperation_report(records)
     cells = report["cells"].set_index("game")
-    assert cells.loc["donation", "welfare"] == 144.0
-    assert cells.loc["prisoners", "welfare"] == 80.0
+    assert cells.loc["donation", "social_welfare"] == 144.0
+    assert cells.loc["prisoners", "social_welfare"] == 80.0
     assert cells.loc["market", "deal_rate"] == 1.0
     assert cells.loc["market", "share_Hc"] == 1.0
     assert cells.loc["market", "welfare_per_round"] == 5.0

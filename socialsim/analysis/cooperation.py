@@ -455,10 +455,14 @@ def discounted_welfare(record: EpisodeRecord, discount: float | None = None) -> 
 
 
 def cell_label(cell: Mapping[str, Any]) -> str:
-    """A short readable name for a grid cell (``"all"`` for an experiment without a grid)."""
-    if not cell:
-        return "all"
-    return ", ".join(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in sorted(cell.items()))
+    """A short readable name for a grid cell, as ``socialsim report`` writes it: ``key=value``
+    on the last part of each path (the seat for ``seats.SEAT.kind``), ``(all)`` without a grid."""
+    parts = []
+    for key, value in cell.items():
+        path = key.split(".")
+        name = path[-2] if key.endswith(".kind") and len(path) > 1 else path[-1]
+        parts.append(f"{name}={value}")
+    return ", ".join(parts) or "(all)"
 
 
 def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
@@ -466,7 +470,7 @@ def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
     game = game_of(record)
     returns = agent_returns(record)
     row: dict[str, float] = {
-        "welfare": social_welfare(record),
+        "social_welfare": social_welfare(record),
         "mean_return": _mean(list(returns.values())),
         "se_return": standard_error(returns.values()),
     }
