@@ -174,6 +174,23 @@ def test_a_bad_request_is_not_retried(llm_server):
     assert llm_server.requests == 1
 
 
+def test_a_bad_request_after_retries_reports_every_attempt(llm_server):
+    llm_server.set_schedule(["rate_limit", "rate_limit", "bad_request"])
+    model = build_model(config(llm_server, max_retries=5))
+    with pytest.raises(ProviderError) as caught:
+        run(model.complete(HELLO))
+    assert (caught.value.kind, caught.value.attempts) == ("rejected", 3)
+    assert model.find(Accounting).requests == llm_server.requests == 3
+
+
+def test_wrappers_compose_around_an_in_process_model(tmp_path):
+    inner = ScriptedModel(lambda messages, settings: f"seed {settings.seed}", temperature=0.0)
+    model = Accounting(Cache(Retry(inner, 2, base_delay=0.0), tmp_path / "c.sqlite"))
+    texts = [run(model.complete(HELLO, seed=s)).text for s in (1, 2, 1)]
+    assert texts == ["seed 1", "seed 2", "seed 1"]
+    assert inner.calls == 2 and model.cache_hits == 1
+
+
 def test_a_refused_connection_is_retried_then_reported(llm_server):
     model = build_model(config(llm_server, max_retries=2))
     llm_server.stop()  # nothing listens on the port any more
@@ -368,17 +385,21 @@ def test_concurrency_limit_keeps_at_most_k_requests_in_flight(llm_server):
 
 
 def test_without_a_limit_the_same_calls_overlap_beyond_k(llm_server):
-    """The control of the test above: the server does see more than 3 at once when unlimited."""
-    llm_server.latency_s = 0.2
-    model = build_model(config(llm_server, concurrency=0))
+    """The control of the test above: unlimited, 4 requests are at the server at once. The
+    server holds each request until 4 are waiting (a barrier), so no timing is assumed."""
+    import threading
 
-    async def twelve():
+    barrier = threading.Barrier(4, timeout=20)
+    llm_server.policy = lambda messages, request: f"passed {barrier.wait()}"
+    model = build_model(config(llm_server, concurrency=0, timeout=30))
+
+    async def eight():
         await asyncio.gather(
-            *(model.complete([{"role": "user", "content": f"n{i}"}]) for i in range(12))
+            *(model.complete([{"role": "user", "content": f"n{i}"}]) for i in range(8))
         )
 
-    run(twelve())
-    assert llm_server.max_in_flight > 3
+    run(eight())
+    assert llm_server.max_in_flight >= 4
 
 
 def test_the_limit_is_shared_by_every_model_on_the_same_endpoint(llm_server):

@@ -102,6 +102,9 @@ class Retry(Wrapper):
                 await asyncio.sleep(self.delay(attempt, error.retry_after))
                 attempt += 1
                 continue
+            except ProviderError as error:
+                error.attempts = attempt  # a permanent error after retries: count every request
+                raise
             return dataclasses.replace(reply, attempt=attempt)
 
     def layer(self) -> dict[str, Any]:
