@@ -6,7 +6,8 @@ Provider                   :class:`LiteLLMModel` (any model litellm reaches; loc
 Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
                            :class:`Accounting`, :class:`Cache` (SQLite reply cache)
 From a config table        :func:`build_model` ``(config, run_dir=None)``
-Per-call log entry         :meth:`Reply.event`, :meth:`ProviderError.event`
+Per-call log entry         :func:`complete_logged`; :meth:`Reply.event`, :meth:`ProviderError.event`
+In-process test model      :class:`ScriptedModel` (no HTTP); tests/llm_server.py is the HTTP one
 Answer parsing             :func:`extract_answer`, :func:`extract_json`, :func:`require_fields`,
                            :class:`AnswerParseError`
 Errors                     :class:`ProviderError` (after retries), :class:`BudgetExceeded`
@@ -14,27 +15,28 @@ Errors                     :class:`ProviderError` (after retries), :class:`Budge
 
 An LLM agent builds its model once and logs every call into its episode record::
 
-    from socialsim.llm import AnswerParseError, ProviderError, build_model, extract_answer
+    from socialsim.llm import AnswerParseError, build_model, complete_logged, extract_answer
 
     class MyAgent(Agent):
-        def __init__(self, model: dict, run_dir: str | None = None):
-            self.model = build_model(model, run_dir)   # shared by equal configs in a run
+        def __init__(self, model: dict):
+            self.model = build_model(model)   # equal configs share one model (budget, limit)
 
         async def aact(self, observation, messages, info):
             chat = [{"role": "system", "content": ...}, {"role": "user", "content": ...}]
             for attempt in range(3):
+                # appends reply.event() (or the error's event) to self.events; a ProviderError
+                # that outlived its retries propagates: the runner ends the episode as failed
+                reply = await complete_logged(
+                    self.model, chat, self.events, note={"purpose": "act", "try": attempt},
+                    seed=self.seed + attempt,   # a repeated request must differ, or it is a cache hit
+                )
                 try:
-                    reply = await self.model.complete(chat, seed=self.seed + attempt)
-                except ProviderError as error:
-                    self.events.append(error.event())
-                    raise  # the runner ends the episode as failed; it is retried on resume
-                self.events.append(reply.event())
-                try:
-                    answer = extract_answer(reply.text)          # after "ANSWER:"
-                    ...
+                    return decide(extract_answer(reply.text))   # the JSON after "ANSWER:"
                 except AnswerParseError as error:
+                    self.count("invalid_answers")
                     chat += [{"role": "assistant", "content": reply.text},
                              {"role": "user", "content": f"Invalid answer: {error}. ..."}]
+            return fallback  # logged and counted
 
 Messages are OpenAI chat messages (``{"role": ..., "content": ...}``). A call's ``overrides``
 set ``temperature``, ``max_tokens``, ``seed``, ``timeout`` or any provider parameter (such as
@@ -69,6 +71,7 @@ from socialsim.llm.model import (
     TransientProviderError,
     Wrapper,
     canonical_json,
+    complete_logged,
     prompt_hash,
 )
 from socialsim.llm.parsing import (
@@ -104,6 +107,7 @@ __all__ = [
     "build_model",
     "cache_path",
     "canonical_json",
+    "complete_logged",
     "default_cache_path",
     "extract_answer",
     "extract_json",

@@ -328,3 +328,38 @@ class Wrapper(ChatModel):
 
     def layers(self) -> list[dict[str, Any]]:
         return [self.layer(), *self.inner.layers()]
+
+
+async def complete_logged(
+    model: ChatModel,
+    messages: Sequence[ChatMessage],
+    events: list[dict[str, Any]],
+    *,
+    note: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> Reply:
+    """``await model.complete(messages, **overrides)``, appending the call's event to ``events``
+    (an agent's ``self.events``, which the runner copies into the episode record).
+
+    A failed call (:class:`LLMError`: provider error after retries, budget) is logged with its
+    error and re-raised. ``note`` adds keys to the event, e.g. ``{"purpose": "guess",
+    "reprompt": 2}``, so the analysis can tell calls apart.
+    """
+    extra = dict(note or {})
+    try:
+        reply = await model.complete(messages, **overrides)
+    except ProviderError as error:
+        events.append({**error.event(), **extra})
+        raise
+    except LLMError as error:
+        event = {
+            **ProviderError(
+                str(error), kind="refused", model=model.settings.model, attempts=0
+            ).event(),
+            "prompt_hash": prompt_hash(check_messages(messages)),
+            "error": f"{type(error).__name__}: {error}",
+        }
+        events.append({**event, **extra})
+        raise
+    events.append({**reply.event(), **extra})
+    return reply
