@@ -28,7 +28,8 @@ An LLM agent builds its model once and logs every call into its episode record::
                 # that outlived its retries propagates: the runner ends the episode as failed
                 reply = await complete_logged(
                     self.model, chat, self.events, note={"purpose": "act", "try": attempt},
-                    seed=self.seed + attempt,   # a repeated request must differ, or it is a cache hit
+                    # a repeated request must differ, or it is a cache hit; 31 bits suit every server
+                    seed=(self.seed + attempt) % 2**31,
                 )
                 try:
                     return decide(extract_answer(reply.text))   # the JSON after "ANSWER:"
