@@ -57,6 +57,24 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def llm_models(experiment: config_module.Experiment, out: Path) -> list[dict]:
+    """Each distinct LLM model table named by a seat, with where its reply cache lives.
+    (An agent spec that carries a ``model`` table is an LLM seat; the key is never recorded,
+    only the name of the variable that holds it.)"""
+    seen: list[dict] = []
+    for _, cell in experiment.cells:
+        for spec in cell["seats"].values():
+            model = spec.get("model")
+            if isinstance(model, str):
+                model = {"model": model}
+            if isinstance(model, dict) and model not in [m["config"] for m in seen]:
+                from socialsim.llm.build import cache_path
+
+                cache = cache_path(model.get("cache", True), out)
+                seen.append({"config": model, "cache": str(cache) if cache else None})
+    return seen
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     experiment = config_module.load(args.file, args.set or [])
     out = Path(args.out) if args.out else Path("results") / experiment.name
@@ -81,6 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "config": experiment.config,
                 "cells": [cell for cell, _ in experiment.cells],
                 "episodes_total": len(specs),
+                "llm": llm_models(experiment, out),
                 "versions": package_versions(),
                 "git_commit": git_commit(),
                 "started": datetime.now(UTC).isoformat(timespec="seconds"),
