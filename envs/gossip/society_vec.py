@@ -39,8 +39,6 @@ from socialsim.envs.gossip.norms import NORMS
 STRATEGIES: tuple[str, ...] = ("always_cooperate", "always_defect", *NORMS)
 STATISTICS = ("cooperation_rate", "reputation_accuracy")
 
-_ALWAYS_COOPERATE, _ALWAYS_DEFECT, _IMAGE, _STANDING, _STERN = range(len(STRATEGIES))
-
 
 def _decide_table() -> np.ndarray:
     """Does the donor help? Indexed by ``strategy * 4 + bad_image * 2 + bad_standing`` (the
