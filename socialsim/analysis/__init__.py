@@ -19,6 +19,7 @@ def returns_table(recs: list[records.EpisodeRecord]):
     if frame.empty:
         return frame
     cell_cols = [c for c in frame.columns if c.startswith("cell.")]
+    frame[cell_cols] = frame[cell_cols].astype(str)  # a grid may cross whole agent tables
     by = ["seat", "kind"] if frame["seat"].nunique() <= 4 else ["kind"]
     groups = frame.groupby([*cell_cols, *by], dropna=False)["ret"]
     table = groups.agg(["count", "mean", "std"]).reset_index()
