@@ -19,6 +19,7 @@ Policy = Callable[[list[dict[str, Any]], Any], str]
 
 LOG_LINE = re.compile(r"^Round \d+: (\S+) about (\S+) \((\w+)\): ", re.MULTILINE)
 NAME = re.compile(r"^You are (\S+), one of", re.MULTILINE)
+REFLECTION = "So far everyone I met treated me as I treated them."
 
 
 def first_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str, str]:
@@ -45,6 +46,8 @@ class GossipPolicy:
     def __call__(self, messages: list[dict[str, Any]], request: Any = None) -> str:
         system, prompt = first_prompt(messages)
         me = NAME.search(system).group(1)
+        if "plain text, summarise" in prompt:
+            return f"{REFLECTION} ({me})"
         if '"tone"' in prompt:
             return self.gossip(prompt)
         if '"donor_action"' in prompt:
