@@ -1,0 +1,238 @@
+"""Benchmark: 32 Decrypto games with LLM agents on every seat, all in one event loop, against the
+scripted OpenAI-compatible test server (tests/llm_server.py) with a fixed latency per call.
+
+The games go through the whole stack: ``socialsim.runner.run_specs_async`` (``max_concurrent``
+episodes at once), the ``llm_decrypto`` agents (the decoder and the interceptor call the model
+concurrently), the LLM layer (cache, retry, concurrency limit, accounting) and litellm over HTTP.
+The server's scripted players (tests/decrypto_policies.py) read the prompts and play legally.
+
+Printed figures (nothing is asserted):
+
+* wall time of the 32 games;
+* the critical-path ideal: the longest chain of dependent calls of any game (per turn, the
+  encoder's attempts, then the longer of the decoder's and the interceptor's) x latency, or
+  ``ceil(calls / K) x latency`` if the concurrency limit ``K`` binds harder; and wall / ideal
+  (goal <= 1.25);
+* the sequential time, ``calls x latency``: one call at a time, as both reference codes play;
+  and sequential / wall (goal >= 20x);
+* a re-run of the same games on the same reply cache: requests (goal 0) and wall time as a share
+  of the first (goal <= 5%).
+
+Usage::
+
+    python experiments/bench/llm_decrypto_bench.py [--games 32] [--latency 0.2] [--limit 64]
+        [--max-concurrent 32] [--link] [--probes] [--model openai/test] [--in-process]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+
+from decrypto_policies import DecryptoPolicy  # noqa: E402
+from llm_server import ScriptedChatServer  # noqa: E402
+
+from socialsim.llm import forget_models, load_litellm  # noqa: E402
+from socialsim.records import EventLog  # noqa: E402
+from socialsim.runner import EpisodeSpec, run_specs_async  # noqa: E402
+
+SEATS = ("encoder", "decoder", "interceptor")
+KEY_ENV = "SOCIALSIM_BENCH_DUMMY_KEY"
+
+
+def specs(
+    url: str, cache: Path, games: int, limit: int, probes: bool, model_name: str = "openai/test"
+) -> list[EpisodeSpec]:
+    model = {
+        "model": model_name,
+        "api_base": url,
+        "api_key_env": KEY_ENV,
+        "concurrency": limit,
+        "cache": str(cache),
+        "max_retries": 0,
+    }
+    seat = {"kind": "llm_decrypto", "model": model}
+    return [
+        EpisodeSpec(
+            env_id="decrypto_v0",
+            seed=seed,
+            seats={s: seat for s in SEATS},
+            episode=seed,
+            experiment="llm_decrypto_bench",
+            probes=({"name": "piaget"}, {"name": "gopnik"}) if probes else (),
+        )
+        for seed in range(games)
+    ]
+
+
+def attempts_per_decision(events: list[dict]) -> list[int]:
+    """Calls of each game decision, in order (an attempt counter restarts at 1 per decision)."""
+    counts: list[int] = []
+    for event in events:
+        if event.get("type") != "llm_call" or str(event.get("decision", "")).startswith("tom:"):
+            continue
+        if event.get("answer_attempt") == 1:
+            counts.append(0)
+        counts[-1] += 1
+    return counts
+
+
+def chain(record) -> int:
+    """The longest chain of dependent calls of one game (side questions included: a probe is
+    awaited before the guesses, and the three Gopnik questions run concurrently)."""
+    encoder = attempts_per_decision(record.events.get("encoder", []))
+    decoder = attempts_per_decision(record.events.get("decoder", []))
+    interceptor = attempts_per_decision(record.events.get("interceptor", []))
+    probes_by_turn: dict[int, int] = {}
+    for probe in record.probes:
+        # one dependent call per probe and turn when every side question answers at once
+        probes_by_turn[probe["turn"]] = probes_by_turn.get(probe["turn"], 0) + 1
+    total = 0
+    for turn in range(record.summary["turns"]):
+        guess = max(
+            decoder[turn] if turn < len(decoder) else 0,
+            interceptor[turn] if turn < len(interceptor) else 0,
+        )
+        total += encoder[turn] + guess + probes_by_turn.get(turn + 1, 0)
+    return total
+
+
+SERVE = """
+import sys, threading
+sys.path.insert(0, {tests!r})
+from llm_server import ScriptedChatServer
+from decrypto_policies import DecryptoPolicy
+server = ScriptedChatServer(policy=DecryptoPolicy(link={link!r}), latency_s={latency!r}).start()
+print(server.url, flush=True)
+threading.Event().wait()
+"""
+
+
+@contextlib.contextmanager
+def chat_server(
+    latency: float, link: bool, in_process: bool
+) -> Iterator[tuple[str, Callable[[], dict], Callable[[], None]]]:
+    """``(url, stats(), reset())`` of the scripted server, by default in its own process (as a
+    real server would be), so that its threads do not take this process's CPU and GIL."""
+    if in_process:
+        with ScriptedChatServer(policy=DecryptoPolicy(link=link), latency_s=latency) as server:
+            yield server.url, server.stats, server.reset_counts
+        return
+    tests = str(Path(__file__).resolve().parents[2] / "tests")
+    code = SERVE.format(tests=tests, link=link, latency=latency)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().strip()
+        root = url.removesuffix("/v1")
+
+        def stats() -> dict:
+            with urllib.request.urlopen(f"{root}/stats", timeout=10) as response:
+                return json.load(response)
+
+        def reset() -> None:
+            request = urllib.request.Request(f"{root}/stats/reset", data=b"", method="POST")
+            urllib.request.urlopen(request, timeout=10).close()
+
+        yield url, stats, reset
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def play(batch: list[EpisodeSpec], directory: Path, max_concurrent: int):
+    with EventLog(directory) as log:
+        started = time.perf_counter()
+        records = await run_specs_async(batch, log, max_concurrent)
+        return records, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per call")
+    parser.add_argument("--limit", type=int, default=64, help="requests in flight per model")
+    parser.add_argument("--max-concurrent", type=int, default=32, help="episodes in flight")
+    parser.add_argument(
+        "--link",
+        action="store_true",
+        help="the scripted encoder repeats its hints (interceptions end games early)",
+    )
+    parser.add_argument("--probes", action="store_true", help="ask the Piaget and Gopnik probes")
+    parser.add_argument(
+        "--model",
+        default="openai/test",
+        help="the name sent to the server; a name litellm can price (openai/gpt-4o-mini) saves its cost lookup",
+    )
+    parser.add_argument(
+        "--in-process", action="store_true", help="run the server in this process (threads)"
+    )
+    args = parser.parse_args(argv)
+    os.environ[KEY_ENV] = "dummy"
+    load_litellm()  # its import (seconds) is not part of a game
+
+    with (
+        chat_server(args.latency, args.link, args.in_process) as (url, stats, reset_stats),
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        root = Path(tmp)
+        cache = root / "llm_cache.sqlite"
+        batch = specs(url, cache, args.games, args.limit, args.probes, args.model)
+        cpu = time.process_time()
+        records, wall = asyncio.run(play(batch, root / "first", args.max_concurrent))
+        cpu = time.process_time() - cpu
+        failed = [r for r in records if r.status != "done"]
+        calls = sum(r.counters[s]["llm_calls"] for r in records for s in SEATS)
+        served = stats()
+        longest = max(chain(r) for r in records if r.status == "done")
+        ideal = max(longest, math.ceil(calls / args.limit)) * args.latency
+        sequential = calls * args.latency
+        turns = sum(r.summary["turns"] for r in records if r.status == "done")
+        endings: dict[str, int] = {}
+        for r in records:
+            if r.status == "done":
+                endings[r.summary["ending"]] = endings.get(r.summary["ending"], 0) + 1
+
+        forget_models()  # a new process would start with no model either
+        reset_stats()
+        _, cached_wall = asyncio.run(play(batch, root / "second", args.max_concurrent))
+        cached_requests = stats()["requests"]
+
+    print(
+        f"{args.games} Decrypto games, LLM agents on all seats, latency {args.latency * 1000:.0f} ms/call, "
+        f"{args.max_concurrent} episodes in flight, limit {args.limit} requests in flight"
+    )
+    print(
+        f"  games done: {len(records) - len(failed)}, failed: {len(failed)}; endings {endings}; turns {turns}"
+    )
+    print(
+        f"  calls: {calls} (server requests {served['requests']}, peak in flight {served['max_in_flight']})"
+    )
+    print(f"  wall time:                 {wall:8.2f} s   (CPU {cpu:.2f} s)")
+    print(
+        f"  critical-path ideal:       {ideal:8.2f} s   (longest chain {longest} calls)   wall/ideal = {wall / ideal:.2f}  (goal <= 1.25)"
+    )
+    print(
+        f"  one call at a time:        {sequential:8.2f} s   sequential/wall = {sequential / wall:.1f}x  (goal >= 20x)"
+    )
+    print(
+        f"  cached re-run:             {cached_wall:8.2f} s   requests {cached_requests} (goal 0), "
+        f"{100 * cached_wall / wall:.1f}% of the first wall time (goal <= 5%)"
+    )
+
+
+if __name__ == "__main__":
+    main()
