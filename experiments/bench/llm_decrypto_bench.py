@@ -22,6 +22,7 @@ Usage::
 
     python experiments/bench/llm_decrypto_bench.py [--games 32] [--latency 0.2] [--limit 64]
         [--max-concurrent 32] [--link] [--probes] [--model openai/test] [--in-process]
+        [--transport http|sleep]
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from decrypto_policies import DecryptoPolicy  # noqa: E402
 from llm_server import ScriptedChatServer  # noqa: E402
 
+import socialsim.llm.build  # noqa: E402
 from socialsim.llm import forget_models, load_litellm  # noqa: E402
+from socialsim.llm.model import ChatModel, Reply, Settings, check_messages, prompt_hash  # noqa: E402
 from socialsim.records import EventLog  # noqa: E402
 from socialsim.runner import EpisodeSpec, run_specs_async  # noqa: E402
 
@@ -109,6 +112,65 @@ def chain(record) -> int:
         )
         total += encoder[turn] + guess + probes_by_turn.get(turn + 1, 0)
     return total
+
+
+class SleepingModel(ChatModel):
+    """Stands in for litellm + HTTP (``--transport sleep``): waits ``LATENCY`` seconds and answers
+    with the scripted players, in process. Everything around it (runner, agents, the layer's
+    cache, retry, concurrency limit and accounting) is the real stack, so comparing the two
+    transports shows what litellm's own per-call work costs."""
+
+    LATENCY = 0.2
+    POLICY: Callable = DecryptoPolicy()
+    counts = {"requests": 0, "in_flight": 0, "max_in_flight": 0}
+
+    def __init__(self, model: str, **settings) -> None:
+        self._settings = Settings(model=model, **settings)
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    async def complete(self, messages, **overrides) -> Reply:
+        plain = check_messages(messages)
+        settings = self._settings.with_overrides(overrides)
+        counts = SleepingModel.counts
+        counts["requests"] += 1
+        counts["in_flight"] += 1
+        counts["max_in_flight"] = max(counts["max_in_flight"], counts["in_flight"])
+        try:
+            await asyncio.sleep(self.LATENCY)
+        finally:
+            counts["in_flight"] -= 1
+        text = self.POLICY(plain, dict(settings.params))
+        return Reply(
+            text=text,
+            model=settings.model,
+            prompt_tokens=sum(len(str(m["content"]).split()) for m in plain),
+            completion_tokens=len(text.split()),
+            cost=None,
+            latency_s=self.LATENCY,
+            prompt_hash=prompt_hash(plain),
+            request_hash=settings.request_hash(plain),
+            finish_reason="stop",
+        )
+
+
+@contextlib.contextmanager
+def sleeping_transport(latency: float, link: bool):
+    SleepingModel.LATENCY = latency
+    SleepingModel.POLICY = DecryptoPolicy(link=link)
+    real = socialsim.llm.build.LiteLLMModel
+    socialsim.llm.build.LiteLLMModel = SleepingModel
+    counts = SleepingModel.counts
+
+    def reset() -> None:
+        counts.update(requests=0, max_in_flight=0)
+
+    try:
+        yield "http://unused.invalid/v1", lambda: dict(counts), reset
+    finally:
+        socialsim.llm.build.LiteLLMModel = real
 
 
 SERVE = """
@@ -178,6 +240,12 @@ def main(argv: list[str] | None = None) -> None:
         help="the name sent to the server; a name litellm can price (openai/gpt-4o-mini) saves its cost lookup",
     )
     parser.add_argument(
+        "--transport",
+        choices=("http", "sleep"),
+        default="http",
+        help="http: litellm to the server; sleep: an in-process model that only waits (no litellm)",
+    )
+    parser.add_argument(
         "--in-process", action="store_true", help="run the server in this process (threads)"
     )
     args = parser.parse_args(argv)
@@ -185,7 +253,11 @@ def main(argv: list[str] | None = None) -> None:
     load_litellm()  # its import (seconds) is not part of a game
 
     with (
-        chat_server(args.latency, args.link, args.in_process) as (url, stats, reset_stats),
+        (
+            chat_server(args.latency, args.link, args.in_process)
+            if args.transport == "http"
+            else sleeping_transport(args.latency, args.link)
+        ) as (url, stats, reset_stats),
         tempfile.TemporaryDirectory() as tmp,
     ):
         root = Path(tmp)
@@ -213,7 +285,8 @@ def main(argv: list[str] | None = None) -> None:
 
     print(
         f"{args.games} Decrypto games, LLM agents on all seats, latency {args.latency * 1000:.0f} ms/call, "
-        f"{args.max_concurrent} episodes in flight, limit {args.limit} requests in flight"
+        f"{args.max_concurrent} episodes in flight, limit {args.limit} requests in flight, "
+        f"transport {args.transport}"
     )
     print(
         f"  games done: {len(records) - len(failed)}, failed: {len(failed)}; endings {endings}; turns {turns}"
