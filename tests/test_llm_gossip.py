@@ -17,7 +17,8 @@ import pytest
 from gossip_policies import REFLECTION, GossipPolicy, bad_first
 from socialsim.agents.llm.gossip import GossipLLMAgent
 
-from socialsim import registry
+from socialsim import config, registry
+from socialsim.cli import main
 from socialsim.llm import ScriptedModel
 from socialsim.runner import EpisodeSpec, play_episode
 
@@ -515,3 +516,86 @@ def test_an_investment_beyond_the_stock_is_re_prompted(llm_server, http_model):
     assert invalid_events(record, "agent_0") == [
         'the field "investor_action" must be a number between 0 and 5, not 99'
     ]
+
+
+# -- bundled experiment files -----------------------------------------------------------------
+
+LLM_FILES = [
+    "llm_align_donation",
+    "llm_align_donation_silent",
+    "llm_align_entrant",
+    "llm_align_prisoners",
+    "llm_align_trust",
+    "llm_align_market",
+]
+
+
+@pytest.mark.parametrize("name", LLM_FILES)
+def test_bundled_llm_files_state_the_envs_own_rules_to_their_agents(name):
+    experiment = config.load(name)
+    assert experiment.max_concurrent == 16
+    specs = experiment.specs()
+    assert {s.cell["seats.*.equilibrium_knowledge"] for s in specs} == {True, False}
+    for spec in specs:
+        env = spec.env_kwargs
+        llm_seats = [s for s in spec.seats.values() if s["kind"] == "llm_gossip"]
+        assert llm_seats
+        for seat in llm_seats:
+            assert seat["gossip"] == env["gossip"]
+            for key in ("cost", "benefit", "multiplier", "discount", "n_sellers"):
+                if key in seat:
+                    assert seat[key] == env[key], key
+
+
+def test_one_set_option_chooses_the_model_of_every_llm_seat():
+    experiment = config.load(
+        "llm_align_entrant", ["seats.*.model.model=openai/gpt-4o-mini", "episodes=1"]
+    )
+    for spec in experiment.specs():
+        models = {a: s.get("model", {}).get("model") for a, s in spec.seats.items()}
+        assert models == {**{f"agent_{i}": "openai/gpt-4o-mini" for i in range(8)}, "agent_8": None}
+
+
+def test_entrant_file_played_through_the_cli_ostracises_max(llm_server, fresh_models, tmp_path):
+    llm_server.policy = GossipPolicy()
+    out = tmp_path / "entrant"
+    code = main(
+        [
+            "run",
+            "llm_align_entrant",
+            "--out",
+            str(out),
+            "--quiet",
+            "--set",
+            "episodes=1",
+            "--set",
+            "grid.seats.*.equilibrium_knowledge=[true]",
+            "--set",
+            "seats.*.model.model=openai/test",
+            "--set",
+            f"seats.*.model.api_base={llm_server.url}",
+            "--set",
+            "seats.*.model.cache=false",
+        ]
+    )
+    assert code == 0
+    (line,) = (out / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    moves = [(i["donor"], i["action"], i["tone"]) for i in record["summary"]["interactions"]]
+    # Max defects on John, Jack, Luke and Alice, who say so; Kate, Emma, Mary and Bob read it.
+    assert moves == [
+        ("agent_8", "defect", "criticism"),
+        ("agent_1", "defect", "neutral"),
+        ("agent_8", "defect", "criticism"),
+        ("agent_3", "defect", "neutral"),
+        ("agent_8", "defect", "criticism"),
+        ("agent_5", "defect", "neutral"),
+        ("agent_8", "defect", "criticism"),
+        ("agent_7", "defect", "neutral"),
+    ]
+    assert set(record["summary"]["resources"].values()) == {10.0}
+    kate = llm_server.answered[1]["messages"][1]["content"]
+    assert kate.startswith("Round 2. You are the donor and Max is your recipient.")
+    assert 'Round 1: John about Max (criticism): "Max exploited me. Beware of Max."' in kate
+    last = llm_server.answered[-1]["messages"][1]["content"]
+    assert 'Round 2: Max about Kate (neutral): "No comment"' in last
