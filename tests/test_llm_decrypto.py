@@ -493,6 +493,40 @@ def test_second_run_of_an_experiment_through_the_cli_makes_no_request(decrypto_s
     assert all(e["cached"] for r in second for events in r.events.values() for e in events)
 
 
+@pytest.mark.slow
+def test_injected_faults_are_survived_and_garbage_is_counted_as_invalid_answers(
+    decrypto_server, tmp_path
+):
+    from socialsim.records import EventLog
+    from socialsim.runner import run_specs_async
+
+    decrypto_server.fault_rates = {
+        "server_error": 0.10,
+        "rate_limit": 0.10,
+        "garbage": 0.10,
+        "timeout": 0.05,
+    }
+    decrypto_server.timeout_sleep_s = 1.5
+    model = server_model(decrypto_server, max_retries=8, backoff=0.01, timeout=1.0)
+    seat = {"kind": "llm_decrypto", "model": model}
+    specs = [
+        EpisodeSpec(env_id="decrypto_v0", seed=seed, seats={s: seat for s in SEATS}, episode=seed)
+        for seed in range(4)
+    ]
+    with EventLog(tmp_path) as log:
+        records = asyncio.run(run_specs_async(specs, log, max_concurrent=4))
+    assert sorted(r.episode for r in records) == [0, 1, 2, 3]
+    assert all(r.status == "done" for r in records), [r.error for r in records]
+    faults = decrypto_server.faults
+    assert faults["garbage"] > 0 and faults["timeout"] > 0
+    assert faults["server_error"] > 0 and faults["rate_limit"] > 0
+    invalid = sum(r.counters[s]["invalid_answers"] for r in records for s in SEATS)
+    assert invalid == faults["garbage"]
+    calls = sum(r.counters[s]["llm_calls"] for r in records for s in SEATS)
+    transient = faults["server_error"] + faults["rate_limit"] + faults["timeout"]
+    assert decrypto_server.requests - transient == calls  # every other request was one call
+
+
 # -- a real small model (optional) -------------------------------------------------------------
 
 
@@ -607,3 +641,14 @@ def test_the_aec_form_plays_the_same_game_as_the_parallel_form():
     aec = play_episode(spec, agents=agents)
     assert aec.status == "done", aec.error
     assert aec.summary == parallel.summary
+
+
+def test_system_as_user_puts_the_rules_in_the_first_user_message_only():
+    agents = scripted_agents(DecryptoPolicy(), system_as_user=True)
+    record = play_scripted(agents, seed=0)
+    assert record.status == "done", record.error
+    chat = agents["decoder"].chat
+    assert [m["role"] for m in chat] == ["user", "assistant"] * record.summary["turns"]
+    assert chat[0]["content"].startswith("You are playing a three-player version")
+    assert "This is the first turn" in chat[0]["content"]
+    assert not chat[2]["content"].startswith("You are playing")
