@@ -1,6 +1,6 @@
 """Fault injection: an LLM donation experiment run through the CLI against a test server that
 fails 10% of requests with HTTP 500, 10% with 429, answers 10% with garbage and lets 5% time
-out (seeded). The experiment completes (re-run as a user would resume, while episodes fail
+out (seeded), after failing its first 7 requests. The experiment completes (re-run as a user would resume, while episodes fail
 after the model's retries), every episode is accounted for, and the records hold exactly the
 invalid answers, retries and failures the server's own counts imply.
 """
@@ -84,6 +84,9 @@ def test_faulty_server_experiment_completes_and_counts_every_injected_fault(
     llm_server.policy = GossipPolicy({"Emma"})
     llm_server.fault_rates = dict(RATES)
     llm_server.timeout_sleep_s = TIMEOUT_SLEEP_S
+    # The first requests all fail: with 3 episodes in flight and 3 attempts per call, 7 failures
+    # in a row make at least one episode outlive its retries, so the resume is always tested.
+    llm_server.set_schedule(["server_error", "rate_limit"] * 3 + ["server_error"])
     file = experiment_file(tmp_path, llm_server.url)
     out = tmp_path / "results"
 
@@ -100,8 +103,8 @@ def test_faulty_server_experiment_completes_and_counts_every_injected_fault(
     # Every episode is accounted for: done exactly once; a failed one was retried and done.
     assert sorted(r["episode"] for r in done) == list(range(EPISODES))
     assert {r["episode"] for r in failed} <= {r["episode"] for r in done}
-    assert all(code == 1 for code in codes[:-1])  # a run with a failed episode exits 1
-    assert (len(codes) > 1) == bool(failed)
+    assert failed and codes[0] == 1  # a run with a failed episode exits 1...
+    assert all(code == 1 for code in codes[:-1])  # ...and the user runs it again
     for record in failed:
         assert "gave up after 3 attempts" in record["error"]
         errors = [e for ev in record["events"].values() for e in ev if e.get("error")]
