@@ -28,13 +28,16 @@
 Every key is checked: a typo'd key or a wrong type is a :class:`ConfigError` that names the key
 and the allowed keys; every grid cell is checked (its env is constructed once) before anything
 is written. ``--set path.to.key=value`` overrides (``value`` is read as TOML, else as a string;
-``--set grid.env.kwargs.gossip=[true]`` sets a grid entry).
+``--set grid.env.kwargs.gossip=[true]`` sets a grid entry). Strings may name environment
+variables, ``"${SOCIALSIM_MODEL:-openai/gpt-4o-mini}"``, expanded when the file is read.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -174,7 +177,7 @@ def _fill_named_seats(config: dict[str, Any]) -> None:
         return
     for seat, spec in seats.items():
         if seat != DEFAULT_SEAT and isinstance(spec, dict) and "kind" not in spec:
-            seats[seat] = {**seats[DEFAULT_SEAT], **spec}
+            seats[seat] = {**copy.deepcopy(seats[DEFAULT_SEAT]), **spec}
 
 
 def _set_path(config: dict[str, Any], keys: list[str], value: Any, where: str) -> None:
@@ -196,10 +199,39 @@ def load(name_or_path: str, overrides: Iterable[str] = ()) -> Experiment:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    config = expand_variables(config)
     for assignment in overrides:
         apply_override(config, assignment)
     _fill_named_seats(config)
     return resolve(config)
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_variables(value: Any, where: str = "", environ: Mapping[str, str] | None = None) -> Any:
+    """Replace ``${NAME}`` and ``${NAME:-default}`` in every string of the file by the
+    environment variable's value (e.g. ``model = "${SOCIALSIM_MODEL:-openai/gpt-4o-mini}"``),
+    so that the manifest records the value actually used."""
+    environ = os.environ if environ is None else environ
+    if isinstance(value, dict):
+        return {k: expand_variables(v, f"{where}{k}.", environ) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_variables(v, where, environ) for v in value]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def substitute(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"{where.rstrip('.')}: the environment variable {name} is not set (write ${{{name}:-default}} for a default)"
+        )
+
+    return _VARIABLE.sub(substitute, value)
 
 
 def resolve(config: dict[str, Any]) -> Experiment:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -60,12 +60,14 @@ class EpisodeRecord:
         return (cell_id(self.cell), self.episode)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Shallow: the fields already hold plain JSON values (asdict would deep-copy every
+        # message and LLM reply of the episode).
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def content(self) -> str:
         """Canonical JSON of everything but ``timing``: equal for equal seeds and configs."""
         data = self.to_json()
-        del data["timing"]
+        del data["timing"]  # a shallow copy: deleting a key leaves the record whole
         return dumps(data)
 
     @classmethod

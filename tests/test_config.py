@@ -132,3 +132,27 @@ def test_every_bundled_experiment_file_is_valid():
     for name in names:
         experiment = config.load(name)
         assert experiment.specs(), name
+
+
+def test_environment_variables_are_expanded_with_defaults(tmp_path, monkeypatch):
+    text = GOOD.replace('name = "pennies"', 'name = "${EXP_NAME:-fallback}"').replace(
+        "[seats.mismatcher]\nkind", "[seats.mismatcher]\nkind"
+    )
+    monkeypatch.delenv("EXP_NAME", raising=False)
+    assert config.load(str(write(tmp_path, text))).name == "fallback"
+    monkeypatch.setenv("EXP_NAME", "from_env")
+    assert config.load(str(write(tmp_path, text))).name == "from_env"
+    with pytest.raises(
+        config.ConfigError, match="name: the environment variable NOPE_UNSET is not set"
+    ):
+        config.load(
+            str(write(tmp_path, GOOD.replace('name = "pennies"', 'name = "${NOPE_UNSET}"')))
+        )
+
+
+def test_a_seat_named_for_one_parameter_gets_its_own_copy_of_the_default():
+    cfg = {"seats": {"*": {"kind": "x", "model": {"t": 1}}, "b": {"p": 2}}}
+    config._fill_named_seats(cfg)
+    cfg["seats"]["b"]["model"]["t"] = 9
+    assert cfg["seats"]["*"]["model"] == {"t": 1}
+    assert cfg["seats"]["b"] == {"kind": "x", "model": {"t": 9}, "p": 2}
