@@ -291,6 +291,16 @@ def test_market_buyers_shun_the_low_quality_seller_after_a_review(llm_server, ht
     }
 
 
+def test_donors_of_one_random_matching_round_ask_the_model_at_once(llm_server, http_model):
+    llm_server.policy = GossipPolicy()
+    llm_server.latency_s = 0.3  # each reply waits, so the three donors' requests overlap
+    kwargs = {"n_agents": 6, "schedule": "random", "rounds": 1}
+    record = http_episode("donation_v0", kwargs, http_model, horizon="finite", rounds=1)
+    assert record.status == "done", record.error
+    assert [i["action"] for i in record.summary["interactions"]] == ["cooperate"] * 3
+    assert llm_server.requests == 6 and llm_server.max_in_flight >= 2
+
+
 def test_structured_output_sends_the_answer_schema(llm_server, http_model):
     llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("donation_v0", {"n_agents": 2}, http_model, structured_output=True)
