@@ -140,6 +140,8 @@ def test_silent_donor_prompt_has_no_log_and_matches_golden():
     )
     system, prompt = (m["content"] for m in chat_of(agents["agent_2"], 6))
     assert "gossip log" not in prompt and "tones" not in system
+    # Jack learns nothing of the matches he was not in (rounds 1, 3 and 5).
+    assert re.findall(r"Round (\d+)", prompt) == ["6", "2", "4"]
     assert "nothing about it will be published" in prompt
     assert_golden("donation_donate_silent", prompt)
 
