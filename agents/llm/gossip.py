@@ -36,6 +36,12 @@ with the game master's reason, up to ``max_attempts`` answers, then plays the fa
 counted (``invalid_answers``, ``fallbacks``) and logged in the record (see
 :class:`~socialsim.agents.llm.base.LLMAgent`).
 
+The agent sees only its observation, its inbox and ``info``, not the env's arguments, so the
+rules it states (``gossip``, ``cost``, ``benefit``, ``multiplier``, ``discount``, and
+``rounds`` for a finite horizon) are its own arguments and must equal the env's; the bundled
+``experiments/llm_align_*.toml`` files set both. The number of agents is read from the
+observation's length and the starting stock from the agent's first match.
+
 Arguments
     model: the model config table (see :func:`socialsim.llm.build_model`), or a model name.
     gossip: whether the env publishes gossip; it must equal the env's ``gossip`` (the agent
