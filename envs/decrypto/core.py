@@ -30,9 +30,10 @@ The game (the single-team variant of the Decrypto benchmark)
 
   A game lasts 2 to ``max_turns`` turns.
 * **First round.** As in the reference implementation, the interceptor guesses from turn 1
-  and a correct turn-1 guess counts. ``first_round_interception=True`` switches on the board
-  game's first-round rule instead: the interceptor makes no guess on turn 1 (its guess there is
-  ``None``), so no interception can happen on turn 1. Off by default.
+  and a correct turn-1 guess counts (``first_round_interception=True``, the default).
+  ``first_round_interception=False`` switches on the board game's first-round rule instead: the
+  interceptor makes no guess on turn 1 (its guess there is ``None``), so no interception can
+  happen on turn 1. That rule is off by default.
 * **Hints.** :func:`validate_hints` is the rule: each hint is non-empty, has at most
   ``max_words`` words and ``max_chars`` characters, and is not one of the keywords
   (case-insensitive, surrounding whitespace ignored). Agents call it before submitting. The
@@ -227,7 +228,7 @@ class DecryptoGame:
         seed: int,
         *,
         max_turns: int = MAX_TURNS,
-        first_round_interception: bool = False,
+        first_round_interception: bool = True,
         max_hint_words: int = MAX_HINT_WORDS,
         max_hint_chars: int = MAX_HINT_CHARS,
         keywords: Sequence[str] | None = None,
@@ -285,7 +286,7 @@ class DecryptoGame:
     @property
     def interceptor_guesses(self) -> bool:
         """Whether the interceptor guesses this turn (not on turn 1 under the first-round rule)."""
-        return not (self.first_round_interception and self.turn == 1)
+        return self.first_round_interception or self.turn != 1
 
     def validate_hints(self, hints: Any) -> list[str]:
         """:func:`validate_hints` with this game's keywords and limits."""

@@ -24,9 +24,9 @@ Arguments
   sequence of a seed depends only on the list's length; the bundled list has 680 words, the
   reference's length, so the codes match the reference's, and pointing this at the reference's
   own file gives its keywords too.
-* ``first_round_interception=False`` — when true, the board game's first-round rule: no
-  interceptor guess on turn 1 (its decision is ``None`` there). Off by default, as in the
-  reference implementation, where interception counts from turn 1.
+* ``first_round_interception=True`` — the interceptor guesses, and can intercept, from turn 1,
+  as in the reference implementation. ``False`` gives the board game's first-round rule: no
+  interceptor guess on turn 1 (its decision is ``None`` there); that rule is off by default.
 * ``max_hint_words=2``, ``max_hint_chars=32`` — the hint limits of :func:`core.validate_hints`.
 * ``hint_vocabulary=None`` — path of the word list that indexes the encoder's ``MultiDiscrete``
   space; by default ``data/rl_hints.txt`` (328 common words, none of them a bundled keyword).
@@ -109,7 +109,7 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         self,
         max_turns: int = core.MAX_TURNS,
         wordlist: str | os.PathLike | None = None,
-        first_round_interception: bool = False,
+        first_round_interception: bool = True,
         max_hint_words: int = core.MAX_HINT_WORDS,
         max_hint_chars: int = core.MAX_HINT_CHARS,
         hint_vocabulary: str | os.PathLike | None = None,
