@@ -171,9 +171,15 @@ def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
                 actions[agent] = int(rng.choice(np.flatnonzero(mask)))
         observations, _, _, _, infos = env.step(actions)
     actions_seen = 0
+    rules = [m for m in env.bus.log if m.kind == "rules"]
+    assert len(rules) == 1 and rules[0] is env.bus.log[0]
     for message in env.bus.log:
         audience = env.bus.audience_of(message)
-        if message.kind == "action":
+        if message.kind == "rules":
+            # everyone is told the settings; nothing in them is anyone's action
+            assert audience == set(env.possible_agents) and message.channel == "public"
+            assert not {"actor", "action", "actions", "target"} & set(message.payload)
+        elif message.kind == "action":
             actions_seen += 1
             assert audience == {message.payload["target"]}
             assert message.payload["actor"] != message.payload["target"]
@@ -464,3 +470,59 @@ def test_a_forbidden_donation_is_marked_invalid_in_the_record():
     env.step({"agent_1": 2})
     assert env.summary()["interactions"][0]["invalid"] is True
     assert env.summary()["interactions"][0]["action"] == "defect"
+
+
+def test_every_reset_first_tells_everyone_the_rules_of_the_reference_donation_game():
+    env = donation_v0.parallel_env()
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        first = env.bus.log[0]
+        assert (first.kind, first.turn, first.channel, first.to) == ("rules", 1, "public", "*")
+        assert env.bus.audience_of(first) == frozenset(env.possible_agents)
+        assert [m.kind for m in env.bus.log] == ["rules", "match"]
+        assert first.to_json()["payload"] == {
+            "game": "donation",
+            "n_agents": 9,
+            "cost": 1.0,
+            "benefit": 5.0,
+            "initial_resources": 10.0,
+            "discount": 0.99,
+            "gossip": True,
+            "schedule": "align",
+            "rounds": 36,
+            "pairs_per_round": None,
+            "entrant": None,
+            "entrant_mode": None,
+            "entrant_round": None,
+            "agents": [f"agent_{i}" for i in range(9)],
+        }
+
+
+@pytest.mark.parametrize(
+    ("module", "kwargs", "expected"),
+    [
+        (donation_v0, {"entrant": "isolated"}, {"rounds": 8, "entrant": "agent_8"}),
+        (donation_v0, {"rounds": 5, "gossip": False}, {"rounds": 5, "gossip": False}),
+        (
+            donation_v0,
+            {"entrant": "joins", "n_agents": 5},
+            {"rounds": 8, "entrant": "agent_4", "entrant_mode": "joins", "entrant_round": 5},
+        ),
+        (prisoners_v0, {"n_agents": 4, "benefit": 3.0}, {"rounds": 6, "benefit": 3.0}),
+        (trust_v0, {"multiplier": 2.0}, {"rounds": 10, "multiplier": 2.0}),
+        (
+            market_v0,
+            {"n_sellers": 2, "n_buyers": 3},
+            {"rounds": 6, "n_sellers": 2, "n_buyers": 3, "n_agents": 5, "entrant": None},
+        ),
+    ],
+)
+def test_the_rules_message_states_the_real_number_of_rounds_and_the_entrant(
+    module, kwargs, expected
+):
+    env = module.parallel_env(**kwargs)
+    env.reset(seed=0)
+    payload = env.bus.log[0].to_json()["payload"]
+    assert {key: payload[key] for key in expected} == expected
+    assert payload["rounds"] == len(env.unwrapped.game.schedule)
+    assert "display_names" not in payload  # the envs have no display-name option

@@ -19,12 +19,26 @@ PettingZoo's own conversion. All four share one pattern:
   and ``infos[agent]["invalid_action"] = {"reason", "fallback"}``.
 * **Infos** ``{"decision", "round", "role", "counterpart"}`` (``role``/``counterpart`` ``None``
   when sitting out).
-* **Bus** (``env.unwrapped.bus``, turn = round): ``match`` (private, to the pair, at the start of
-  a round: roles and current resources), ``action`` (private, to the agent acted upon only),
-  ``gossip`` (to everyone: author, about, tone, message). The ``action`` payload's ``action`` is
+* **Bus** (``env.unwrapped.bus``, turn = round): ``rules`` (public, to everyone, once per
+  episode at reset, before anything else, turn 1: the settings in force, see below), ``match``
+  (private, to the pair, at the start of a round: roles and current resources), ``action``
+  (private, to the agent acted upon only), ``gossip`` (to everyone: author, about, tone,
+  message). The ``action`` payload's ``action`` is
   ``"cooperate"``/``"defect"`` (donation, to the recipient), ``"C"``/``"D"`` (PD, to each
   player), ``{"invest": I}`` (to the responder, before it decides) and ``{"return": R}`` (to
   the investor), ``"H"``/``"L"`` (to the buyer) and ``"c"``/``"s"``/``"none"`` (to the seller).
+* **Rules message** (``kind="rules"``, channel ``"public"``, ``to="*"``): what a player is told
+  of the game before it starts, so that agents never need the env's arguments repeated as
+  their own options. Payload: ``{"game": "donation"|"prisoners"|"trust"|"market", every
+  constructor argument a player needs (``n_agents``; ``cost``, ``benefit``,
+  ``initial_resources`` in donation and PD; ``multiplier``, ``initial_resources`` in trust;
+  ``n_sellers``, ``n_buyers`` in the market; ``discount``, ``gossip``, ``schedule``,
+  ``pairs_per_round`` and ``entrant_round`` where the game has them), "rounds": the number of
+  rounds this episode really lasts (an integer, whatever the ``rounds`` argument was),
+  "entrant": the entrant's agent id or ``None``, "entrant_mode": ``"isolated"``/``"joins"``/
+  ``None`` (peer games only), "agents": [ids]}``. The envs have no display-name option, so the
+  payload names no display names (agents choose their own, e.g. the reference's). It carries no
+  actor's action, so it reveals nothing the audit of ``action`` messages forbids.
 * **Rewards** are the payoffs of the step (undiscounted; ``discount`` is recorded for metrics).
 * **AEC form** (:class:`GossipAEC`, the shims' ``env()``): turn-based; only agents with a
   decision are selected, in id order, and the game moves when the last of them has acted. An
@@ -108,8 +122,30 @@ class GossipEnv(ParallelEnv):
         self.agents = list(self.possible_agents)
         self.bus = MessageBus(self.possible_agents)
         self.turn = self.game.round
+        self.bus.publish(
+            turn=self.turn,
+            sender=ENV,
+            to=EVERYONE,
+            channel="public",
+            kind="rules",
+            payload=self.rules(),
+        )
         self._start_round()
         return self._observe(), self._infos()
+
+    def rules(self) -> dict[str, Any]:
+        """The payload of the ``rules`` message of the episode just reset (see the module
+        docstring): the settings in force, with the actual number of rounds and the entrant's id."""
+        payload: dict[str, Any] = {"game": self.game.game}
+        for key, value in self.params.items():
+            if key == "entrant":  # the mode; the id goes under "entrant", as in summary()
+                payload["entrant_mode"] = value
+            else:
+                payload[key] = value
+        payload["rounds"] = len(self.game.schedule)
+        payload["entrant"] = self.entrant_id
+        payload["agents"] = list(self.possible_agents)
+        return payload
 
     def step(self, actions: Mapping[str, Any]):
         rewards, flags, done = self._advance(actions)
