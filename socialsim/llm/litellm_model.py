@@ -10,6 +10,15 @@ litellm is imported on the first call, not at import time (it takes seconds), an
 fetching one. Retries are this package's business (:class:`~socialsim.llm.wrappers.Retry`), so
 the OpenAI SDK's own retries are switched off; errors come out as :class:`ProviderError`
 (:class:`TransientProviderError` for those worth retrying).
+
+Per-call CPU. litellm spends 10-15 ms of CPU on each call (request building in a worker
+thread, the OpenAI SDK, response conversion, pricing, its logging payload); most of it is
+fixed, but for a model whose price litellm does not know (any local server's model) it looks
+the model up in its cost map about a hundred times per call, each a failing search through
+its name generalisations, and prices the reply twice. So once a model's reply has come back
+unpriced, its later calls carry an explicit zero per-call price (never written into litellm's
+cost map, never sent to the server) and litellm prices them without searching; their cost is
+still reported as unknown (None). ``experiments/bench/litellm_overhead_bench.py`` measures it.
 """
 
 from __future__ import annotations
@@ -35,6 +44,12 @@ from socialsim.llm.model import (
 #: The key sent to an ``api_base`` endpoint when no ``api_key_env`` is set: local
 #: OpenAI-compatible servers want some key but check none.
 LOCAL_PLACEHOLDER_KEY = "no-key"
+
+#: Per-call pricing for a model litellm has no price for: zero rates make litellm price the
+#: reply by arithmetic instead of failing cost-map searches, and the same rates as the
+#: ``model_info`` in ``metadata`` let its zero-cost diagnostic find them without a search.
+#: Neither is sent to the server; the reply's cost is still reported as None.
+_ZERO_PRICE = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
 
 
 @cache
@@ -87,6 +102,10 @@ class LiteLLMModel(ChatModel):
             timeout=timeout,
             params=dict(params or {}),
         )
+        # Models whose replies litellm could not price, and the size of its cost map then
+        # (a model registered since may have a price now, so a change forgets them).
+        self._unpriced: set[str] = set()
+        self._cost_map_size = -1
         if api_key_env is not None and not os.environ.get(api_key_env):
             raise ValueError(
                 f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
@@ -129,6 +148,10 @@ class LiteLLMModel(ChatModel):
         if api_key is not None:
             kwargs["api_key"] = api_key
         kwargs.update(settings.params)
+        unpriced = self._known_unpriced(litellm, settings.model, kwargs)
+        if unpriced:
+            kwargs.update(_ZERO_PRICE)
+            kwargs["metadata"] = {"model_info": dict(_ZERO_PRICE)}  # fresh: litellm writes into it
         started = time.perf_counter()
         try:
             response = await litellm.acompletion(**kwargs)
@@ -145,12 +168,17 @@ class LiteLLMModel(ChatModel):
                 **hashes,
             )
         usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = None if unpriced else completion_cost(litellm, response)
+        if cost is None and not unpriced and prompt_tokens + completion_tokens > 0:
+            self._unpriced.add(settings.model)  # tokens but no price: litellm has none
         return Reply(
             text=text,
             model=settings.model,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=completion_cost(litellm, response),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost,
             latency_s=latency,
             finish_reason=choice.finish_reason,
             **hashes,
@@ -158,6 +186,17 @@ class LiteLLMModel(ChatModel):
 
     def layers(self) -> list[dict[str, Any]]:
         return [{"layer": "LiteLLMModel"}]
+
+    def _known_unpriced(self, litellm: Any, model: str, kwargs: Mapping[str, Any]) -> bool:
+        """Whether an earlier reply showed litellm has no price for ``model`` (and the call sets
+        no pricing or metadata of its own, which the zero price would override)."""
+        size = len(litellm.model_cost)
+        if size != self._cost_map_size:
+            self._unpriced.clear()
+            self._cost_map_size = size
+        return model in self._unpriced and not any(
+            name in kwargs for name in ("metadata", "model_info", *_ZERO_PRICE)
+        )
 
 
 def completion_cost(litellm: Any, response: Any) -> float | None:
