@@ -136,7 +136,7 @@ def test_donor_prompt_shows_the_log_as_lines_and_matches_golden(donation_episode
 
 def test_silent_donor_prompt_has_no_log_and_matches_golden():
     _, agents = scripted_episode(
-        "donation_v0", {**DONATION4, "gossip": False}, GossipPolicy({"Emma"}), gossip=False
+        "donation_v0", {**DONATION4, "gossip": False}, GossipPolicy({"Emma"})
     )
     system, prompt = (m["content"] for m in chat_of(agents["agent_2"], 6))
     assert "gossip log" not in prompt and "tones" not in system
@@ -230,7 +230,7 @@ def test_gossip_on_donation_ostracises_the_defector_exactly(llm_server, http_mod
 
 def test_without_gossip_the_defector_is_never_found_out(llm_server, http_model):
     llm_server.policy = GossipPolicy({"Emma"})
-    record = http_episode("donation_v0", {**DONATION4, "gossip": False}, http_model, gossip=False)
+    record = http_episode("donation_v0", {**DONATION4, "gossip": False}, http_model)
     assert record.status == "done", record.error
     actions = [i["action"] for i in record.summary["interactions"]]
     assert actions == ["cooperate"] * 4 + ["defect", "cooperate"]
@@ -297,7 +297,7 @@ def test_donors_of_one_random_matching_round_ask_the_model_at_once(llm_server, h
     llm_server.policy = GossipPolicy()
     llm_server.latency_s = 0.3  # each reply waits, so the three donors' requests overlap
     kwargs = {"n_agents": 6, "schedule": "random", "rounds": 1}
-    record = http_episode("donation_v0", kwargs, http_model, horizon="finite", rounds=1)
+    record = http_episode("donation_v0", kwargs, http_model, horizon="finite")
     assert record.status == "done", record.error
     assert [i["action"] for i in record.summary["interactions"]] == ["cooperate"] * 3
     assert llm_server.requests == 6 and llm_server.max_in_flight >= 2
@@ -335,10 +335,11 @@ def test_reflection_adds_one_summarising_call_per_decision(llm_server, http_mode
 # -- (3) prompt options ---------------------------------------------------------------------------
 
 
-def first_donor_prompt(**options: Any) -> tuple[str, str]:
-    """(system, user) of agent_0's first decision in the N=9 reference game."""
+def first_donor_prompt(env_kwargs: dict[str, Any] | None = None, **options: Any) -> tuple[str, str]:
+    """(system, user) of agent_0's first decision in the N=9 reference game (one round of it,
+    unless ``env_kwargs`` says otherwise)."""
     _, agents = scripted_episode(
-        "donation_v0", {"n_agents": 9, "rounds": 1}, GossipPolicy(), **options
+        "donation_v0", {"n_agents": 9, "rounds": 1, **(env_kwargs or {})}, GossipPolicy(), **options
     )
     system, user = (m["content"] for m in agents["agent_0"].model.received[0])
     return system, user
@@ -352,13 +353,14 @@ def test_equilibrium_knowledge_block_is_on_by_default_and_switchable():
     assert off.count("\n- ") == on.count("\n- ") - 1  # one guideline fewer
 
 
-def test_finite_horizon_states_the_exact_number_of_rounds_and_backward_induction():
-    system, user = first_donor_prompt(horizon="finite")
-    assert "The game lasts exactly 36 rounds in all" in system
+def test_finite_horizon_states_the_episodes_real_number_of_rounds_and_backward_induction():
+    # the env plays 3 of the reference's 36 rounds: the rules message says 3, and so do prompts
+    system, user = first_donor_prompt({"rounds": 3}, horizon="finite")
+    assert "The game lasts exactly 3 rounds in all" in system
     assert "with a finite horizon" in system
-    assert "This is round 1 of 36, so 35 rounds follow this one." in user
+    assert "This is round 1 of 3, so 2 rounds follow this one." in user
     assert "Use backward induction" in user and "one-shot" not in user
-    assert "36.0" not in system + user
+    assert "36" not in system + user and "3.0" not in system + user
 
 
 def test_infinite_horizon_wording_names_no_number_of_rounds():
@@ -379,34 +381,62 @@ def test_display_names_default_to_the_reference_names_and_can_be_switched_off():
     assert system.startswith("You are agent_0,") and "Max is your recipient" in user
 
 
-def test_game_parameters_appear_as_given():
-    system, user = first_donor_prompt(cost=2, benefit=7.5, discount=0.9)
+def test_the_entrant_the_rules_message_names_goes_by_the_reference_name_max():
+    _, agents = scripted_episode(
+        "donation_v0", {"entrant": "isolated", "rounds": 1}, GossipPolicy()
+    )
+    system, user = (m["content"] for m in agents["agent_0"].model.received[0])
+    assert system.startswith("You are John, one of 9 agents")
+    assert user.startswith("Round 1. You were the recipient and Max was your donor.")
+    system, _ = (m["content"] for m in agents["agent_8"].model.received[0])
+    assert system.startswith("You are Max, one of 9 agents")
+
+
+def test_game_parameters_of_the_env_appear_as_given():
+    system, user = first_donor_prompt({"cost": 2, "benefit": 7.5, "discount": 0.9})
     assert "paying 2 so that the recipient gains 7.5" in system
     assert "cooperate (-2, +7.5)" in system and "discounted by a factor of 0.9;" in system
     assert '"cooperate": you pay 2 and Kate gains 7.5;' in user
 
 
-def test_a_seat_told_the_wrong_gossip_setting_fails_the_episode():
-    ids = [f"agent_{i}" for i in range(4)]
-    for env_gossip, seat_gossip, word in (
-        (True, False, "gossip=false"),
-        (False, True, "gossip=true"),
-    ):
-        agents = {}
-        for agent_id in ids:
-            agent = GossipLLMAgent("scripted", gossip=seat_gossip)
-            agent.model = ScriptedModel(GossipPolicy())
-            agent.reset(agent_id, agent_id, 0)
-            agents[agent_id] = agent
-        spec = EpisodeSpec(
-            env_id="donation_v0", seed=0, seats={}, env_kwargs={**DONATION4, "gossip": env_gossip}
+def test_one_seat_table_follows_the_envs_gossip_setting_from_the_rules_message():
+    prompts = {}
+    for gossip in (True, False):
+        _, agents = scripted_episode(
+            "donation_v0", {**DONATION4, "gossip": gossip}, GossipPolicy({"Emma"})
         )
-        record = play_episode(spec, agents=agents)
-        assert (
-            record.status == "failed"
-            and word in record.error
-            and "env.kwargs.gossip" in record.error
-        )
+        assert agents["agent_2"].gossip is gossip
+        prompts[gossip] = [m["content"] for m in chat_of(agents["agent_2"], 6)]
+    assert "gossip log" in prompts[True][1] and "gossip log" not in prompts[False][1]
+    assert "tones" in prompts[True][0] and "tones" not in prompts[False][0]
+
+
+def test_a_decision_without_a_rules_message_in_the_inbox_is_an_error():
+    agent = GossipLLMAgent("scripted")
+    agent.model = ScriptedModel(GossipPolicy())
+    agent.reset("agent_0", "agent_0", 0)
+    info = {"decision": "donate", "round": 1, "role": "donor", "counterpart": "agent_1"}
+    with pytest.raises(ValueError, match="agent_0: no 'rules' message reached this agent"):
+        agent.act({}, [], info)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "gossip",
+        "cost",
+        "benefit",
+        "multiplier",
+        "discount",
+        "initial_resources",
+        "n_agents",
+        "n_sellers",
+        "rounds",
+    ],
+)
+def test_the_games_settings_are_no_seat_options(option):
+    with pytest.raises(ValueError, match=f"unknown key '{option}'"):
+        registry.check_agent_spec("seats.agent_0", {"kind": "llm_gossip", "model": "x", option: 1})
 
 
 @pytest.mark.parametrize(
@@ -414,9 +444,9 @@ def test_a_seat_told_the_wrong_gossip_setting_fails_the_episode():
     [
         ("horizon", "forever", "horizon: must be one of infinite, finite, got 'forever'"),
         ("equilibrium_knowledge", "yes", "equilibrium_knowledge: must be true or false"),
-        ("discount", 1.5, "discount: must be a number in [0, 1], got 1.5"),
+        ("max_words", 0, "max_words: must be an integer >= 1, got 0"),
         ("max_attempts", 0, "max_attempts: must be an integer >= 1, got 0"),
-        ("rounds", 2.5, "rounds: must be an integer >= 1, got 2.5"),
+        ("display_names", 3, "display_names: must be true, false or a table of id -> name"),
     ],
 )
 def test_bad_options_are_rejected_by_name(option, value, message):
@@ -534,29 +564,48 @@ def test_an_investment_beyond_the_stock_is_re_prompted(llm_server, http_model):
 
 LLM_FILES = [
     "llm_align_donation",
-    "llm_align_donation_silent",
     "llm_align_entrant",
     "llm_align_prisoners",
     "llm_align_trust",
     "llm_align_market",
 ]
+#: what the env's rules message tells; a seat table repeating any of it would be refused
+GAME_SETTINGS = {
+    "gossip",
+    "cost",
+    "benefit",
+    "multiplier",
+    "discount",
+    "initial_resources",
+    "n_agents",
+    "n_sellers",
+    "rounds",
+}
 
 
 @pytest.mark.parametrize("name", LLM_FILES)
-def test_bundled_llm_files_state_the_envs_own_rules_to_their_agents(name):
+def test_bundled_llm_files_leave_the_rules_to_the_env(name):
     experiment = config.load(name)
     assert experiment.max_concurrent == 16
     specs = experiment.specs()
     assert {s.cell["seats.*.equilibrium_knowledge"] for s in specs} == {True, False}
     for spec in specs:
-        env = spec.env_kwargs
         llm_seats = [s for s in spec.seats.values() if s["kind"] == "llm_gossip"]
         assert llm_seats
         for seat in llm_seats:
-            assert seat["gossip"] == env["gossip"]
-            for key in ("cost", "benefit", "multiplier", "discount", "n_sellers"):
-                if key in seat:
-                    assert seat[key] == env[key], key
+            assert not GAME_SETTINGS & set(seat)
+
+
+def test_the_donation_file_crosses_gossip_with_equilibrium_knowledge_in_one_grid():
+    specs = config.load("llm_align_donation").specs()
+    cells = {(s.cell["env.kwargs.gossip"], s.cell["seats.*.equilibrium_knowledge"]) for s in specs}
+    assert cells == {(True, True), (True, False), (False, True), (False, False)}
+    assert len(specs) == 4 * 3
+    for spec in specs:
+        assert spec.env_kwargs["gossip"] == spec.cell["env.kwargs.gossip"]
+        assert {s["equilibrium_knowledge"] for s in spec.seats.values()} == {
+            spec.cell["seats.*.equilibrium_knowledge"]
+        }
 
 
 def test_one_set_option_chooses_the_model_of_every_llm_seat():

@@ -36,42 +36,37 @@ with the game master's reason, up to ``max_attempts`` answers, then plays the fa
 counted (``invalid_answers``, ``fallbacks``) and logged in the record (see
 :class:`~socialsim.agents.llm.base.LLMAgent`).
 
-The agent sees only its observation, its inbox and ``info``, not the env's arguments, so the
-rules it states (``gossip``, ``cost``, ``benefit``, ``multiplier``, ``discount``, and
-``rounds`` for a finite horizon) are its own arguments and must equal the env's; the bundled
-``experiments/llm_align_*.toml`` files set both. The number of agents is read from the
-observation's length and the starting stock from the agent's first match.
+The agent sees only its observation, its inbox and ``info``, never the env's arguments. The
+rules it states come from the env's ``rules`` message (public, published to everyone at reset,
+so it is in the first inbox the agent reads): ``game``, ``gossip``, ``cost``, ``benefit``,
+``multiplier``, ``discount``, ``initial_resources``, ``n_agents``, ``n_sellers``,
+``rounds`` (the episode's real number of rounds, stated by a finite horizon) and ``entrant``
+(its id, so that the reference's entrant goes by its reference name). So one seat table plays
+every setting of the env, and an experiment grid may cross ``env.kwargs.gossip`` with any option
+of the agent. An inbox without a ``rules`` message is a ``ValueError``.
 
 Arguments
     model: the model config table (see :func:`socialsim.llm.build_model`), or a model name.
-    gossip: whether the env publishes gossip; it must equal the env's ``gossip`` (the agent
-        cannot see the env's arguments, and a mismatch raises ``ValueError`` once the bus
-        shows it).
     equilibrium_knowledge: add the common-knowledge block for finding subgame-perfect
         equilibria (backward induction for a finite horizon, the one-shot deviation principle
         for an infinite one) and a guideline to use it; ``False`` is the paper's ablation.
     horizon: ``"infinite"`` or ``"finite"``: the wording only (the episode length is the env's);
-        a finite game states its exact number of rounds.
+        a finite game states its exact number of rounds, from the ``rules`` message.
     reflection: before each decision, a second call asks the agent to summarise its memory and
         the gossip log; the summary replaces the raw memory lines in the decision prompt.
-    display_names: ``True`` shows ``agent_i`` as the reference's names (John, Kate, Jack, ...),
-        ``False`` shows the ids, a table maps ids to names (unlisted ids keep their id).
+    display_names: ``True`` shows ``agent_i`` as the reference's names (John, Kate, Jack, ...,
+        and Max for the entrant the ``rules`` message names), ``False`` shows the ids, a table
+        maps ids to names (unlisted ids keep their id).
     structured_output: ask for the answer with ``response_format`` (a JSON schema), for models
         and servers that support it.
-    cost, benefit: the donation and prisoner's dilemma parameters (the env's defaults).
-    multiplier: the trust game's multiplier (the env's default).
-    discount: the discount factor stated in the prompts.
-    initial_resources: the starting stock stated in the rules; ``None`` reads it from the bus
-        (an agent's own stock at its first match is the starting stock).
-    n_agents: ``None`` reads it from the observation's length (the env's documented layout).
-    n_sellers: market sellers; ``None`` is half the agents, rounded down.
-    rounds: the number of rounds a finite horizon states; ``None`` is the reference schedule's
-        (N(N-1)/2 among peers, sellers x buyers in the market).
     max_words: the gossip message must have fewer words than this.
     max_attempts: answers tried per decision before the fallback (default 3).
     drop_failed_attempts: keep failed attempts out of the re-prompt (see the base class).
 
 Version History
+    * v1: the game's settings are read from the env's ``rules`` message; the seat options
+      ``gossip``, ``cost``, ``benefit``, ``multiplier``, ``discount``, ``initial_resources``,
+      ``n_agents``, ``n_sellers`` and ``rounds`` are gone.
     * v0: first version.
 """
 
@@ -87,7 +82,7 @@ from importlib import resources
 from typing import Any
 
 from socialsim.agents.llm.base import LLMAgent, render
-from socialsim.envs.gossip.core import MARKET_PAYOFFS, REFERENCE_NAMES
+from socialsim.envs.gossip.core import MARKET_PAYOFFS, REFERENCE_ENTRANT_NAME, REFERENCE_NAMES
 from socialsim.envs.gossip.norms import TONES
 
 from socialsim.bus import Message
@@ -119,9 +114,6 @@ DECISIONS = {
     "trust": ("invest", "return", "gossip"),
     "market": ("sell", "buy", "gossip"),
 }
-#: how many roles the observation's role one-hot has (the env's documented layout)
-ROLE_SLOTS = {"donation": 2, "prisoners": 1, "trust": 2, "market": 2}
-DEFAULT_STOCK = {"donation": 10.0, "prisoners": 0.0, "trust": 5.0, "market": 0.0}
 #: decision -> (JSON field, allowed choices or None for an amount)
 MOVES: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "donate": ("donor_action", ("cooperate", "defect")),
@@ -219,27 +211,17 @@ class GossipLLMAgent(LLMAgent):
     def __init__(
         self,
         model: str | Mapping[str, Any],
-        gossip: bool = True,
         equilibrium_knowledge: bool = True,
         horizon: str = "infinite",
         reflection: bool = False,
         display_names: bool | Mapping[str, str] = True,
         structured_output: bool = False,
-        cost: float = 1.0,
-        benefit: float = 5.0,
-        multiplier: float = 3.0,
-        discount: float = 0.99,
-        initial_resources: float | None = None,
-        n_agents: int | None = None,
-        n_sellers: int | None = None,
-        rounds: int | None = None,
         max_words: int = 150,
         max_attempts: int | None = None,
         drop_failed_attempts: bool = False,
     ):
         super().__init__(model, max_attempts, drop_failed_attempts)
         for name, value in (
-            ("gossip", gossip),
             ("equilibrium_knowledge", equilibrium_knowledge),
             ("reflection", reflection),
             ("structured_output", structured_output),
@@ -253,63 +235,35 @@ class GossipLLMAgent(LLMAgent):
             raise ValueError(
                 f"display_names: must be true, false or a table of id -> name, got {display_names!r}"
             )
-        for name, value, low, high in (
-            ("cost", cost, 0.0, math.inf),
-            ("benefit", benefit, 0.0, math.inf),
-            ("multiplier", multiplier, 0.0, math.inf),
-            ("discount", discount, 0.0, 1.0),
-        ):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not low <= value <= high
-            ):
-                bound = f"in [{low:g}, {high:g}]" if high < math.inf else f">= {low:g}"
-                raise ValueError(f"{name}: must be a number {bound}, got {value!r}")
-        if initial_resources is not None and (
-            isinstance(initial_resources, bool) or not isinstance(initial_resources, (int, float))
-        ):
-            raise ValueError(
-                f"initial_resources: must be a number or left unset, got {initial_resources!r}"
-            )
-        for name, value, low in (
-            ("n_agents", n_agents, 2),
-            ("n_sellers", n_sellers, 1),
-            ("rounds", rounds, 1),
-            ("max_words", max_words, 1),
-        ):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < low
-            ):
-                raise ValueError(f"{name}: must be an integer >= {low}, got {value!r}")
-        self.gossip = gossip
+        if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
+            raise ValueError(f"max_words: must be an integer >= 1, got {max_words!r}")
         self.equilibrium_knowledge = equilibrium_knowledge
         self.horizon = horizon
         self.reflection = reflection
         self.display_names = display_names
         self.structured_output = structured_output
-        self.cost = float(cost)
-        self.benefit = float(benefit)
-        self.multiplier = float(multiplier)
-        self.discount = float(discount)
-        self.initial_resources = initial_resources
-        self.n_agents = n_agents
-        self.n_sellers = n_sellers
-        self.rounds = rounds
         self.max_words = max_words
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
         self.matches: dict[int, Match] = {}
         self.log: list[dict[str, Any]] = []  # gossip payloads, in the order published
-        self.first_stock: float | None = None
-        self.seen_agents: int | None = self.n_agents
         self.game: str | None = None
+        self.rules: dict[str, Any] | None = None  # the env's ``rules`` payload, once read
 
     # -- reading what the env gives -----------------------------------------------------------
 
     def read(self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]) -> None:
-        """Take in the new inbox messages and what the observation and info tell."""
+        """Take in the new inbox messages and what ``info`` tells."""
+        for message in messages:
+            if message.kind == "rules":
+                self.learn_rules(message.payload)
+        if self.rules is None:
+            raise ValueError(
+                f"{self.agent_id}: no 'rules' message reached this agent before its first "
+                "decision; the gossip envs publish one to everyone at reset (the agent learns "
+                "the game's settings from it)"
+            )
         role = info.get("role")
         if role is not None:
             game = GAME_OF_ROLE.get(role)
@@ -318,13 +272,11 @@ class GossipLLMAgent(LLMAgent):
                     f"info['role']: {role!r} is not a role of the gossip games "
                     f"({', '.join(GAME_OF_ROLE)})"
                 )
-            self.game = game
-        if self.seen_agents is None and self.game is not None:
-            vector = observation.get("observation") if isinstance(observation, Mapping) else None
-            if vector is not None:
-                slots = len(vector) - 1 - ROLE_SLOTS[self.game]
-                if slots > 0 and slots % 6 == 0:  # N counterpart slots and N x 5 tone counts
-                    self.seen_agents = slots // 6
+            if game != self.game:
+                raise ValueError(
+                    f"info['role']: {role!r} is a role of the {game} game, but the rules "
+                    f"message says {self.game!r}"
+                )
         for message in messages:
             payload = message.payload
             if message.kind == "match":
@@ -332,8 +284,6 @@ class GossipLLMAgent(LLMAgent):
                 other = next(a for a in roles if a != self.agent_id)
                 stocks = payload["resources"]
                 own = float(stocks[self.agent_id])
-                if self.first_stock is None:
-                    self.first_stock = own
                 self.matches[payload["round"]] = Match(
                     payload["round"], roles[self.agent_id], other, own, float(stocks[other])
                 )
@@ -346,11 +296,6 @@ class GossipLLMAgent(LLMAgent):
                     else:
                         match.received["move"] = action
             elif message.kind == "gossip":
-                if not self.gossip:
-                    raise ValueError(
-                        "gossip: this agent was set up with gossip=false but the env publishes "
-                        "gossip; give the seat the env's gossip setting (env.kwargs.gossip)"
-                    )
                 self.log.append(dict(payload))
                 match = self.matches.get(payload["round"])
                 if match is not None:
@@ -360,20 +305,53 @@ class GossipLLMAgent(LLMAgent):
                     elif payload["about"] == self.agent_id and payload["author"] == match.other:
                         match.heard = said
 
-    def check_gossip_setting(self, info: Mapping[str, Any]) -> None:
-        """Raise if the env's gossip setting visibly differs from this agent's."""
-        if info.get("decision") == "gossip" and not self.gossip:
+    def learn_rules(self, payload: Mapping[str, Any]) -> None:
+        """Keep the settings of the ``rules`` message, checking the ones the prompts state."""
+        rules = dict(payload)
+        game = rules.get("game")
+        if game not in TITLES:
             raise ValueError(
-                "gossip: this agent was set up with gossip=false but the env asks it to gossip; "
-                "give the seat the env's gossip setting (env.kwargs.gossip)"
+                f"rules message: game must be one of {', '.join(TITLES)}, got {game!r}"
             )
-        finished = [r for r in self.matches if r < info.get("round", 0)]
-        if self.gossip and finished and not self.log:
-            raise ValueError(
-                "gossip: this agent was set up with gossip=true but no gossip followed its "
-                f"match of round {min(finished)}; give the seat the env's gossip setting "
-                "(env.kwargs.gossip)"
-            )
+        needed = ["gossip", "discount", "n_agents", "rounds"]
+        needed += {
+            "donation": ["cost", "benefit", "initial_resources"],
+            "prisoners": ["cost", "benefit"],
+            "trust": ["multiplier", "initial_resources"],
+            "market": ["n_sellers"],
+        }[game]
+        missing = [key for key in needed if key not in rules]
+        if missing:
+            raise ValueError(f"rules message: the {game} game's rules lack {', '.join(missing)}")
+        self.rules = rules
+        self.game = game
+
+    # -- the rules in force (from the env's rules message) ---------------------------------------
+
+    def rule(self, key: str, default: Any = None) -> Any:
+        if self.rules is None:  # pragma: no cover - read() raises first
+            raise ValueError(f"{key}: the rules message has not reached {self.agent_id}")
+        return self.rules.get(key, default)
+
+    @property
+    def gossip(self) -> bool:
+        return bool(self.rule("gossip"))
+
+    @property
+    def cost(self) -> float:
+        return float(self.rule("cost", 0.0))
+
+    @property
+    def benefit(self) -> float:
+        return float(self.rule("benefit", 0.0))
+
+    @property
+    def multiplier(self) -> float:
+        return float(self.rule("multiplier", 0.0))
+
+    @property
+    def discount(self) -> float:
+        return float(self.rule("discount"))
 
     # -- names and numbers --------------------------------------------------------------------
 
@@ -382,36 +360,26 @@ class GossipLLMAgent(LLMAgent):
         if isinstance(self.display_names, Mapping):
             return str(self.display_names.get(agent_id, agent_id))
         if self.display_names:
+            if agent_id == self.rule("entrant"):
+                return REFERENCE_ENTRANT_NAME
             found = re.fullmatch(r"agent_(\d+)", agent_id)
             if found and int(found.group(1)) < len(REFERENCE_NAMES):
                 return REFERENCE_NAMES[int(found.group(1))]
         return agent_id
 
     def agent_count(self) -> int:
-        if self.seen_agents is None:
-            raise ValueError(
-                "n_agents: cannot read the number of agents from the observation; set n_agents"
-            )
-        return self.seen_agents
+        return int(self.rule("n_agents"))
 
     def total_rounds(self) -> int:
-        if self.rounds is not None:
-            return self.rounds
-        n = self.agent_count()
-        if self.game == "market":
-            sellers = self.sellers()
-            return sellers * (n - sellers)
-        return n * (n - 1) // 2
+        """The episode's real number of rounds, as the rules message states it."""
+        return int(self.rule("rounds"))
 
     def sellers(self) -> int:
-        return self.n_sellers if self.n_sellers is not None else self.agent_count() // 2
+        return int(self.rule("n_sellers"))
 
     def starting_stock(self) -> float:
-        if self.initial_resources is not None:
-            return float(self.initial_resources)
-        if self.first_stock is not None:
-            return self.first_stock
-        return DEFAULT_STOCK[self.game or "donation"]
+        # the market states no stock: its payoffs start from 0
+        return float(self.rule("initial_resources", 0.0))
 
     def payoffs(self, match: Match) -> tuple[float, float]:
         """(mine, theirs) of a finished or current match."""
@@ -854,7 +822,6 @@ class GossipLLMAgent(LLMAgent):
                 f"info['decision']: {decision!r} is not a decision of the "
                 f"{self.game or 'gossip'} game for role {info.get('role')!r}"
             )
-        self.check_gossip_setting(info)
         match = self.current_match(info)
         notes = await self.reflect(info) if self.reflection else None
         form = self.answer_form(decision, match)
