@@ -18,6 +18,7 @@ from gossip_policies import REFLECTION, GossipPolicy, bad_first
 from socialsim.agents.llm.gossip import GossipLLMAgent
 
 from socialsim import config, registry
+from socialsim.bus import Message
 from socialsim.cli import main
 from socialsim.llm import ScriptedModel
 from socialsim.runner import EpisodeSpec, play_episode
@@ -418,6 +419,19 @@ def test_a_decision_without_a_rules_message_in_the_inbox_is_an_error():
     info = {"decision": "donate", "round": 1, "role": "donor", "counterpart": "agent_1"}
     with pytest.raises(ValueError, match="agent_0: no 'rules' message reached this agent"):
         agent.act({}, [], info)
+
+
+def test_a_rules_message_without_the_settings_a_prompt_states_is_an_error_naming_them():
+    agent = GossipLLMAgent("scripted")
+    agent.reset("agent_0", "agent_0", 0)
+    rules = Message(0, 1, "env", "*", "public", "rules", {"game": "trust", "gossip": True})
+    info = {"decision": "invest", "round": 1, "role": "investor", "counterpart": "agent_1"}
+    message = (
+        "rules message: the trust game's rules lack discount, n_agents, rounds, multiplier, "
+        "initial_resources"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        agent.act({}, [rules], info)
 
 
 @pytest.mark.parametrize(
