@@ -674,3 +674,14 @@ def test_entrant_file_played_through_the_cli_ostracises_max(llm_server, fresh_mo
     assert 'Round 1: John about Max (criticism): "Max exploited me. Beware of Max."' in kate
     last = llm_server.answered[-1]["messages"][1]["content"]
     assert 'Round 2: Max about Kate (neutral): "No comment"' in last
+
+
+def test_rules_wording_follows_the_envs_schedule():
+    reference, _ = first_donor_prompt()
+    assert "Two agents never meet twice, and each agent's role alternates" in reference
+    random_matching, _ = first_donor_prompt({"schedule": "random", "rounds": 1})
+    assert (
+        "Pairs and roles are drawn at random every round, so two agents may meet again"
+        in random_matching
+    )
+    assert "never meet twice" not in random_matching

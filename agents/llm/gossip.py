@@ -438,6 +438,11 @@ class GossipLLMAgent(LLMAgent):
                 discount=amount(self.discount),
             ),
             "rules": fragment(f"rules.{game}.{mode}"),
+            # the reference's schedule, or random matching (where pairs may meet again)
+            "matching": fragment(
+                f"matching.{'random' if self.rule('schedule') == 'random' else 'align'}"
+                + (".roles" if game in ("donation", "trust") else "")
+            ),
             "length": length,
             "information": information,
             "initial_resources": amount(self.starting_stock()),
