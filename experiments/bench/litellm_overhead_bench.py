@@ -1,16 +1,26 @@
 """CPU cost per call of the LLM layer (litellm included), against a zero-latency test server.
 
-The test server runs in its own process, so ``time.process_time()`` here counts only this
-process: socialsim's wrappers, litellm, the OpenAI SDK / HTTP client and asyncio. The script
-makes ``--calls`` sequential calls, then ``--calls`` calls with ``--concurrency`` in flight, each
+The test server (tests/llm_server.py) runs in its own process, so ``time.process_time()`` here
+counts only this process: socialsim's wrappers, litellm (including the worker thread its
+``acompletion`` runs ``completion`` in), the OpenAI SDK, the HTTP client and asyncio. Each round
+makes ``--calls`` sequential calls, then ``--calls`` calls with ``--concurrency`` in flight,
 through a model built by :func:`socialsim.llm.build_model` (no cache, so every call is a
-request), and prints CPU milliseconds per call and calls per second. With ``--profile`` it also
-prints the top functions of a cProfile run of the sequential calls. It prints; it asserts nothing.
+request; concurrency limit = K), and prints CPU milliseconds per call and calls per second;
+the machine is shared, so ``--rounds`` repeats and the minimum and median are printed.
+
+``--compare`` interleaves rounds with :class:`~socialsim.llm.LiteLLMModel`'s unpriced-model
+shortcut switched off ("before") and on ("after"). ``--no-delay`` serves with TCP_NODELAY:
+the stock server writes headers and body in two sends, so Nagle's algorithm holds the body
+until the client's delayed ACK (~40 ms), which dominates the sequential wall time.
+``--profile`` / ``--pyinstrument`` profile one sequential phase (main thread only); ``--set
+NAME=VALUE`` sets a litellm module attribute first, to try settings. It prints; it asserts
+nothing.
 
 Usage::
 
-    python experiments/bench/litellm_overhead_bench.py [--calls 300] [--concurrency 16]
-        [--model openai/test] [--profile] [--sort tottime] [--top 40]
+    python experiments/bench/litellm_overhead_bench.py [--calls 200] [--concurrency 16]
+        [--rounds 3] [--compare] [--no-delay] [--model openai/test]
+        [--profile [--sort tottime] [--top 40] | --pyinstrument] [--set NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -23,25 +33,40 @@ import cProfile
 import io
 import os
 import pstats
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from socialsim.llm import build_model, forget_models, load_litellm  # noqa: E402
+from socialsim.llm import LiteLLMModel, build_model, forget_models, load_litellm  # noqa: E402
 
 KEY_ENV = "SOCIALSIM_BENCH_KEY"
+SHIPPED = LiteLLMModel._known_unpriced
+
+
+#: Runs tests/llm_server.py's main() with TCP_NODELAY on its sockets.
+NO_DELAY_SERVER = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import llm_server; "
+    "llm_server._ChatHandler.disable_nagle_algorithm = True; llm_server.main(sys.argv[2:])"
+)
 
 
 @contextlib.contextmanager
-def server_process(latency: float) -> Iterator[str]:
+def server_process(latency: float, no_delay: bool = False) -> Iterator[str]:
     """The test server's URL, the server running in a process of its own."""
-    script = Path(__file__).resolve().parents[2] / "tests" / "llm_server.py"
+    tests = Path(__file__).resolve().parents[2] / "tests"
+    command = (
+        [sys.executable, "-c", NO_DELAY_SERVER, str(tests)]
+        if no_delay
+        else [sys.executable, str(tests / "llm_server.py")]
+    )
     process = subprocess.Popen(
-        [sys.executable, str(script), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
+        [*command, "--latency", str(latency)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None
@@ -73,16 +98,59 @@ async def concurrent(model, n: int, k: int, offset: int) -> None:
     await asyncio.gather(*(worker() for _ in range(k)))
 
 
-def measure(label: str, coroutine) -> tuple[float, float]:
-    """Run a coroutine in a fresh loop; return (CPU seconds, wall seconds)."""
-    cpu, wall = time.process_time(), time.perf_counter()
+def measure(coroutine) -> tuple[float, float, float]:
+    """Run a coroutine in a fresh loop; return (CPU seconds of the process, of this thread, wall
+    seconds)."""
+    cpu, main, wall = time.process_time(), time.thread_time(), time.perf_counter()
     asyncio.run(coroutine)
-    return time.process_time() - cpu, time.perf_counter() - wall
+    return time.process_time() - cpu, time.thread_time() - main, time.perf_counter() - wall
+
+
+def set_shortcut(on: bool) -> None:
+    """Switch LiteLLMModel's unpriced-model shortcut on (as shipped) or off (as before it)."""
+    LiteLLMModel._known_unpriced = SHIPPED if on else (lambda self, litellm, kwargs: False)
+
+
+def count_calls(model, n: int, offset: int) -> float:
+    """Python function calls per call, in every thread (deterministic, unlike CPU time on a
+    shared machine). The loop's executor threads are new, so they inherit the hook."""
+    calls = [0]
+
+    def hook(frame, event, arg) -> None:
+        if event == "call":
+            calls[0] += 1
+
+    threading.setprofile(hook)
+    sys.setprofile(hook)
+    try:
+        asyncio.run(sequential(model, n, offset))
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    return calls[0] / n
+
+
+def report(label: str, n: int, runs: list[tuple[float, float, float]]) -> None:
+    cpu = sorted(1000 * c / n for c, _, _ in runs)
+    main = sorted(1000 * m / n for _, m, _ in runs)
+    rate = sorted(n / w for _, _, w in runs)
+    print(
+        f"{label:<24} cpu ms/call min {cpu[0]:6.2f} median {statistics.median(cpu):6.2f}"
+        f" (main thread {statistics.median(main):5.2f})   calls/s median {statistics.median(rate):7.1f}"
+        f" max {rate[-1]:7.1f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=300, help="calls per phase")
+    parser.add_argument("--calls", type=int, default=200, help="calls per phase")
+    parser.add_argument("--rounds", type=int, default=3, help="repeats of both phases")
+    parser.add_argument(
+        "--compare", action="store_true", help="interleave rounds without and with the shortcut"
+    )
+    parser.add_argument(
+        "--no-delay", action="store_true", help="the server sends with TCP_NODELAY (no Nagle)"
+    )
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight (K)")
     parser.add_argument("--model", default="openai/test", help="litellm model name")
     parser.add_argument("--profile", action="store_true", help="cProfile the sequential phase")
@@ -105,24 +173,42 @@ def main(argv: list[str] | None = None) -> None:
     for assignment in args.set:
         name, _, value = assignment.partition("=")
         setattr(litellm, name, ast.literal_eval(value))
-    with server_process(0.0) as url:
+    with server_process(0.0, args.no_delay) as url:
         forget_models()
         model = build_model(
-            {"model": args.model, "api_base": url, "api_key_env": KEY_ENV, "cache": False}
+            {
+                "model": args.model,
+                "api_base": url,
+                "api_key_env": KEY_ENV,
+                "cache": False,
+                "concurrency": args.concurrency,
+            }
         )
         # Warm up: first-call imports and lazy setup (litellm loads provider modules lazily).
-        measure("warmup", sequential(model, 20, 10**6))
-        n = args.calls
-        cpu, wall = measure("sequential", sequential(model, n, 0))
-        print(
-            f"sequential   n={n:<5} cpu {1000 * cpu / n:6.2f} ms/call   "
-            f"{n / wall:7.1f} calls/s   wall {wall:6.2f} s"
-        )
-        cpu, wall = measure("concurrent", concurrent(model, n, args.concurrency, n))
-        print(
-            f"concurrent   n={n:<5} K={args.concurrency:<3} cpu {1000 * cpu / n:6.2f} ms/call   "
-            f"{n / wall:7.1f} calls/s   wall {wall:6.2f} s"
-        )
+        measure(sequential(model, 20, 10**6))
+        n, k = args.calls, args.concurrency
+        variants = ["before", "after"] if args.compare else ["as shipped"]
+        runs: dict[str, list[tuple[float, float, float]]] = {}
+        offset = 0
+        for _ in range(args.rounds):
+            for variant in variants:
+                set_shortcut(variant != "before")
+                measure(sequential(model, 3, 10**7 + offset))  # the shortcut learns the price
+                runs.setdefault(f"{variant} sequential", []).append(
+                    measure(sequential(model, n, offset))
+                )
+                runs.setdefault(f"{variant} concurrent K={k}", []).append(
+                    measure(concurrent(model, n, k, offset + n))
+                )
+                offset += 2 * n
+        print(f"model {args.model}, {n} calls per phase, {args.rounds} rounds")
+        for label, measured in runs.items():
+            report(label, n, measured)
+        for variant in variants:
+            set_shortcut(variant != "before")
+            calls = count_calls(model, 50, 10**8 + 50 * len(variant))
+            print(f"{variant:<24} Python function calls per call (all threads): {calls:8.0f}")
+        set_shortcut(True)
         if args.pyinstrument:
             from pyinstrument import Profiler
 

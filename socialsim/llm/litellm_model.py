@@ -12,13 +12,18 @@ the OpenAI SDK's own retries are switched off; errors come out as :class:`Provid
 (:class:`TransientProviderError` for those worth retrying).
 
 Per-call CPU. litellm spends 10-15 ms of CPU on each call (request building in a worker
-thread, the OpenAI SDK, response conversion, pricing, its logging payload); most of it is
-fixed, but for a model whose price litellm does not know (any local server's model) it looks
-the model up in its cost map about a hundred times per call, each a failing search through
-its name generalisations, and prices the reply twice. So once a model's reply has come back
-unpriced, its later calls carry an explicit zero per-call price (never written into litellm's
-cost map, never sent to the server) and litellm prices them without searching; their cost is
-still reported as unknown (None). ``experiments/bench/litellm_overhead_bench.py`` measures it.
+thread, the OpenAI SDK, response conversion, pricing, its logging payload), nearly all of it
+fixed. The part that is not: for a model whose price litellm does not know (a local server's
+model) it looks the model up about a dozen times per call while pricing the reply and
+logging it, and a lookup that fails is not cached, so each is a search through its cost map
+and its name generalisations (about a tenth of the call's Python work). So once a reply has
+come back with tokens but no price, the model's later calls carry an explicit zero per-call
+price (litellm keeps it with the call: it is never written into its cost map nor sent to the
+server), which litellm prices by arithmetic; their cost is still reported as unknown (None).
+litellm's module settings (callbacks, logging, telemetry, message logging, token counter) are
+already at their cheapest defaults and measured no different; its httpx transport
+(``disable_aiohttp_transport``) measured slower, a shared client or ``shared_session`` no faster.
+``experiments/bench/litellm_overhead_bench.py`` measures all this.
 """
 
 from __future__ import annotations
@@ -102,9 +107,9 @@ class LiteLLMModel(ChatModel):
             timeout=timeout,
             params=dict(params or {}),
         )
-        # Models whose replies litellm could not price, and the size of its cost map then
-        # (a model registered since may have a price now, so a change forgets them).
-        self._unpriced: set[str] = set()
+        # Whether a reply showed litellm has no price for this model, and the size of its cost
+        # map then (a model registered since may have a price now, so a change forgets it).
+        self._unpriced = False
         self._cost_map_size = -1
         if api_key_env is not None and not os.environ.get(api_key_env):
             raise ValueError(
@@ -148,7 +153,7 @@ class LiteLLMModel(ChatModel):
         if api_key is not None:
             kwargs["api_key"] = api_key
         kwargs.update(settings.params)
-        unpriced = self._known_unpriced(litellm, settings.model, kwargs)
+        unpriced = self._known_unpriced(litellm, kwargs)
         if unpriced:
             kwargs.update(_ZERO_PRICE)
             kwargs["metadata"] = {"model_info": dict(_ZERO_PRICE)}  # fresh: litellm writes into it
@@ -172,7 +177,7 @@ class LiteLLMModel(ChatModel):
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         cost = None if unpriced else completion_cost(litellm, response)
         if cost is None and not unpriced and prompt_tokens + completion_tokens > 0:
-            self._unpriced.add(settings.model)  # tokens but no price: litellm has none
+            self._unpriced = True  # tokens but no price: litellm has none for this model
         return Reply(
             text=text,
             model=settings.model,
@@ -187,15 +192,15 @@ class LiteLLMModel(ChatModel):
     def layers(self) -> list[dict[str, Any]]:
         return [{"layer": "LiteLLMModel"}]
 
-    def _known_unpriced(self, litellm: Any, model: str, kwargs: Mapping[str, Any]) -> bool:
-        """Whether an earlier reply showed litellm has no price for ``model`` (and the call sets
-        no pricing or metadata of its own, which the zero price would override)."""
+    def _known_unpriced(self, litellm: Any, kwargs: Mapping[str, Any]) -> bool:
+        """Whether an earlier reply showed litellm has no price for this model (and the call
+        sets no pricing or metadata of its own, which the zero price would override)."""
         size = len(litellm.model_cost)
         if size != self._cost_map_size:
-            self._unpriced.clear()
+            self._unpriced = False
             self._cost_map_size = size
-        return model in self._unpriced and not any(
-            name in kwargs for name in ("metadata", "model_info", *_ZERO_PRICE)
+        return self._unpriced and not any(
+            name in ("metadata", "model_info") or "cost_per" in name for name in kwargs
         )
 
 
