@@ -1,4 +1,4 @@
-"""CPU cost per call of the LLM layer (litellm included), against a zero-latency test server.
+"""CPU cost per call of the LLM layer (litellm included), against a local test server.
 
 The test server (tests/llm_server.py) runs in its own process, so ``time.process_time()`` here
 counts only this process: socialsim's wrappers, litellm (including the worker thread its
@@ -19,7 +19,7 @@ nothing.
 Usage::
 
     python experiments/bench/litellm_overhead_bench.py [--calls 200] [--concurrency 16]
-        [--rounds 3] [--compare] [--no-delay] [--model openai/test]
+        [--rounds 3] [--compare] [--latency 0] [--no-delay] [--model openai/test]
         [--profile [--sort tottime] [--top 40] | --pyinstrument] [--set NAME=VALUE ...]
 """
 
@@ -149,6 +149,9 @@ def main(argv: list[str] | None = None) -> None:
         "--compare", action="store_true", help="interleave rounds without and with the shortcut"
     )
     parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds the server waits per request"
+    )
+    parser.add_argument(
         "--no-delay", action="store_true", help="the server sends with TCP_NODELAY (no Nagle)"
     )
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight (K)")
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     for assignment in args.set:
         name, _, value = assignment.partition("=")
         setattr(litellm, name, ast.literal_eval(value))
-    with server_process(0.0, args.no_delay) as url:
+    with server_process(args.latency, args.no_delay) as url:
         forget_models()
         model = build_model(
             {
@@ -201,7 +204,10 @@ def main(argv: list[str] | None = None) -> None:
                     measure(concurrent(model, n, k, offset + n))
                 )
                 offset += 2 * n
-        print(f"model {args.model}, {n} calls per phase, {args.rounds} rounds")
+        print(
+            f"model {args.model}, server latency {args.latency} s"
+            f"{', TCP_NODELAY' if args.no_delay else ''}, {n} calls per phase, {args.rounds} rounds"
+        )
         for label, measured in runs.items():
             report(label, n, measured)
         for variant in variants:
