@@ -20,6 +20,8 @@ and its name generalisations (about a tenth of the call's Python work). So once 
 come back with tokens but no price, the model's later calls carry an explicit zero per-call
 price (litellm keeps it with the call: it is never written into its cost map nor sent to the
 server), which litellm prices by arithmetic; their cost is still reported as unknown (None).
+Only models on litellm's OpenAI provider (``openai/...``, as local servers are named) take
+this path, since their requests were checked to go out unchanged.
 litellm's module settings (callbacks, logging, telemetry, message logging, token counter) are
 already at their cheapest defaults and measured no different; its httpx transport
 (``disable_aiohttp_transport``) measured slower, a shared client or ``shared_session`` no faster.
@@ -111,6 +113,7 @@ class LiteLLMModel(ChatModel):
         # map then (a model registered since may have a price now, so a change forgets it).
         self._unpriced = False
         self._cost_map_size = -1
+        self._may_skip_pricing = model.startswith("openai/")  # see the module docstring
         if api_key_env is not None and not os.environ.get(api_key_env):
             raise ValueError(
                 f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
@@ -199,8 +202,10 @@ class LiteLLMModel(ChatModel):
         if size != self._cost_map_size:
             self._unpriced = False
             self._cost_map_size = size
-        return self._unpriced and not any(
-            name in ("metadata", "model_info") or "cost_per" in name for name in kwargs
+        return (
+            self._unpriced
+            and self._may_skip_pricing
+            and not any(name in ("metadata", "model_info") or "cost_per" in name for name in kwargs)
         )
 
 
