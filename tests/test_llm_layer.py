@@ -508,6 +508,35 @@ def test_unknown_price_gives_none_not_an_error(llm_server):
     assert run(build_model(config(llm_server)).complete(HELLO)).cost is None
 
 
+def test_an_unpriced_model_stays_unpriced_and_sends_the_same_request_until_litellm_learns_a_price(
+    llm_server,
+):
+    seen = []
+    llm_server.policy = lambda messages, request: seen.append(request) or "hello"
+    model = build_model(config(llm_server, model="openai/unpriced-model"))
+    assert [run(model.complete(HELLO, seed=i)).cost for i in range(3)] == [None, None, None]
+    fields = [{k: v for k, v in r.items() if k != "seed"} for r in seen]
+    assert fields[0] == fields[1] == fields[2]  # the shortcut never reaches the wire
+    load_litellm().register_model(
+        {
+            "openai/unpriced-model": {
+                "input_cost_per_token": 1e-6,
+                "output_cost_per_token": 2e-6,
+                "litellm_provider": "openai",
+                "mode": "chat",
+            }
+        }
+    )
+    try:
+        reply = run(model.complete(HELLO, seed=9))
+        assert reply.cost == pytest.approx(
+            reply.prompt_tokens * 1e-6 + reply.completion_tokens * 2e-6
+        )
+    finally:
+        for key in ("openai/unpriced-model", "unpriced-model"):
+            load_litellm().model_cost.pop(key, None)
+
+
 def test_budget_refuses_the_call_past_max_calls(llm_server):
     model = build_model(config(llm_server, budget=2))
 
