@@ -10,7 +10,6 @@ A bad experiment file or override exits with status 2 and writes nothing.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -111,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{experiment.name}: {len(specs)} episodes, {skipped} already logged, {len(todo)} to run -> {out}",
         file=sys.stderr,
     )
-    failed = _play(todo, out, experiment.max_concurrent, quiet=args.quiet)
+    failed = _play(todo, out, experiment.max_concurrent, experiment.workers, quiet=args.quiet)
     done = len(records.done_keys(out))
     print(
         f"{experiment.name}: {done}/{len(specs)} episodes done, {failed} failed this run",
@@ -120,7 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _play(specs: list[runner.EpisodeSpec], out: Path, max_concurrent: int, quiet: bool) -> int:
+def _play(
+    specs: list[runner.EpisodeSpec], out: Path, max_concurrent: int, workers: int, quiet: bool
+) -> int:
     from tqdm import tqdm
 
     failed = 0
@@ -135,7 +136,7 @@ def _play(specs: list[runner.EpisodeSpec], out: Path, max_concurrent: int, quiet
             bar.set_postfix(failed=failed, refresh=False)
             bar.update(1)
 
-        asyncio.run(runner.run_specs_async(specs, log, max_concurrent, on_done))
+        runner.run_specs(specs, log, max_concurrent, workers, on_done)
     return failed
 
 

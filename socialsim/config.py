@@ -7,6 +7,7 @@
     episodes = 10                     # per grid cell
     seed = 0                          # episode i has seed `seed + i` (socialsim.seeding)
     max_concurrent = 1                # episodes in flight at once (LLM agents wait concurrently)
+    workers = 1                       # processes playing episodes (CPU-bound runs: the cores)
 
     [env]
     id = "donation_v0"                # `socialsim list` shows the ids
@@ -60,6 +61,7 @@ TOP_KEYS = {
     "episodes": int,
     "seed": int,
     "max_concurrent": int,
+    "workers": int,
     "env": dict,
     "seats": dict,
     "probes": list,
@@ -82,6 +84,10 @@ class Experiment:
     @property
     def max_concurrent(self) -> int:
         return self.config.get("max_concurrent", 1)
+
+    @property
+    def workers(self) -> int:
+        return self.config.get("workers", 1)
 
     def specs(self) -> list[EpisodeSpec]:
         """Every episode of the experiment, cell by cell."""
@@ -241,7 +247,7 @@ def resolve(config: dict[str, Any]) -> Experiment:
     for key in REQUIRED:
         if key not in config:
             raise ConfigError(f"{key}: required key missing; a file needs {', '.join(REQUIRED)}")
-    for key in ("episodes", "max_concurrent"):
+    for key in ("episodes", "max_concurrent", "workers"):
         if key in config and config[key] < 1:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
     grid = config.pop("grid", {})

@@ -13,6 +13,7 @@ the experiment is run again.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -307,6 +308,81 @@ async def run_specs_async(
 
     await asyncio.gather(*(one(spec) for spec in specs))
     return records
+
+
+class _QueueLog:
+    """What a worker process appends to: its records go to the parent, the only writer."""
+
+    def __init__(self, directory, queue, parent: int):
+        self.directory = directory
+        self.queue = queue
+        self.parent = parent
+
+    def append(self, record: EpisodeRecord) -> None:
+        if os.getppid() != self.parent:  # the parent was killed: nobody would log this
+            raise SystemExit(1)
+        self.queue.put(("record", record.to_json()))
+
+
+def _worker(
+    specs: Sequence[EpisodeSpec], directory, max_concurrent: int, queue, parent: int
+) -> None:
+    try:
+        asyncio.run(run_specs_async(specs, _QueueLog(directory, queue, parent), max_concurrent))
+    finally:
+        queue.put(("exit", None))
+
+
+def run_specs(
+    specs: Sequence[EpisodeSpec],
+    log: EventLog,
+    max_concurrent: int = 1,
+    workers: int = 1,
+    on_done: Callable[[EpisodeRecord], None] | None = None,
+) -> None:
+    """Play ``specs`` in this process (``workers=1``) or spread over ``workers`` processes,
+    each playing up to ``max_concurrent`` episodes at once in its own event loop.
+
+    Episodes are independent, so processes share nothing but the log, which only this process
+    writes: a killed run leaves whole records, and the next run plays what is missing. Each
+    process holds its own LLM clients, so a model's concurrency limit applies per process.
+    """
+    if workers <= 1 or len(specs) <= 1:
+        asyncio.run(run_specs_async(specs, log, max_concurrent, on_done))
+        return
+    import multiprocessing
+    import queue as queue_module
+
+    context = multiprocessing.get_context("spawn")  # no inherited threads or event loops
+    results = context.Queue()
+    shares = [list(specs[i::workers]) for i in range(min(workers, len(specs)))]
+    processes = [
+        context.Process(
+            target=_worker,
+            args=(share, log.directory, max_concurrent, results, os.getpid()),
+            daemon=True,
+        )
+        for share in shares
+    ]
+    for process in processes:
+        process.start()
+    running = len(processes)
+    while running:
+        try:
+            kind, data = results.get(timeout=1.0)
+        except queue_module.Empty:
+            if all(p.exitcode is not None for p in processes):  # a worker died without a word
+                break
+            continue
+        if kind == "exit":
+            running -= 1
+            continue
+        record = EpisodeRecord.from_json(data)
+        log.append(record)
+        if on_done is not None:
+            on_done(record)
+    for process in processes:
+        process.join()
 
 
 def pending(specs: Sequence[EpisodeSpec], directory) -> list[EpisodeSpec]:

@@ -57,9 +57,12 @@ def lines(out) -> int:
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_without_losing_or_duplicating_episodes(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_killed_run_resumes_without_losing_or_duplicating_episodes(tmp_path, workers):
     path = tmp_path / "exp.toml"
-    path.write_text(textwrap.dedent(EXPERIMENT))
+    path.write_text(
+        textwrap.dedent(EXPERIMENT).replace("seed = 100", f"seed = 100\nworkers = {workers}")
+    )
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     process = run_cli(path, killed)
     deadline = time.monotonic() + 60
@@ -143,3 +146,19 @@ def test_frames_have_a_row_per_seat_step_and_message(tmp_path):
     assert len(records.episodes_frame(recs)) == 4
     assert len(records.steps_frame(recs)) == 2 * 3 * 2
     assert len(records.messages_frame(recs)) == 2 * (3 * 2 + 3)  # lucky faces and reveals
+
+
+def test_worker_processes_log_the_same_episodes_as_one_process(tmp_path):
+    text = (
+        textwrap.dedent(EXPERIMENT)
+        .replace("episodes = 50", "episodes = 6")
+        .replace("rounds = 150", "rounds = 5")
+    )
+    one, two = tmp_path / "one.toml", tmp_path / "two.toml"
+    one.write_text(text)
+    two.write_text(text.replace("seed = 100", "seed = 100\nworkers = 2"))
+    assert main(["run", str(one), "--out", str(tmp_path / "a"), "--quiet"]) == 0
+    assert main(["run", str(two), "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    first = [r.content() for r in read_records(tmp_path / "a")]
+    second = [r.content() for r in read_records(tmp_path / "b")]
+    assert len(first) == 6 and first == second
