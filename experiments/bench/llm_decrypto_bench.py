@@ -50,8 +50,8 @@ from llm_server import ScriptedChatServer  # noqa: E402
 import socialsim.llm.build  # noqa: E402
 from socialsim.llm import forget_models, load_litellm  # noqa: E402
 from socialsim.llm.model import ChatModel, Reply, Settings, check_messages, prompt_hash  # noqa: E402
-from socialsim.records import EventLog  # noqa: E402
-from socialsim.runner import EpisodeSpec, run_specs_async  # noqa: E402
+from socialsim.records import EventLog, read_records  # noqa: E402
+from socialsim.runner import EpisodeSpec, run_specs, run_specs_async  # noqa: E402
 
 SEATS = ("encoder", "decoder", "interceptor")
 KEY_ENV = "SOCIALSIM_BENCH_DUMMY_KEY"
@@ -222,6 +222,15 @@ async def play(batch: list[EpisodeSpec], directory: Path, max_concurrent: int):
         return records, time.perf_counter() - started
 
 
+def play_in_workers(batch: list[EpisodeSpec], directory: Path, max_concurrent: int, workers: int):
+    """The same games spread over worker processes (litellm's CPU per call is the limit of one)."""
+    with EventLog(directory) as log:
+        started = time.perf_counter()
+        run_specs(batch, log, max(1, max_concurrent // workers), workers)
+        wall = time.perf_counter() - started
+    return read_records(directory, include_failed=True), wall
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=32)
@@ -248,6 +257,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--in-process", action="store_true", help="run the server in this process (threads)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes playing the games (CPU time is per process)",
+    )
     args = parser.parse_args(argv)
     os.environ[KEY_ENV] = "dummy"
     load_litellm()  # its import (seconds) is not part of a game
@@ -264,7 +279,12 @@ def main(argv: list[str] | None = None) -> None:
         cache = root / "llm_cache.sqlite"
         batch = specs(url, cache, args.games, args.limit, args.probes, args.model)
         cpu = time.process_time()
-        records, wall = asyncio.run(play(batch, root / "first", args.max_concurrent))
+        if args.workers > 1:
+            records, wall = play_in_workers(
+                batch, root / "first", args.max_concurrent, args.workers
+            )
+        else:
+            records, wall = asyncio.run(play(batch, root / "first", args.max_concurrent))
         cpu = time.process_time() - cpu
         failed = [r for r in records if r.status != "done"]
         calls = sum(r.counters[s]["llm_calls"] for r in records for s in SEATS)
@@ -280,12 +300,18 @@ def main(argv: list[str] | None = None) -> None:
 
         forget_models()  # a new process would start with no model either
         reset_stats()
-        _, cached_wall = asyncio.run(play(batch, root / "second", args.max_concurrent))
+        if args.workers > 1:
+            _, cached_wall = play_in_workers(
+                batch, root / "second", args.max_concurrent, args.workers
+            )
+        else:
+            _, cached_wall = asyncio.run(play(batch, root / "second", args.max_concurrent))
         cached_requests = stats()["requests"]
 
     print(
         f"{args.games} Decrypto games, LLM agents on all seats, latency {args.latency * 1000:.0f} ms/call, "
         f"{args.max_concurrent} episodes in flight, limit {args.limit} requests in flight, "
+        f"{args.workers} process(es), "
         f"transport {args.transport}"
     )
     print(
