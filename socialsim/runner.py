@@ -61,8 +61,18 @@ class ProbeContext:
         self.results.append({"turn": self.turn, **result})
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     """An action or info value as plain JSON (numpy scalars and arrays included)."""
+    kind = type(value)
+    if kind in _PLAIN:  # most of an episode's events: skip the slower checks below
+        return value
+    if kind is dict:
+        return {str(k): v if type(v) in _PLAIN else jsonable(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
