@@ -1,8 +1,12 @@
-"""The LLM layer: the only code in socialsim that talks to litellm.
+"""The LLM layer: the only code in socialsim that talks to litellm or to a model server.
 
 =========================  ====================================================================
 Interface                  :class:`ChatModel`: ``await model.complete(messages, **overrides) -> Reply``
-Provider                   :class:`LiteLLMModel` (any model litellm reaches; local servers by ``api_base``)
+Provider                   :class:`LiteLLMModel` (any model litellm reaches; local servers by ``api_base``),
+                           the default (``transport = "litellm"``)
+Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai_http"``): plain HTTP
+                           to an OpenAI-compatible server at ``api_base``, no litellm, a fraction
+                           of its CPU per call; ``cost`` is None (no price table)
 Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
                            :class:`Accounting`, :class:`Cache` (SQLite reply cache)
 From a config table        :func:`build_model` ``(config, run_dir=None)``
@@ -44,12 +48,15 @@ set ``temperature``, ``max_tokens``, ``seed``, ``timeout`` or any provider param
 ``response_format``) for that call only; all but ``timeout`` are part of the cache key.
 
 Arguments (of :func:`build_model`'s table; see :mod:`socialsim.llm.build`): ``model``,
-``api_base``, ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``, ``timeout``,
-``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``.
+``api_base``, ``transport``, ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``,
+``timeout``, ``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``.
+The transport is not part of the cache key: the same request gives the same reply whichever
+transport sends it.
 
 Version History
 
 * v0: first version.
+* v0.1: ``transport = "openai_http"`` and :class:`OpenAICompatibleModel`.
 """
 
 from socialsim.llm.build import (
@@ -75,6 +82,7 @@ from socialsim.llm.model import (
     complete_logged,
     prompt_hash,
 )
+from socialsim.llm.openai_http import OpenAICompatibleModel
 from socialsim.llm.parsing import (
     AnswerParseError,
     extract_answer,
@@ -97,6 +105,7 @@ __all__ = [
     "ConcurrencyLimit",
     "LLMError",
     "LiteLLMModel",
+    "OpenAICompatibleModel",
     "ProviderError",
     "Reply",
     "ReplyStore",

@@ -1,0 +1,324 @@
+"""A lightweight provider for OpenAI-compatible servers only: :class:`OpenAICompatibleModel`,
+one ``POST {api_base}/chat/completions`` per call over a shared ``httpx`` client, no litellm.
+
+=====================  ===============================================================================
+Reaches                an OpenAI-compatible ``/chat/completions`` endpoint (vLLM, llama.cpp's server,
+                       tests/llm_server.py) at ``api_base``, which is required
+Chosen by              ``transport = "openai_http"`` in a :func:`~socialsim.llm.build_model` table
+                       (the default, ``"litellm"``, reaches any provider by name)
+Request body           ``model`` (the name without a leading ``openai/`` or ``hosted_vllm/``),
+                       ``messages``, ``temperature`` / ``max_tokens`` / ``seed`` when set, then
+                       ``params`` as they are; ``Authorization: Bearer <key>`` when ``api_key_env``
+                       is set
+Errors                 as :class:`~socialsim.llm.LiteLLMModel` reports them: 429 ``rate_limit``
+                       (its ``Retry-After`` honoured), 5xx ``server_error``, ``timeout``,
+                       ``connection``, ``empty_reply`` (all transient, so
+                       :class:`~socialsim.llm.Retry` retries them); other 4xx ``rejected``
+                       (permanent); a 200 whose body is not JSON is a ``server_error``.
+                       ``status`` is the HTTP status the server sent, None for a timeout or a
+                       connection error (litellm makes up 408 and 500 for those)
+Reply                  text, tokens from the server's ``usage``, latency, ``finish_reason``, the same
+                       ``prompt_hash`` and ``request_hash`` as litellm's path; ``cost`` is always
+                       None (there is no price table on this path, and local models have no price)
+=====================  ===============================================================================
+
+Why. litellm spends 11-13 ms of CPU per call (see :mod:`socialsim.llm.litellm_model`), which caps
+one process at about 70 calls a second; with a local server and many requests in flight that
+CPU, not the server, sets the pace. This path does only what an OpenAI-compatible endpoint
+needs: build a JSON body, send it, read ``choices[0]`` and ``usage``.
+
+The same request gives the same reply whichever transport sends it, so the transport is not part
+of the cache key (:meth:`~socialsim.llm.Settings.request`): a cache filled through litellm serves
+this path and the other way round. The model keeps its full name (``openai/test``) in its
+settings, events and cache key; only the body sent to the server drops the provider prefix.
+
+Connections. One ``httpx.AsyncClient`` per event loop, shared by every model of that loop (HTTP/1.1,
+keep-alive, no connection cap: :class:`~socialsim.llm.ConcurrencyLimit` is the limit). httpx's
+asyncio objects belong to the loop that made them, and the runner may play successive episodes
+in successive loops (``asyncio.run`` each), hence one per loop; the client is closed when
+``asyncio.run`` shuts its loop down. ``timeout`` is httpx's, per connect, write and read, as the
+OpenAI SDK under litellm applies it. httpx is imported on the first call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from socialsim.llm.model import (
+    ChatMessage,
+    ChatModel,
+    ProviderError,
+    Reply,
+    Settings,
+    TransientProviderError,
+    check_messages,
+    prompt_hash,
+)
+
+#: Provider prefixes litellm wants on an OpenAI-compatible server's model name; the server itself
+#: knows the model by the rest.
+MODEL_PREFIXES = ("openai/", "hosted_vllm/")
+
+#: Idle connections kept per host: enough for a benchmark's requests in flight.
+KEEPALIVE_CONNECTIONS = 256
+
+
+def served_name(model: str) -> str:
+    """The name the server knows the model by: ``"openai/test"`` -> ``"test"``."""
+    for prefix in MODEL_PREFIXES:
+        if model.startswith(prefix):
+            return model[len(prefix) :]
+    return model
+
+
+class OpenAICompatibleModel(ChatModel):
+    """A chat model on an OpenAI-compatible server, called over HTTP without litellm.
+
+    Arguments (as :class:`~socialsim.llm.LiteLLMModel`'s):
+        model: the model's name, e.g. ``"openai/Qwen2.5-7B-Instruct"`` (the prefix is dropped from
+            the request).
+        api_base: the server's endpoint, e.g. ``"http://127.0.0.1:8000/v1"`` (required).
+        api_key_env: the name of the environment variable that holds the key (read at each call,
+            never stored or logged); no ``Authorization`` header when None.
+        temperature, max_tokens, seed: sent when not None.
+        timeout: seconds per connect, write and read.
+        params: other request fields sent as they are (``response_format``, ``top_p``, ``stop``...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        timeout: float = 60.0,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(api_base, str) or not api_base.startswith(("http://", "https://")):
+            raise ValueError(
+                f"api_base: the openai_http transport needs the server's http(s) endpoint, "
+                f"such as 'http://127.0.0.1:8000/v1', got {api_base!r}"
+            )
+        self._settings = Settings(
+            model=model,
+            api_base=api_base,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            timeout=timeout,
+            params=dict(params or {}),
+        )
+        if api_key_env is not None and not os.environ.get(api_key_env):
+            raise ValueError(
+                f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
+            )
+        self._url = api_base.rstrip("/") + "/chat/completions"
+        self._name = served_name(model)
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    def layers(self) -> list[dict[str, Any]]:
+        return [{"layer": "OpenAICompatibleModel"}]
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        name = self._settings.api_key_env
+        if name is not None:
+            key = os.environ.get(name)
+            if not key:
+                raise ProviderError(
+                    f"{self._settings.model}: the environment variable {name!r} (api_key_env) is not set",
+                    kind="rejected",
+                    model=self._settings.model,
+                )
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _body(self, settings: Settings, messages: list[dict[str, Any]]) -> bytes:
+        body: dict[str, Any] = {"model": self._name, "messages": messages}
+        for name in ("temperature", "max_tokens", "seed"):
+            value = getattr(settings, name)
+            if value is not None:
+                body[name] = value
+        body.update(settings.params)
+        try:
+            return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"params: the openai_http transport sends the request as JSON and cannot encode "
+                f"it ({error}); give every parameter as plain JSON (e.g. response_format as a dict)"
+            ) from error
+
+    async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
+        plain = check_messages(messages)
+        settings = self._settings.with_overrides(overrides)
+        hashes = {"prompt_hash": prompt_hash(plain), "request_hash": settings.request_hash(plain)}
+        model = settings.model
+        content = self._body(settings, plain)
+        headers = self._headers()
+        httpx = _httpx()
+        client = await _client()
+        started = time.perf_counter()
+        try:
+            response = await client.post(
+                self._url, content=content, headers=headers, timeout=settings.timeout
+            )
+        except httpx.TimeoutException as error:
+            raise _transient("timeout", model, error, hashes) from error
+        except httpx.TransportError as error:  # refused, reset, closed mid-reply...
+            raise _transient("connection", model, error, hashes) from error
+        latency = time.perf_counter() - started
+        status = response.status_code
+        if status != 200:
+            raise status_error(status, response.text, response.headers, model, hashes)
+        try:
+            data = json.loads(response.content)
+        except ValueError as error:
+            raise TransientProviderError(
+                f"{model}: HTTP 200 with a body that is not JSON: {response.text[:200]!r}",
+                kind="server_error",
+                model=model,
+                status=status,
+                **hashes,
+            ) from error
+        choice, text = _first_choice(data)
+        finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+        if not text.strip():
+            if isinstance(data, dict) and "error" in data and not data.get("choices"):
+                raise TransientProviderError(
+                    f"{model}: HTTP 200 with an error body: {str(data['error'])[:300]}",
+                    kind="server_error",
+                    model=model,
+                    status=status,
+                    **hashes,
+                )
+            raise TransientProviderError(
+                f"{model}: empty reply (finish_reason={finish_reason!r})",
+                kind="empty_reply",
+                model=model,
+                **hashes,
+            )
+        usage = data.get("usage") if isinstance(data, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        return Reply(
+            text=text,
+            model=model,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            cost=None,  # no price table on this path
+            latency_s=latency,
+            finish_reason=finish_reason,
+            **hashes,
+        )
+
+
+def _first_choice(data: Any) -> tuple[Any, str]:
+    """``choices[0]`` and its message's text ("" where any of it is missing)."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        return None, ""
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
+    return choice, text if isinstance(text, str) else ""
+
+
+def status_error(
+    status: int, text: str, headers: Mapping[str, str], model: str, hashes: Mapping[str, str]
+) -> ProviderError:
+    """The error of a non-200 answer: 429 and 5xx are transient, the rest is a rejection."""
+    message = f"{model}: HTTP {status}: {text[:500]}"
+    if status == 429:
+        return TransientProviderError(
+            message,
+            kind="rate_limit",
+            model=model,
+            status=status,
+            retry_after=_seconds(headers.get("retry-after")),
+            **hashes,
+        )
+    if status >= 500:
+        return TransientProviderError(
+            message,
+            kind="server_error",
+            model=model,
+            status=status,
+            retry_after=_seconds(headers.get("retry-after")),
+            **hashes,
+        )
+    return ProviderError(message, kind="rejected", model=model, status=status, **hashes)
+
+
+def _transient(
+    kind: str, model: str, error: Exception, hashes: Mapping[str, str]
+) -> TransientProviderError:
+    return TransientProviderError(
+        f"{model}: {type(error).__name__}: {str(error)[:500]}", kind=kind, model=model, **hashes
+    )
+
+
+def _seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` in seconds (an HTTP date is not worth parsing here: None)."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+_HTTPX: Any = None
+
+
+def _httpx() -> Any:
+    global _HTTPX  # noqa: PLW0603 - a lazy import, done once
+    if _HTTPX is None:
+        import httpx
+
+        _HTTPX = httpx
+    return _HTTPX
+
+
+# loop -> (client, the suspended generator that closes it when asyncio.run shuts the loop down)
+_CLIENTS: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+async def _client() -> Any:
+    """The running loop's shared client, made on first use."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    entry = _CLIENTS.get(loop)
+    if entry is None:
+        httpx = _httpx()
+        client = httpx.AsyncClient(
+            http1=True,
+            http2=False,
+            limits=httpx.Limits(
+                max_connections=None, max_keepalive_connections=KEEPALIVE_CONNECTIONS
+            ),
+        )
+        # An async generator left suspended is closed by the loop's shutdown_asyncgens (which
+        # asyncio.run calls), inside the loop: the one place to close the client cleanly.
+        closer = _close_at_shutdown(client)
+        await closer.__anext__()
+        entry = _CLIENTS[loop] = (client, closer)
+    return entry[0]
+
+
+async def _close_at_shutdown(client: Any) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        await client.aclose()
