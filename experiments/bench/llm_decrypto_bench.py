@@ -3,7 +3,9 @@ scripted OpenAI-compatible test server (tests/llm_server.py) with a fixed latenc
 
 The games go through the whole stack: ``socialsim.runner.run_specs_async`` (``max_concurrent``
 episodes at once), the ``llm_decrypto`` agents (the decoder and the interceptor call the model
-concurrently), the LLM layer (cache, retry, concurrency limit, accounting) and litellm over HTTP.
+concurrently), the LLM layer (cache, retry, concurrency limit, accounting) and, by
+``--transport``, litellm over HTTP (``http``, the default), the layer's own HTTP client without
+litellm (``openai_http``) or no HTTP at all (``sleep``, an in-process model that only waits).
 The server's scripted players (tests/decrypto_policies.py) read the prompts and play legally.
 
 Printed figures (nothing is asserted):
@@ -22,7 +24,7 @@ Usage::
 
     python experiments/bench/llm_decrypto_bench.py [--games 32] [--latency 0.2] [--limit 64]
         [--max-concurrent 32] [--link] [--probes] [--model openai/test] [--in-process]
-        [--transport http|sleep]
+        [--transport http|openai_http|sleep]
 """
 
 from __future__ import annotations
@@ -58,10 +60,17 @@ KEY_ENV = "SOCIALSIM_BENCH_DUMMY_KEY"
 
 
 def specs(
-    url: str, cache: Path, games: int, limit: int, probes: bool, model_name: str = "openai/test"
+    url: str,
+    cache: Path,
+    games: int,
+    limit: int,
+    probes: bool,
+    model_name: str = "openai/test",
+    transport: str = "litellm",
 ) -> list[EpisodeSpec]:
     model = {
         "model": model_name,
+        "transport": transport,
         "api_base": url,
         "api_key_env": KEY_ENV,
         "concurrency": limit,
@@ -160,8 +169,9 @@ class SleepingModel(ChatModel):
 def sleeping_transport(latency: float, link: bool):
     SleepingModel.LATENCY = latency
     SleepingModel.POLICY = DecryptoPolicy(link=link)
-    real = socialsim.llm.build.LiteLLMModel
-    socialsim.llm.build.LiteLLMModel = SleepingModel
+    transports = socialsim.llm.build.TRANSPORTS
+    real = transports["litellm"]
+    transports["litellm"] = SleepingModel
     counts = SleepingModel.counts
 
     def reset() -> None:
@@ -170,12 +180,35 @@ def sleeping_transport(latency: float, link: bool):
     try:
         yield "http://unused.invalid/v1", lambda: dict(counts), reset
     finally:
-        socialsim.llm.build.LiteLLMModel = real
+        transports["litellm"] = real
+
+
+#: The listen backlog of the benchmark's server. The stdlib's default of 5 overflows when dozens
+#: of clients connect at once (the first requests of 32 games), and the kernel then resets the
+#: connections it dropped: the client sees a read error. litellm spends enough CPU per call to
+#: space its connections out, so it never showed; the openai_http transport connects within
+#: milliseconds. Real servers (uvicorn under vLLM, llama.cpp) listen with backlogs of hundreds.
+BACKLOG = 1024
+
+
+def roomy_backlog() -> None:
+    """Make the scripted server listen with :data:`BACKLOG` (in this process)."""
+    import http.server
+
+    import llm_server
+
+    class Server(http.server.ThreadingHTTPServer):
+        request_queue_size = BACKLOG
+
+    llm_server.ThreadingHTTPServer = Server
 
 
 SERVE = """
 import sys, threading
 sys.path.insert(0, {tests!r})
+sys.path.insert(0, {bench!r})
+from llm_decrypto_bench import roomy_backlog
+roomy_backlog()
 from llm_server import ScriptedChatServer
 from decrypto_policies import DecryptoPolicy
 server = ScriptedChatServer(policy=DecryptoPolicy(link={link!r}), latency_s={latency!r}).start()
@@ -191,11 +224,13 @@ def chat_server(
     """``(url, stats(), reset())`` of the scripted server, by default in its own process (as a
     real server would be), so that its threads do not take this process's CPU and GIL."""
     if in_process:
+        roomy_backlog()
         with ScriptedChatServer(policy=DecryptoPolicy(link=link), latency_s=latency) as server:
             yield server.url, server.stats, server.reset_counts
         return
     tests = str(Path(__file__).resolve().parents[2] / "tests")
-    code = SERVE.format(tests=tests, link=link, latency=latency)
+    bench = str(Path(__file__).resolve().parent)
+    code = SERVE.format(tests=tests, bench=bench, link=link, latency=latency)
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
@@ -250,9 +285,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--transport",
-        choices=("http", "sleep"),
+        choices=("http", "openai_http", "sleep"),
         default="http",
-        help="http: litellm to the server; sleep: an in-process model that only waits (no litellm)",
+        help="http: litellm to the server; openai_http: the layer's own HTTP client to the "
+        "server (no litellm); sleep: an in-process model that only waits (no HTTP)",
     )
     parser.add_argument(
         "--in-process", action="store_true", help="run the server in this process (threads)"
@@ -265,19 +301,21 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     os.environ[KEY_ENV] = "dummy"
-    load_litellm()  # its import (seconds) is not part of a game
+    if args.transport != "openai_http":
+        load_litellm()  # its import (seconds) is not part of a game
 
     with (
         (
             chat_server(args.latency, args.link, args.in_process)
-            if args.transport == "http"
+            if args.transport in ("http", "openai_http")
             else sleeping_transport(args.latency, args.link)
         ) as (url, stats, reset_stats),
         tempfile.TemporaryDirectory() as tmp,
     ):
         root = Path(tmp)
         cache = root / "llm_cache.sqlite"
-        batch = specs(url, cache, args.games, args.limit, args.probes, args.model)
+        transport = "openai_http" if args.transport == "openai_http" else "litellm"
+        batch = specs(url, cache, args.games, args.limit, args.probes, args.model, transport)
         cpu = time.process_time()
         if args.workers > 1:
             records, wall = play_in_workers(
