@@ -25,9 +25,9 @@ each layer present only when configured. The provider is chosen by ``transport``
 * ``"litellm"`` (the default): :class:`~socialsim.llm.LiteLLMModel`, any provider litellm reaches
   by name, local servers by ``api_base``;
 * ``"openai_http"``: :class:`~socialsim.llm.OpenAICompatibleModel`, a plain HTTP client for an
-  OpenAI-compatible server (vLLM, llama.cpp, the test server) at ``api_base`` (required), about a
-  tenth of litellm's CPU per call, for experiments with many requests in flight. Its replies
-  have no cost (None).
+  OpenAI-compatible server (vLLM, llama.cpp, the test server) at ``api_base`` (required), for
+  experiments with many requests in flight: under 1 ms of CPU per call where litellm spends
+  about 14 (``experiments/bench/llm_decrypto_bench.py``). Its replies have no cost (None).
 
 The transport is not part of the cache key: the same request gives the same reply whichever
 transport sends it, so a cache filled through one serves the other.
