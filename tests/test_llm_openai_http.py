@@ -63,6 +63,7 @@ class RawServer:
 
     def __init__(self, status: int, body: bytes) -> None:
         self.status, self.body = status, body
+        self.extra_headers: dict[str, str] = {}
         self.headers: list[dict[str, str]] = []
         raw = self
 
@@ -78,6 +79,8 @@ class RawServer:
                 self.send_response(raw.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw.body)))
+                for name, value in raw.extra_headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(raw.body)
 
@@ -321,10 +324,21 @@ def test_a_404_is_rejected_with_its_status(raw_server):
     assert not isinstance(caught.value, TransientProviderError)
 
 
-def test_retry_after_of_a_429_is_read_in_seconds():
-    error = status_error(429, "slow down", {"retry-after": "2.5"}, "openai/x", {})
-    assert (error.kind, error.retry_after) == ("rate_limit", 2.5)
-    assert status_error(429, "", {}, "openai/x", {}).retry_after is None
+def test_a_429_carries_its_retry_after_seconds_to_retry(raw_server):
+    raw_server.status, raw_server.body = 429, b'{"error": {"message": "slow down"}}'
+    raw_server.extra_headers = {"Retry-After": "2.5"}
+    with pytest.raises(TransientProviderError) as caught:
+        run(OpenAICompatibleModel("openai/x", api_base=raw_server.url).complete(HELLO))
+    assert (caught.value.kind, caught.value.status, caught.value.retry_after) == (
+        "rate_limit",
+        429,
+        2.5,
+    )
+
+
+def test_a_retry_after_that_is_not_seconds_is_ignored():
+    error = status_error(429, "", {"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}, "m", {})
+    assert (error.kind, error.retry_after) == ("rate_limit", None)
 
 
 # -- cache and concurrency --------------------------------------------------------------------

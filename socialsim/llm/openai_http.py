@@ -71,6 +71,9 @@ from socialsim.llm.model import (
 #: knows the model by the rest.
 MODEL_PREFIXES = ("openai/", "hosted_vllm/")
 
+#: Seconds an idle connection is kept for the next request (see :func:`_session`).
+KEEPALIVE_S = 4.0
+
 
 def served_name(model: str) -> str:
     """The name the server knows the model by: ``"openai/test"`` -> ``"test"``."""
@@ -186,7 +189,7 @@ class OpenAICompatibleModel(ChatModel):
                 retry_header = response.headers.get("Retry-After")
         except TimeoutError as error:  # asyncio's and aiohttp's timeouts are both TimeoutError
             raise _transient("timeout", model, error, hashes) from error
-        except aiohttp.ClientError as error:  # refused, reset, closed mid-reply...
+        except (aiohttp.ClientError, OSError) as error:  # refused, reset, closed mid-reply...
             raise _transient("connection", model, error, hashes) from error
         latency = time.perf_counter() - started
         if status != 200:
@@ -310,8 +313,12 @@ async def _session() -> Any:
     entry = _SESSIONS.get(loop)
     if entry is None:
         aiohttp = _aiohttp()
-        # limit=0: no cap on connections (ConcurrencyLimit is the limit), each kept alive.
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        # limit=0: no cap on connections (ConcurrencyLimit is the limit). An idle connection is
+        # dropped before the 5 s after which uvicorn (vLLM) and llama.cpp's server close theirs,
+        # so a request is never sent down a connection the server is closing.
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)
+        )
         # An async generator left suspended is closed by the loop's shutdown_asyncgens (which
         # asyncio.run calls), inside the loop: the one place to close the session cleanly.
         closer = _close_at_shutdown(session)
