@@ -157,7 +157,7 @@ class ScriptedChatServer:
         class Handler(_ChatHandler):
             chat_server = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._httpd = _Listener(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True  # a "timeout" sleeper must not hold up stop()
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -269,6 +269,12 @@ class ScriptedChatServer:
 
 def _error(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": kind}}
+
+
+class _Listener(ThreadingHTTPServer):
+    # The stdlib's backlog of 5 refuses a burst of connects (a fast client opening tens of
+    # connections at once); real servers listen with a far larger one.
+    request_queue_size = 128
 
 
 class _ChatHandler(BaseHTTPRequestHandler):
