@@ -39,10 +39,9 @@ from typing import Any
 
 from socialsim.llm.model import (
     ChatMessage,
-    ChatModel,
+    Provider,
     ProviderError,
     Reply,
-    Settings,
     TransientProviderError,
     check_messages,
     prompt_hash,
@@ -73,7 +72,7 @@ def load_litellm() -> Any:
     return litellm
 
 
-class LiteLLMModel(ChatModel):
+class LiteLLMModel(Provider):
     """A chat model reached through litellm.
 
     Arguments:
@@ -87,52 +86,18 @@ class LiteLLMModel(ChatModel):
             ``response_format``, ``top_p``, ``drop_params``...).
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key_env: str | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        timeout: float = 60.0,
-        params: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._settings = Settings(
-            model=model,
-            api_base=api_base,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            timeout=timeout,
-            params=dict(params or {}),
-        )
+    def __init__(self, model: str, **settings: Any) -> None:
+        super().__init__(model, **settings)
         # Whether a reply showed litellm has no price for this model, and the size of its cost
         # map then (a model registered since may have a price now, so a change forgets it).
         self._unpriced = False
         self._cost_map_size = -1
         self._may_skip_pricing = model.startswith("openai/")  # see the module docstring
-        if api_key_env is not None and not os.environ.get(api_key_env):
-            raise ValueError(
-                f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
-            )
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
 
     def _api_key(self) -> str | None:
-        name = self._settings.api_key_env
-        if name is not None:
-            key = os.environ.get(name)
-            if not key:
-                raise ProviderError(
-                    f"{self._settings.model}: the environment variable {name!r} (api_key_env) is not set",
-                    kind="rejected",
-                    model=self._settings.model,
-                )
+        # litellm wants some key for a local OpenAI-compatible server, even one that needs none
+        key = self.api_key()
+        if key is not None:
             return key
         return LOCAL_PLACEHOLDER_KEY if self._settings.api_base else None
 

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -363,3 +364,53 @@ async def complete_logged(
         raise
     events.append({**reply.event(), **extra})
     return reply
+
+
+class Provider(ChatModel):
+    """A model that sends the requests itself (the innermost layer of a stack): it holds its
+    :class:`Settings` and reads its key from the environment variable ``api_key_env`` names."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        timeout: float = 60.0,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._settings = Settings(
+            model=model,
+            api_base=api_base,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            timeout=timeout,
+            params=dict(params or {}),
+        )
+        if api_key_env is not None and not os.environ.get(api_key_env):
+            raise ValueError(
+                f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
+            )
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    def api_key(self) -> str | None:
+        """The key, read at each call (never stored); None when no variable is named."""
+        name = self._settings.api_key_env
+        if name is None:
+            return None
+        key = os.environ.get(name)
+        if not key:
+            raise ProviderError(
+                f"{self._settings.model}: the environment variable {name!r} (api_key_env) is not set",
+                kind="rejected",
+                model=self._settings.model,
+            )
+        return key

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -64,7 +63,7 @@ from typing import Any
 
 from socialsim.llm.model import (
     ChatMessage,
-    ChatModel,
+    Provider,
     ProviderError,
     Reply,
     Settings,
@@ -89,7 +88,7 @@ def served_name(model: str) -> str:
     return model
 
 
-class OpenAICompatibleModel(ChatModel):
+class OpenAICompatibleModel(Provider):
     """A chat model on an OpenAI-compatible server, called over HTTP without litellm.
 
     Arguments (as :class:`~socialsim.llm.LiteLLMModel`'s):
@@ -103,58 +102,23 @@ class OpenAICompatibleModel(ChatModel):
         params: other request fields sent as they are (``response_format``, ``top_p``, ``stop``...).
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key_env: str | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        timeout: float = 60.0,
-        params: Mapping[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, model: str, *, api_base: str | None = None, **settings: Any) -> None:
         if not isinstance(api_base, str) or not api_base.startswith(("http://", "https://")):
             raise ValueError(
                 f"api_base: the openai_http transport needs the server's http(s) endpoint, "
                 f"such as 'http://127.0.0.1:8000/v1', got {api_base!r}"
             )
-        self._settings = Settings(
-            model=model,
-            api_base=api_base,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            timeout=timeout,
-            params=dict(params or {}),
-        )
-        if api_key_env is not None and not os.environ.get(api_key_env):
-            raise ValueError(
-                f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
-            )
+        super().__init__(model, api_base=api_base, **settings)
         self._url = api_base.rstrip("/") + "/chat/completions"
         self._name = served_name(model)
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
 
     def layers(self) -> list[dict[str, Any]]:
         return [{"layer": "OpenAICompatibleModel"}]
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        name = self._settings.api_key_env
-        if name is not None:
-            key = os.environ.get(name)
-            if not key:
-                raise ProviderError(
-                    f"{self._settings.model}: the environment variable {name!r} (api_key_env) is not set",
-                    kind="rejected",
-                    model=self._settings.model,
-                )
+        key = self.api_key()
+        if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
