@@ -225,6 +225,32 @@ def test_observation_holds_own_resources_role_and_counterpart():
     assert observations["agent_2"]["action_mask"].tolist() == [0] * 7
 
 
+def test_returned_observations_are_never_changed_by_later_steps_or_resets():
+    env = donation_v0.parallel_env(n_agents=3)
+    first, _ = env.reset(seed=0)
+    kept = [first]
+    # a donation (resources), a criticism (tone counts), then a new round (role, counterpart)
+    for action in (1, 6, 1):
+        observations, *_ = env.step(dict.fromkeys(env.agents, action))
+        kept.append(observations)
+    snapshots = [
+        {a: (o["observation"].copy(), o["action_mask"].copy()) for a, o in obs.items()}
+        for obs in kept
+    ]
+    while env.agents:
+        env.step({a: 0 for a in env.agents})
+    again, _ = env.reset(seed=0)
+    env.step(dict.fromkeys(env.agents, 1))
+    for observations, snapshot in zip(kept, snapshots, strict=True):
+        for agent, (vector, mask) in snapshot.items():
+            assert observations[agent]["observation"].tolist() == vector.tolist()
+            assert observations[agent]["action_mask"].tolist() == mask.tolist()
+    assert snapshots[1]["agent_0"][0][0] == 9.0 and snapshots[1]["agent_1"][0][0] == 15.0
+    for agent, (vector, mask) in snapshots[0].items():  # a reset starts from the initial state
+        assert again[agent]["observation"].tolist() == vector.tolist()
+        assert again[agent]["action_mask"].tolist() == mask.tolist()
+
+
 def test_a_tone_when_a_donation_is_due_falls_back_to_defect_and_is_flagged():
     env = donation_v0.parallel_env()
     env.reset(seed=0)

@@ -83,6 +83,9 @@ class GossipEnv(ParallelEnv):
         self.entrant_id = self.possible_agents[-1] if entrant else None
         n = game.n
         self._roles = list(dict.fromkeys(game.roles))
+        # the observation column of the role of each position in a pair
+        self._role_cols = [1 + self._roles.index(role) for role in game.roles]
+        self._seats: list[tuple[int, int]] = []  # (row, column) of this round's one-hots
         self._role_offset = 1
         self._counterpart_offset = 1 + len(self._roles)
         self._tone_offset = self._counterpart_offset + n
@@ -101,6 +104,11 @@ class GossipEnv(ParallelEnv):
                 mask = self._masks.setdefault(kind, np.zeros(n_actions, dtype=np.int8))
                 mask[index] = 1
         self._size = size
+        # The observations of the current state, one row per agent, kept up to date as the game
+        # moves (seats per round, resources on a payment, tone counts on a gossip) so that a step
+        # hands out one copy instead of rebuilding them; the masks start from a zero matrix.
+        self._base = np.zeros((n, size), dtype=np.float32)
+        self._no_masks = np.zeros((n, n_actions), dtype=np.int8)
         self.bus = MessageBus(self.possible_agents)
         self.turn = 0
         self._rng: np.random.Generator | None = None
@@ -120,6 +128,10 @@ class GossipEnv(ParallelEnv):
             self._rng = np.random.default_rng(seed)
         self.game.reset(self._rng)
         self.agents = list(self.possible_agents)
+        self._base[:, : self._tone_offset] = 0.0
+        self._seats = []
+        self._base[:, 0] = self.game.resources
+        self._base[:, self._tone_offset :] = self.game.tone_counts.reshape(1, -1)
         self.bus = MessageBus(self.possible_agents)
         self.turn = self.game.round
         self.bus.publish(
@@ -185,16 +197,27 @@ class GossipEnv(ParallelEnv):
         game, ids = self.game, self.possible_agents
         round_before = game.round
         paid, events = game.play(choices, flags)  # checks every choice before changing the state
+        base = self._base
         for kind, target, payload in events:
             to = EVERYONE if target is None else [ids[target]]
-            channel = "gossip" if kind == "gossip" else "private"
+            if kind == "gossip":
+                channel = "gossip"
+                # tone counts only move by a gossip, and the core publishes every one it counts
+                base[:, self._tone_offset :] = game.tone_counts.reshape(1, -1)
+            else:
+                channel = "private"
             self.bus.publish(
                 turn=round_before, sender=ENV, to=to, channel=channel, kind=kind, payload=payload
             )
         rewards = dict.fromkeys(self.agents, 0.0)
-        for agent, amount in paid.items():
-            rewards[ids[agent]] = float(amount)
-        if not game.done:
+        if paid:  # resources only move by a payment
+            base[:, 0] = game.resources
+            for agent, amount in paid.items():
+                rewards[ids[agent]] = float(amount)
+        if game.done:
+            for row, col in self._seats:  # nobody has a role or a counterpart once it is over
+                base[row, col] = 0.0
+        else:
             self.turn = game.round
             if game.phase_index == 0:
                 self._start_round()
@@ -216,36 +239,41 @@ class GossipEnv(ParallelEnv):
 
     def _start_round(self) -> None:
         """Tell each pair of the new round who they meet, in which role, and both stocks."""
-        game, ids = self.game, self.possible_agents
-        n = game.n
-        self._role = [None] * n
-        self._counterpart = [None] * n
-        rows, role_cols, counterpart_cols = [], [], []
-        for pair in game.pairs:
-            for position, agent in enumerate(pair):
-                other = pair[1 - position]
-                self._role[agent] = game.roles[position]
-                self._counterpart[agent] = ids[other]
-                rows.append(agent)
-                role_cols.append(self._role_offset + self._roles.index(game.roles[position]))
-                counterpart_cols.append(self._counterpart_offset + other)
+        game, ids, base = self.game, self.possible_agents, self._base
+        roles, role_cols, resources = game.roles, self._role_cols, game.resources
+        offset = self._counterpart_offset
+        for row, col in self._seats:  # the one-hots of the round before
+            base[row, col] = 0.0
+        role = self._role = [None] * game.n
+        counterpart = self._counterpart = [None] * game.n
+        seats = self._seats = []
+        for first, second in game.pairs:
+            first_id, second_id = ids[first], ids[second]
+            role[first], role[second] = roles
+            counterpart[first], counterpart[second] = second_id, first_id
+            seats += (
+                (first, role_cols[0]),
+                (first, offset + second),
+                (second, role_cols[1]),
+                (second, offset + first),
+            )
             self.bus.publish(
                 turn=game.round,
                 sender=ENV,
-                to=[ids[a] for a in pair],
+                to=(first_id, second_id),
                 channel="private",
                 kind="match",
                 payload={
                     "round": game.round,
-                    "roles": {ids[a]: game.roles[p] for p, a in enumerate(pair)},
-                    "resources": {ids[a]: float(game.resources[a]) for a in pair},
+                    "roles": {first_id: roles[0], second_id: roles[1]},
+                    "resources": {
+                        first_id: float(resources[first]),
+                        second_id: float(resources[second]),
+                    },
                 },
             )
-        # index arrays that write the role and counterpart one-hots of the whole round at once
-        self._seated = (
-            np.array(rows + rows, dtype=np.intp),
-            np.array(role_cols + counterpart_cols, dtype=np.intp),
-        )
+        for row, col in seats:
+            base[row, col] = 1.0
 
     # -- observations ---------------------------------------------------------------------------
 
@@ -253,20 +281,15 @@ class GossipEnv(ParallelEnv):
         return self._masks[decision]
 
     def _observe(self) -> dict[str, dict[str, np.ndarray]]:
-        """One matrix for everyone; each agent gets its own row (a fresh array every step)."""
-        game = self.game
-        vectors = np.empty((game.n, self._size), dtype=np.float32)
-        vectors[:, self._tone_offset :] = game.tone_counts.reshape(1, -1)
-        vectors[:, 1 : self._tone_offset] = 0.0
-        vectors[:, 0] = game.resources
-        masks = np.zeros((game.n, len(self.ACTIONS)), dtype=np.int8)
-        if not game.done:
-            vectors[self._seated] = 1.0
-            for index, (decision, _, _) in game.pending().items():
-                masks[index] = self._mask(index, decision)
+        """One matrix for everyone; each agent gets its own row (a fresh array every step, which
+        later steps never write to)."""
+        vectors = self._base.copy()
+        masks = self._no_masks.copy()
+        for index, (decision, _, _) in self.game.pending().items():  # empty once over
+            masks[index] = self._mask(index, decision)
         return {
-            agent: {"observation": vectors[index], "action_mask": masks[index]}
-            for index, agent in enumerate(self.possible_agents)
+            agent: {"observation": vector, "action_mask": mask}
+            for agent, vector, mask in zip(self.possible_agents, vectors, masks, strict=True)
         }
 
     def observe_one(self, agent_id: str) -> dict[str, np.ndarray]:
@@ -298,16 +321,14 @@ class GossipEnv(ParallelEnv):
                 agent: {"decision": None, "round": number, "role": None, "counterpart": None}
                 for agent in self.possible_agents
             }
-        role, counterpart = self._role, self._counterpart
-        return {
-            agent: {
-                "decision": pending[index][0] if index in pending else None,
-                "round": number,
-                "role": role[index],
-                "counterpart": counterpart[index],
-            }
-            for index, agent in enumerate(self.possible_agents)
+        ids = self.possible_agents
+        infos = {
+            agent: {"decision": None, "round": number, "role": role, "counterpart": counterpart}
+            for agent, role, counterpart in zip(ids, self._role, self._counterpart, strict=True)
         }
+        for index, due in pending.items():
+            infos[ids[index]]["decision"] = due[0]
+        return infos
 
     # -- actions --------------------------------------------------------------------------------
 
