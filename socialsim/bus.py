@@ -153,14 +153,22 @@ class MessageBus:
         self._audiences: list[frozenset[str]] = []
         self._inbox: dict[str, list[int]] = {agent: [] for agent in self.agents}
         self._cursor: dict[str, int] = {agent: 0 for agent in self.agents}
+        self._index_agents()
+
+    def _index_agents(self) -> None:
+        # Built once rather than at every publish: the audience "*" and the set of known ids.
+        self._indexed = self.agents
+        self._everyone = frozenset(self.agents)
 
     # -- publishing -------------------------------------------------------------------------
 
     def resolve(self, to: str | Sequence[str]) -> frozenset[str]:
         """The set of agent ids an audience designates; raises ``ValueError`` if it is unknown."""
+        if self.agents is not self._indexed:  # someone replaced ``agents``: index them again
+            self._index_agents()
         if isinstance(to, str):
             if to == EVERYONE:
-                return frozenset(self.agents)
+                return self._everyone
             if to.startswith("team:"):
                 name = to[5:]
                 if name not in self.teams:
@@ -170,8 +178,8 @@ class MessageBus:
                 f"to: {to!r} is not an audience; use '*', 'team:NAME' or a list of agent ids"
             )
         members = frozenset(to)
-        unknown = sorted(members - set(self.agents))
-        if unknown:
+        if not members <= self._everyone:
+            unknown = sorted(members - self._everyone)
             raise ValueError(f"to: unknown agents {unknown}; agents are {list(self.agents)}")
         return members
 
@@ -186,19 +194,21 @@ class MessageBus:
         payload: Mapping[str, Any] | None = None,
     ) -> Message:
         audience = self.resolve(to)
-        message = Message(
-            id=len(self._log),
-            turn=int(turn),
-            sender=sender,
-            to=to if isinstance(to, str) else tuple(to),
-            channel=channel,
-            kind=kind,
-            payload=freeze(payload or {}),
-        )
-        self._log.append(message)
+        log = self._log
+        index = len(log)
+        turn = int(turn)
+        to = to if isinstance(to, str) else tuple(to)
+        payload = payload or {}
+        try:  # freeze() without its wrapper call: publish is on every step of every game
+            frozen = _freeze(payload)
+        except TypeError:
+            raise TypeError(_first_bad(payload, "payload")) from None
+        message = Message(index, turn, sender, to, channel, kind, frozen)
+        log.append(message)
         self._audiences.append(audience)
+        inbox = self._inbox
         for agent in audience:
-            self._inbox[agent].append(message.id)
+            inbox[agent].append(index)
         return message
 
     # -- reading ------------------------------------------------------------------------------
