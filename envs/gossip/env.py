@@ -108,6 +108,15 @@ class GossipEnv(ParallelEnv):
         # moves (seats per round, resources on a payment, tone counts on a gossip) so that a step
         # hands out one copy instead of rebuilding them; the masks start from a zero matrix.
         self._base = np.zeros((n, size), dtype=np.float32)
+        # views of the base's column of each (agent talked about, tone), one write per gossip
+        self._tone_columns = [
+            [
+                self._base[:, self._tone_offset + about * len(TONES) + tone]
+                for tone in TONE_INDEX.values()
+            ]
+            for about in range(n)
+        ]
+        self._decisions_of = [tuple(kind.split("|")) for kind, _ in self.ACTIONS]
         self._no_masks = np.zeros((n, n_actions), dtype=np.int8)
         self.bus = MessageBus(self.possible_agents)
         self.turn = 0
@@ -197,23 +206,25 @@ class GossipEnv(ParallelEnv):
         game, ids = self.game, self.possible_agents
         round_before = game.round
         paid, events = game.play(choices, flags)  # checks every choice before changing the state
-        base = self._base
+        base, publish = self._base, self.bus.publish
         for kind, target, payload in events:
-            to = EVERYONE if target is None else [ids[target]]
+            to = EVERYONE if target is None else (ids[target],)
             if kind == "gossip":
                 channel = "gossip"
                 # tone counts only move by a gossip, and the core publishes every one it counts
-                base[:, self._tone_offset :] = game.tone_counts.reshape(1, -1)
+                about = self._index_of[payload["about"]]
+                tone = TONE_INDEX[payload["tone"]]
+                self._tone_columns[about][tone].fill(game.tone_counts.item(about, tone))
             else:
                 channel = "private"
-            self.bus.publish(
+            publish(
                 turn=round_before, sender=ENV, to=to, channel=channel, kind=kind, payload=payload
             )
         rewards = dict.fromkeys(self.agents, 0.0)
-        if paid:  # resources only move by a payment
-            base[:, 0] = game.resources
-            for agent, amount in paid.items():
-                rewards[ids[agent]] = float(amount)
+        resources = game.resources
+        for agent, amount in paid.items():  # resources only move by a payment
+            base[agent, 0] = resources.item(agent)
+            rewards[ids[agent]] = float(amount)
         if game.done:
             for row, col in self._seats:  # nobody has a role or a counterpart once it is over
                 base[row, col] = 0.0
@@ -221,7 +232,7 @@ class GossipEnv(ParallelEnv):
             self.turn = game.round
             if game.phase_index == 0:
                 self._start_round()
-        return rewards, {ids[a]: flag for a, flag in flags.items()}, game.done
+        return rewards, {ids[a]: flag for a, flag in flags.items()} if flags else {}, game.done
 
     def check_action(self, agent_id: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         """Check ``agent_id``'s action for the decision due without changing anything: raise
@@ -345,9 +356,12 @@ class GossipEnv(ParallelEnv):
 
     def _decode(self, agent: int, decision: str, action: Any, flags: dict) -> Any:
         """The core choice an action stands for; a forbidden one becomes the fallback."""
-        index, extra = self._index(agent, action)
+        if type(action) is int and 0 <= action < len(self.ACTIONS):  # the common case first
+            index, extra = action, None
+        else:
+            index, extra = self._index(agent, action)
         kind, value = self.ACTIONS[index]
-        if decision not in kind.split("|") or not self._mask(agent, decision)[index]:
+        if decision not in self._decisions_of[index] or not self._mask(agent, decision)[index]:
             fallback = self.game.fallbacks[decision]
             shown = TONES[fallback[0]] if decision == "gossip" else fallback
             flags[agent] = {
