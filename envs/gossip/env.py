@@ -108,14 +108,6 @@ class GossipEnv(ParallelEnv):
         # moves (seats per round, resources on a payment, tone counts on a gossip) so that a step
         # hands out one copy instead of rebuilding them; the masks start from a zero matrix.
         self._base = np.zeros((n, size), dtype=np.float32)
-        # views of the base's column of each (agent talked about, tone), one write per gossip
-        self._tone_columns = [
-            [
-                self._base[:, self._tone_offset + about * len(TONES) + tone]
-                for tone in TONE_INDEX.values()
-            ]
-            for about in range(n)
-        ]
         self._decisions_of = [tuple(kind.split("|")) for kind, _ in self.ACTIONS]
         self._no_masks = np.zeros((n, n_actions), dtype=np.int8)
         self.bus = MessageBus(self.possible_agents)
@@ -214,7 +206,8 @@ class GossipEnv(ParallelEnv):
                 # tone counts only move by a gossip, and the core publishes every one it counts
                 about = self._index_of[payload["about"]]
                 tone = TONE_INDEX[payload["tone"]]
-                self._tone_columns[about][tone].fill(game.tone_counts.item(about, tone))
+                column = self._tone_offset + about * len(TONES) + tone
+                base[:, column].fill(game.tone_counts.item(about, tone))  # fill: no broadcasting
             else:
                 channel = "private"
             publish(
