@@ -130,6 +130,14 @@ class Message:
         )
 
 
+# The slot setters of Message's fields, in order: publish fills a new message through them,
+# which skips the frozen dataclass __init__ (one object.__setattr__ call per field, about half
+# the cost of a publish). Message has no __post_init__, so the object is the same either way.
+(_set_id, _set_turn, _set_sender, _set_to, _set_channel, _set_kind, _set_payload) = (
+    Message.__dict__[field].__set__ for field in Message.__slots__
+)
+
+
 class MessageBus:
     """Per-episode message log with per-agent inboxes.
 
@@ -203,7 +211,14 @@ class MessageBus:
             frozen = _freeze(payload)
         except TypeError:
             raise TypeError(_first_bad(payload, "payload")) from None
-        message = Message(index, turn, sender, to, channel, kind, frozen)
+        message = object.__new__(Message)
+        _set_id(message, index)
+        _set_turn(message, turn)
+        _set_sender(message, sender)
+        _set_to(message, to)
+        _set_channel(message, channel)
+        _set_kind(message, kind)
+        _set_payload(message, frozen)
         log.append(message)
         self._audiences.append(audience)
         inbox = self._inbox
