@@ -406,7 +406,37 @@ class GossipGame:
         rewards[agent] = rewards.get(agent, 0.0) + amount
 
 
-class DonationGame(GossipGame):
+class PeerGame(GossipGame):
+    """A game among peers (donation, prisoners, trust): who meets whom follows the matching
+    options, see :func:`pairwise_schedule`."""
+
+    #: the reference implementation's order of the pairs
+    reference_order = staticmethod(align_schedule)
+
+    def __init__(
+        self,
+        agents: Sequence[str],
+        *,
+        gossip: bool,
+        initial_resources: float,
+        schedule: str = "align",
+        rounds: int | None = None,
+        pairs_per_round: int | None = None,
+        entrant: str | None = None,
+        entrant_round: int | None = None,
+    ):
+        super().__init__(agents, gossip=gossip, initial_resources=initial_resources)
+        self.schedule_name = schedule
+        self.rounds = rounds
+        self.pairs_per_round = pairs_per_round
+        self.entrant = entrant
+        self.entrant_round = entrant_round
+
+    def make_schedule(self, rng: np.random.Generator) -> Schedule:
+        return pairwise_schedule(self, rng, self.reference_order)
+
+
+class DonationGame(PeerGame):
     """The donation game: a donor pays ``cost`` for its recipient to gain ``benefit``, or not."""
 
     game = "donation"
@@ -422,23 +452,11 @@ class DonationGame(GossipGame):
         benefit: float = 5.0,
         initial_resources: float = 10.0,
         gossip: bool = True,
-        schedule: str = "align",
-        rounds: int | None = None,
-        pairs_per_round: int | None = None,
-        entrant: str | None = None,
-        entrant_round: int | None = None,
+        **matching: Any,
     ):
-        super().__init__(agents, gossip=gossip, initial_resources=initial_resources)
+        super().__init__(agents, gossip=gossip, initial_resources=initial_resources, **matching)
         self.cost = cost
         self.benefit = benefit
-        self.schedule_name = schedule
-        self.rounds = rounds
-        self.pairs_per_round = pairs_per_round
-        self.entrant = entrant
-        self.entrant_round = entrant_round
-
-    def make_schedule(self, rng: np.random.Generator) -> Schedule:
-        return pairwise_schedule(self, rng, align_schedule)
 
     def can_donate(self, agent: int) -> bool:
         return self.resources[agent] >= self.cost
@@ -490,8 +508,10 @@ class DonationGame(GossipGame):
         record["message"] = message
 
 
-class PrisonersGame(GossipGame):
+class PrisonersGame(PeerGame):
     """Both players choose C or D unseen; payoffs are the donation game played both ways."""
+
+    reference_order = staticmethod(circle_schedule)  # round-robin by the circle method
 
     game = "prisoners"
     roles = ("player", "player")
@@ -506,26 +526,17 @@ class PrisonersGame(GossipGame):
         benefit: float = 5.0,
         initial_resources: float = 0.0,
         gossip: bool = True,
-        schedule: str = "align",
-        rounds: int | None = None,
-        pairs_per_round: int | None = None,
-        entrant: str | None = None,
-        entrant_round: int | None = None,
+        **matching: Any,
     ):
-        super().__init__(agents, gossip=gossip, initial_resources=initial_resources)
+        super().__init__(agents, gossip=gossip, initial_resources=initial_resources, **matching)
         self.cost = cost
         self.benefit = benefit
-        self.schedule_name = schedule
-        self.rounds = rounds
-        self.pairs_per_round = pairs_per_round
-        self.entrant = entrant
-        self.entrant_round = entrant_round
 
     def make_schedule(self, rng: np.random.Generator) -> Schedule:
         if self.entrant == "isolated":
             # the reference's entrant is always the first player of its matches
             return [[(self.n - 1, i)] for i in range(self.n - 1)][: self.rounds]
-        return pairwise_schedule(self, rng, circle_schedule)
+        return super().make_schedule(rng)
 
     def payoff(self, mine: str, theirs: str) -> float:
         return (self.benefit if theirs == "C" else 0.0) - (self.cost if mine == "C" else 0.0)
@@ -563,7 +574,7 @@ class PrisonersGame(GossipGame):
         record["messages"][author] = message
 
 
-class TrustGame(GossipGame):
+class TrustGame(PeerGame):
     """The investor sends I of its resources; the responder gets ``multiplier`` x I and
     returns R of it."""
 
@@ -579,22 +590,10 @@ class TrustGame(GossipGame):
         multiplier: float = 3.0,
         initial_resources: float = 5.0,
         gossip: bool = True,
-        schedule: str = "align",
-        rounds: int | None = None,
-        pairs_per_round: int | None = None,
-        entrant: str | None = None,
-        entrant_round: int | None = None,
+        **matching: Any,
     ):
-        super().__init__(agents, gossip=gossip, initial_resources=initial_resources)
+        super().__init__(agents, gossip=gossip, initial_resources=initial_resources, **matching)
         self.multiplier = multiplier
-        self.schedule_name = schedule
-        self.rounds = rounds
-        self.pairs_per_round = pairs_per_round
-        self.entrant = entrant
-        self.entrant_round = entrant_round
-
-    def make_schedule(self, rng: np.random.Generator) -> Schedule:
-        return pairwise_schedule(self, rng, align_schedule)
 
     def limit(self, agent: int) -> float:
         """The most ``agent`` may send for its pending decision (invest or return)."""
