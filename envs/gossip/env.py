@@ -456,6 +456,14 @@ class GossipEnv(ParallelEnv):
 # -- argument checks shared by the peer games ---------------------------------------------------
 
 
+#: the options of :func:`_peer_options` that the game core's matching takes as they are
+MATCHING = ("schedule", "rounds", "pairs_per_round", "entrant", "entrant_round")
+
+
+def _matching(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: options[key] for key in MATCHING}
+
+
 def _peer_options(
     name: str,
     n_agents: Any,
@@ -466,7 +474,6 @@ def _peer_options(
     pairs_per_round: Any,
     entrant: Any,
     entrant_round: Any,
-    reference_rounds,
 ) -> dict[str, Any]:
     n = core.check_int("n_agents", n_agents, 2)
     core.check_bool("gossip", gossip)
@@ -496,7 +503,8 @@ def _peer_options(
     if rounds is not None:
         rounds = core.check_int("rounds", rounds, 1)
     if schedule == "align":
-        available = n - 1 if entrant == "isolated" else reference_rounds(n)
+        # both reference orders (align and the circle method) play every pair once
+        available = n - 1 if entrant == "isolated" else n * (n - 1) // 2
         if rounds is not None and rounds > available:
             raise ValueError(
                 f"rounds: the {name} schedule has {available} rounds for {n} agents, got {rounds}"
@@ -562,7 +570,6 @@ class DonationEnv(GossipEnv):
             pairs_per_round,
             entrant,
             entrant_round,
-            lambda n: n * (n - 1) // 2,
         )
         cost = core.check_number("cost", cost)
         benefit = core.check_number("benefit", benefit)
@@ -573,11 +580,7 @@ class DonationEnv(GossipEnv):
             benefit=benefit,
             initial_resources=initial_resources,
             gossip=gossip,
-            schedule=options["schedule"],
-            rounds=options["rounds"],
-            pairs_per_round=pairs_per_round,
-            entrant=options["entrant"],
-            entrant_round=options["entrant_round"],
+            **_matching(options),
         )
         params = {
             "cost": cost,
@@ -627,7 +630,6 @@ class PrisonersEnv(GossipEnv):
             pairs_per_round,
             entrant,
             entrant_round,
-            lambda n: n * (n - 1) // 2,
         )
         cost = core.check_number("cost", cost)
         benefit = core.check_number("benefit", benefit)
@@ -638,11 +640,7 @@ class PrisonersEnv(GossipEnv):
             benefit=benefit,
             initial_resources=initial_resources,
             gossip=gossip,
-            schedule=options["schedule"],
-            rounds=options["rounds"],
-            pairs_per_round=pairs_per_round,
-            entrant=options["entrant"],
-            entrant_round=options["entrant_round"],
+            **_matching(options),
         )
         params = {
             "cost": cost,
@@ -687,7 +685,6 @@ class TrustEnv(GossipEnv):
             pairs_per_round,
             entrant,
             entrant_round,
-            lambda n: n * (n - 1) // 2,
         )
         multiplier = core.check_number("multiplier", multiplier)
         initial_resources = core.check_number("initial_resources", initial_resources)
@@ -696,11 +693,7 @@ class TrustEnv(GossipEnv):
             multiplier=multiplier,
             initial_resources=initial_resources,
             gossip=gossip,
-            schedule=options["schedule"],
-            rounds=options["rounds"],
-            pairs_per_round=pairs_per_round,
-            entrant=options["entrant"],
-            entrant_round=options["entrant_round"],
+            **_matching(options),
         )
         params = {"multiplier": multiplier, "initial_resources": initial_resources, **options}
         self._setup(game, params, options["entrant"])
