@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from socialsim import registry
-from socialsim.agents.base import RunContext
+from socialsim.agent import RunContext
 from socialsim.records import EpisodeRecord, EventLog, done_keys
 from socialsim.seeding import agent_seed
 

@@ -8,12 +8,12 @@ import re
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
-from socialsim.agents.base import Agent
 from socialsim.agents.scripted.decrypto import RandomEncoder, RandomGuesser
 from socialsim.envs import decrypto_v0
 from socialsim.envs.decrypto.core import CODES, FALLBACK_HINT
 from socialsim.envs.decrypto.env import TEAMS
 
+from socialsim.agent import Agent
 from socialsim.bus import audience_of
 from socialsim.runner import EpisodeSpec, play_episode
 from socialsim.seeding import agent_seed

@@ -6,10 +6,10 @@ import math
 from pathlib import Path
 
 import pytest
-from socialsim.agents.base import Question
 from socialsim.agents.scripted.decrypto import RandomEncoder, RandomGuesser
 
 from socialsim import config
+from socialsim.agent import Question
 from socialsim.analysis.tom import (
     agent_label,
     competitive_grid,

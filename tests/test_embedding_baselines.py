@@ -10,7 +10,6 @@ import importlib.util
 
 import numpy as np
 import pytest
-from socialsim.agents.base import Question
 from socialsim.agents.embedding.baselines import (
     GloveDecoder,
     GloveEncoder,
@@ -27,6 +26,7 @@ from socialsim.agents.embedding.vectors import (
 )
 
 from socialsim import registry
+from socialsim.agent import Question
 
 VECTORS = """\
 apple 1 0 0 0 0

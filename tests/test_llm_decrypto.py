@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 from decrypto_policies import DecryptoPolicy, hint_for
-from socialsim.agents.base import Question, RunContext
 from socialsim.agents.llm.decrypto import (
     STYLES,
     DecryptoLLMAgent,
@@ -35,6 +34,7 @@ from socialsim.agents.llm.decrypto import (
 )
 
 from socialsim import registry
+from socialsim.agent import Question, RunContext
 from socialsim.cli import main as cli_main
 from socialsim.llm import AnswerParseError, ScriptedModel
 from socialsim.records import EPISODES, read_records

@@ -1,6 +1,6 @@
 import pytest
-from socialsim.agents.base import Agent
 
+from socialsim.agent import Agent
 from socialsim.runner import EpisodeSpec, play_episode
 
 SEATS = {"matcher": {"kind": "pennies_random"}, "mismatcher": {"kind": "pennies_copycat"}}

@@ -62,7 +62,6 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from socialsim.agents.base import Agent, Question
 from socialsim.agents.embedding.vectors import (
     HintVocabulary,
     WordVectors,
@@ -71,6 +70,7 @@ from socialsim.agents.embedding.vectors import (
 )
 from socialsim.envs.decrypto.core import MAX_HINT_CHARS, MAX_HINT_WORDS
 
+from socialsim.agent import Agent, Question
 from socialsim.bus import Message
 
 UNKNOWN = "unknown"

@@ -20,8 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from socialsim.agents.base import Agent, RunContext
-
+from socialsim.agent import Agent, RunContext
 from socialsim.llm import AnswerParseError, ProviderError, build_model
 
 T = TypeVar("T")

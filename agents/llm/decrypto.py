@@ -103,7 +103,6 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from socialsim.agents.base import Question
 from socialsim.agents.llm.base import LLMAgent, Outcome, render
 from socialsim.envs.decrypto.core import (
     CODES,
@@ -115,6 +114,7 @@ from socialsim.envs.decrypto.core import (
     validate_hints,
 )
 
+from socialsim.agent import Question
 from socialsim.bus import Message
 from socialsim.llm import AnswerParseError, extract_answer
 

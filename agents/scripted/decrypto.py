@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from socialsim.agents.base import Agent, Question
 from socialsim.envs.decrypto.core import CODES, MAX_HINT_CHARS, MAX_HINT_WORDS, validate_hints
 from socialsim.envs.decrypto.words import hint_vocabulary
 
+from socialsim.agent import Agent, Question
 from socialsim.bus import Message
 
 KINDS = {

@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from socialsim.agents.base import Agent
 from socialsim.envs.gossip import norms
 
+from socialsim.agent import Agent
 from socialsim.bus import Message
 
 KINDS = {

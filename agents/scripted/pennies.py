@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from socialsim.agents.base import Agent
+
+from socialsim.agent import Agent
 
 KINDS = {
     "pennies_random": "socialsim.agents.scripted.pennies:RandomFace",

@@ -25,8 +25,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from socialsim.agents.base import Question
 from socialsim.envs.decrypto.core import parse_code
+
+from socialsim.agent import Question
 
 PROBES = {
     "piaget": "socialsim.envs.decrypto.tom:PerspectiveTaking",

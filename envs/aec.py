@@ -1,0 +1,217 @@
+"""The one AEC form of every socialsim env: the Parallel env, one agent at a time.
+
+PettingZoo's generic ``parallel_to_aec`` selects every live agent at every step and applies the
+actions only when the last of them has stepped, so an idle agent is asked for a no-op and an
+invalid-action flag lands on another agent's step. :class:`DecisionAEC` selects only the agents
+that have a decision now, in the order :meth:`DecisionEnv.deciding` gives; checks each action
+when its agent steps (a malformed one raises ``ValueError`` naming that agent and changes
+nothing; a forbidden one is flagged in ``infos[agent]["invalid_action"]`` at once); and moves
+the game when the last of them has acted, so agents that decide together (the prisoner's
+dilemma, Decrypto's guessers) still do not see each other's action.
+
+A Parallel env takes part by implementing :class:`DecisionEnv`: the Parallel ``step`` is then
+"check every action, :meth:`~DecisionEnv.apply`, observe everyone", and the AEC form observes
+only the agent asked (:meth:`~DecisionEnv.observe`).
+
+A shim gets all three PettingZoo entry points from :func:`entry_points`: ``raw_env`` (the AEC
+class, as in PettingZoo), ``env`` (``raw_env`` with PettingZoo's order checks) and
+``parallel_env``, each with the Parallel class's signature and docstring.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
+
+
+class DecisionEnv(ParallelEnv):
+    """A Parallel env whose agents act only when they have a decision (``infos[a]["decision"]``).
+
+    Subclasses implement the four methods below; :meth:`step` is written once here from them.
+    """
+
+    def deciding(self) -> list[str]:
+        """The agents with a decision now, in the order the AEC form asks them."""
+        raise NotImplementedError
+
+    def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
+        """Check ``agent``'s action for its decision without changing anything.
+
+        Raise ``ValueError`` (naming the agent, the expected form and the value) if malformed;
+        otherwise return the checked choice to pass to :meth:`apply` and the invalid-action
+        flag ``{"reason", "fallback"}`` if the mask forbids it (the choice is then the fallback).
+        """
+        raise NotImplementedError
+
+    def apply(
+        self, choices: Mapping[str, Any], flags: Mapping[str, dict[str, Any]]
+    ) -> tuple[dict[str, float], bool, bool, dict[str, dict[str, Any]]]:
+        """Play the checked choices of every deciding agent and publish what the step reveals.
+
+        Return ``(rewards of the live agents, terminated, truncated, infos of the live agents)``,
+        with each flag of ``flags`` copied into its agent's info.
+        """
+        raise NotImplementedError
+
+    def observe(self, agent: str) -> Any:
+        """``agent``'s observation now: a fresh object that later steps never change."""
+        raise NotImplementedError
+
+    def observe_all(self) -> dict[str, Any]:
+        """Every live agent's observation; override where one pass over all is cheaper."""
+        return {agent: self.observe(agent) for agent in self.agents}
+
+    def step(self, actions: Mapping[str, Any]):
+        if not self.agents:
+            raise ValueError("step: the episode is over; call reset()")
+        if not isinstance(actions, Mapping):
+            raise ValueError(f"actions: expected a dict agent id -> action, got {actions!r}")
+        deciding = self.deciding()
+        missing = [agent for agent in deciding if agent not in actions]
+        if missing:
+            raise ValueError(f"actions: no action for {missing}, who must decide now")
+        choices: dict[str, Any] = {}
+        flags: dict[str, dict[str, Any]] = {}
+        for agent in deciding:  # every action is checked before anything changes
+            choices[agent], flag = self.check_action(agent, actions[agent])
+            if flag is not None:
+                flags[agent] = flag
+        live = list(self.agents)
+        rewards, terminated, truncated, infos = self.apply(choices, flags)
+        observations = self.observe_all() if self.agents else {a: self.observe(a) for a in live}
+        return (
+            observations,
+            rewards,
+            dict.fromkeys(live, terminated),
+            dict.fromkeys(live, truncated),
+            infos,
+        )
+
+
+class DecisionAEC(AECEnv):
+    """The AEC form of a :class:`DecisionEnv` (see the module docstring).
+
+    It forwards the env's episode state (``bus``, ``turn``, ``summary()``, ``state()``,
+    ``render()``) so that code written for either form reads the same names; ``unwrapped`` is
+    this AEC env, as PettingZoo's AEC wrappers expect; the Parallel env is ``self.parallel``.
+    """
+
+    parallel_class: type[DecisionEnv]
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__()
+        self.parallel = self.parallel_class(*args, **kwargs)
+        self.metadata = self.parallel.metadata
+        self.possible_agents = list(self.parallel.possible_agents)
+        self.render_mode = self.parallel.render_mode
+
+    # the episode state of the Parallel env, under the same names
+    bus = property(lambda self: self.parallel.bus)
+    turn = property(lambda self: self.parallel.turn)
+
+    def summary(self) -> dict[str, Any]:
+        return self.parallel.summary()
+
+    def state(self) -> Any:
+        return self.parallel.state()
+
+    def render(self) -> str | None:
+        return self.parallel.render()
+
+    def close(self) -> None:
+        self.parallel.close()
+
+    def observation_space(self, agent: str):
+        return self.parallel.observation_space(agent)
+
+    def action_space(self, agent: str):
+        return self.parallel.action_space(agent)
+
+    def observe(self, agent: str) -> Any:
+        return self.parallel.observe(agent)
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        parallel = self.parallel
+        _, self.infos = parallel.reset(seed=seed, options=options)
+        self.agents = list(parallel.agents)
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._start_step()
+
+    def _start_step(self) -> None:
+        self._queue = self.parallel.deciding()
+        self._choices: dict[str, Any] = {}
+        self._flags: dict[str, dict[str, Any]] = {}
+        self.agent_selection = self._queue[0]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        choice, flag = self.parallel.check_action(agent, action)  # raises before any change
+        self._cumulative_rewards[agent] = 0
+        self._choices[agent] = choice
+        queue = self._queue
+        queue.pop(0)
+        if flag is not None:
+            self._flags[agent] = flag
+        if queue:
+            if flag is not None:
+                self.infos[agent] = {**self.infos[agent], "invalid_action": flag}
+            self._clear_rewards()
+            self.agent_selection = queue[0]
+            return
+        rewards, terminated, truncated, self.infos = self.parallel.apply(self._choices, self._flags)
+        self.rewards = rewards
+        self._accumulate_rewards()
+        if terminated or truncated:
+            self.terminations = dict.fromkeys(self.agents, terminated)
+            self.truncations = dict.fromkeys(self.agents, truncated)
+            self.agent_selection = self.agents[0]
+        else:
+            self._start_step()
+
+
+def entry_points(
+    parallel_class: type[DecisionEnv],
+) -> tuple[type[DecisionAEC], Callable[..., AECEnv], Callable[..., DecisionEnv]]:
+    """``(raw_env, env, parallel_env)`` of a shim, as PettingZoo's own envs offer them.
+
+    ``raw_env`` is the AEC class; ``env`` adds PettingZoo's order checks; ``parallel_env``
+    builds the Parallel env. All three take and show the Parallel class's arguments.
+    """
+    signature = inspect.signature(parallel_class)
+    name = parallel_class.metadata["name"]
+    raw_env = type(
+        "raw_env",
+        (DecisionAEC,),
+        {
+            "parallel_class": parallel_class,
+            "metadata": parallel_class.metadata,
+            "__doc__": f"The AEC form of ``{name}`` (see :class:`DecisionAEC`).",
+            "__module__": f"socialsim.envs.{name}",
+        },
+    )
+    raw_env.__signature__ = signature
+
+    @functools.wraps(parallel_class, assigned=("__doc__",), updated=())
+    def env(*args: Any, **kwargs: Any) -> AECEnv:
+        return wrappers.OrderEnforcingWrapper(raw_env(*args, **kwargs))
+
+    @functools.wraps(parallel_class, assigned=("__doc__",), updated=())
+    def parallel_env(*args: Any, **kwargs: Any) -> DecisionEnv:
+        return parallel_class(*args, **kwargs)
+
+    for function in (env, parallel_env):
+        function.__signature__ = signature.replace(return_annotation=inspect.Signature.empty)
+        function.__module__ = f"socialsim.envs.{name}"
+        function.__qualname__ = function.__name__
+    return raw_env, env, parallel_env
