@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-TONES: tuple[str, ...] = ("praising", "neutral", "mocking", "complaint", "criticism")
+from socialsim.envs.gossip.protocol import TONES
+
 NORMS: tuple[str, ...] = ("image_scoring", "simple_standing", "stern_judging")
 ACTIONS: tuple[str, ...] = ("cooperate", "defect")
 

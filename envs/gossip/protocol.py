@@ -1,0 +1,615 @@
+"""The vocabulary of the four ALIGN gossip games, written once.
+
+Everything that crosses a wall is here: the roles and the decisions of each phase, the action
+table of each game's ``Discrete`` space (index <-> decision <-> choice), the fallbacks, the
+payoff functions, the typed bus payloads (``rules``, ``match``, ``action``, ``gossip``), what a
+seat learns from them (:class:`Notebook`), the interaction records that the analysis reads, and
+the validated constructor options. The core, the env adapter, every agent family and the
+analysis import it; nothing restates it. Pure data and functions: no bus, no I/O.
+
+| game        | roles (first, second)  | phases (gossip on)                                   | moves               |
+|-------------|------------------------|------------------------------------------------------|---------------------|
+| `donation`  | donor, recipient       | donor `donate`; recipient `gossip`                   | cooperate, defect   |
+| `prisoners` | player, player         | both `play`; both `gossip`                           | C, D                |
+| `trust`     | investor, responder    | investor `invest`; responder `return`; both `gossip` | an amount           |
+| `market`    | seller, buyer          | seller `sell` and buyer `buy` at once; buyer `gossip` | H, L / c, s, none   |
+
+Gossip is one of five :data:`TONES`; its choice is ``(tone index, message or None)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+import numpy as np
+
+TONES: tuple[str, ...] = ("praising", "neutral", "mocking", "complaint", "criticism")
+TONE_INDEX: Mapping[str, int] = {tone: i for i, tone in enumerate(TONES)}
+NEUTRAL = TONE_INDEX["neutral"]
+GOSSIP = "gossip"
+
+#: trust amounts on the action grid are k / AMOUNT_STEPS of the most the seat may send
+AMOUNT_STEPS = 10
+#: the share of what it received that a cooperative responder returns (2I of the reference's 3I)
+COOPERATIVE_RETURN_SHARE = 2 / 3
+
+ENTRANT_MODES = (None, "isolated", "joins")
+SCHEDULES = ("align", "random")
+
+#: (seller, buyer) payoffs of the product-choice market: price minus cost, value minus price
+MARKET_PAYOFFS: Mapping[tuple[str, str], tuple[float, float]] = {
+    ("H", "c"): (2.0, 3.0),
+    ("H", "s"): (0.0, 2.0),
+    ("L", "c"): (3.0, 0.0),
+    ("L", "s"): (1.0, 1.0),
+    ("H", "none"): (0.0, 0.0),
+    ("L", "none"): (0.0, 0.0),
+}
+
+
+# -- the games --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Game:
+    """One game's rules of play. ``actions[i]`` is ``(decisions, choice)`` of action index ``i``:
+    the decisions it answers and the core choice it stands for (a trust entry's choice is the
+    fraction of the most the seat may send)."""
+
+    name: str
+    title: str
+    roles: tuple[str, str]
+    #: each phase maps the position in the pair (0 first, 1 second) to the decision due
+    phases: tuple[Mapping[int, str], ...]
+    moves: tuple[tuple[tuple[str, ...], Any], ...]
+    #: other spellings of a move's choice, accepted in ``{"action": name}``
+    aliases: Mapping[str, str]
+    #: the choice applied when an agent's action is forbidden for the decision at hand
+    fallbacks: Mapping[str, Any]
+    #: decision -> (cooperative choice, defecting choice), for the moves that have a name
+    cooperative: Mapping[str, tuple[str, str]]
+    actions: tuple[tuple[tuple[str, ...], Any], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        tones = tuple(((GOSSIP,), i) for i in range(len(TONES)))
+        object.__setattr__(self, "actions", self.moves + tones)
+
+    @property
+    def first_tone(self) -> int:
+        """The action index of tone 0 (the tones follow the moves)."""
+        return len(self.moves)
+
+    @property
+    def decisions(self) -> tuple[str, ...]:
+        """Every decision of the game, in phase order."""
+        return tuple(dict.fromkeys(d for phase in self.phases for d in phase.values()))
+
+    def move_choices(self, decision: str) -> tuple[Any, ...]:
+        """The named choices of a move decision (empty for an amount)."""
+        return tuple(
+            c for ds, c in self.moves if decision in ds and isinstance(c, str) and c is not None
+        )
+
+    def action_index(self, decision: str, choice: Any) -> int:
+        """The action index of a named move or a tone name."""
+        if decision == GOSSIP:
+            return self.first_tone + TONE_INDEX[choice]
+        choice = self.aliases.get(choice, choice)
+        for index, (decisions, value) in enumerate(self.moves):
+            if decision in decisions and value == choice:
+                return index
+        raise ValueError(
+            f"action: {choice!r} is not a {decision} choice of the {self.name} game; "
+            f"allowed: {', '.join(map(str, self.move_choices(decision)))}"
+        )
+
+    def masks(self) -> dict[str, np.ndarray]:
+        """decision -> the int8 action mask allowing its actions."""
+        out = {d: np.zeros(len(self.actions), dtype=np.int8) for d in self.decisions}
+        for index, (decisions, _) in enumerate(self.actions):
+            for decision in decisions:
+                out[decision][index] = 1
+        return out
+
+    def role_decisions(self, gossip: bool) -> dict[str, tuple[str, ...]]:
+        """role -> the decisions it makes, in phase order."""
+        out: dict[str, list[str]] = {}
+        for phase in self.phases:
+            for position, decision in phase.items():
+                if gossip or decision != GOSSIP:
+                    out.setdefault(self.roles[position], []).append(decision)
+        return {role: tuple(ds) for role, ds in out.items()}
+
+
+_TONE_FALLBACK = (NEUTRAL, None)
+
+DONATION = Game(
+    name="donation",
+    title="donation game",
+    roles=("donor", "recipient"),
+    phases=({0: "donate"}, {1: GOSSIP}),
+    moves=((("donate",), "defect"), (("donate",), "cooperate")),
+    aliases={"D": "defect", "C": "cooperate"},
+    fallbacks={"donate": "defect", GOSSIP: _TONE_FALLBACK},
+    cooperative={"donate": ("cooperate", "defect")},
+)
+PRISONERS = Game(
+    name="prisoners",
+    title="prisoner's dilemma",
+    roles=("player", "player"),
+    phases=({0: "play", 1: "play"}, {0: GOSSIP, 1: GOSSIP}),
+    moves=((("play",), "D"), (("play",), "C")),
+    aliases={"defect": "D", "cooperate": "C"},
+    fallbacks={"play": "D", GOSSIP: _TONE_FALLBACK},
+    cooperative={"play": ("C", "D")},
+)
+TRUST = Game(
+    name="trust",
+    title="trust game",
+    roles=("investor", "responder"),
+    phases=({0: "invest"}, {1: "return"}, {0: GOSSIP, 1: GOSSIP}),
+    moves=tuple((("invest", "return"), k / AMOUNT_STEPS) for k in range(AMOUNT_STEPS + 1)),
+    aliases={},
+    fallbacks={"invest": 0.0, "return": 0.0, GOSSIP: _TONE_FALLBACK},
+    cooperative={},
+)
+MARKET = Game(
+    name="market",
+    title="product-choice market",
+    roles=("seller", "buyer"),
+    phases=({0: "sell", 1: "buy"}, {1: GOSSIP}),
+    moves=(
+        (("sell",), "H"),
+        (("sell",), "L"),
+        (("buy",), "c"),
+        (("buy",), "s"),
+        (("buy",), "none"),
+    ),
+    aliases={
+        "customised": "c",
+        "customized": "c",
+        "standard": "s",
+        "standardised": "s",
+    },
+    fallbacks={"sell": "L", "buy": "none", GOSSIP: _TONE_FALLBACK},
+    cooperative={"sell": ("H", "L"), "buy": ("c", "s")},
+)
+GAMES: Mapping[str, Game] = {g.name: g for g in (DONATION, PRISONERS, TRUST, MARKET)}
+#: role -> game (the prisoner's dilemma's "player" is unique to it)
+GAME_OF_ROLE: Mapping[str, str] = {role: g.name for g in GAMES.values() for role in g.roles}
+
+
+# -- payoffs ----------------------------------------------------------------------------------
+
+
+def donation_payoffs(action: str, cost: float, benefit: float) -> tuple[float, float]:
+    """(donor, recipient) of a donation decision."""
+    return (-cost, benefit) if action == "cooperate" else (0.0, 0.0)
+
+
+def prisoners_payoff(mine: str | None, theirs: str | None, cost: float, benefit: float) -> float:
+    """A player's payoff: the donation game played both ways (``None``: no move yet)."""
+    return (benefit if theirs == "C" else 0.0) - (cost if mine == "C" else 0.0)
+
+
+def trust_received(investment: float, multiplier: float) -> float:
+    """What the responder receives of an investment."""
+    return multiplier * investment
+
+
+def trust_payoffs(investment: float, returned: float, multiplier: float) -> tuple[float, float]:
+    """(investor, responder) net payoffs of one trust interaction."""
+    return returned - investment, trust_received(investment, multiplier) - returned
+
+
+def market_payoffs(quality: str, choice: str) -> tuple[float, float]:
+    """(seller, buyer) payoffs of a sale."""
+    return MARKET_PAYOFFS[quality, choice]
+
+
+# -- bus payloads -----------------------------------------------------------------------------
+
+
+class RulesPayload(TypedDict, total=False):
+    """``rules``: public, to everyone, first message of an episode (turn 1). The settings a
+    player is told: ``game``, the constructor options in force (``entrant`` renamed
+    ``entrant_mode``), ``rounds`` the episode really lasts, ``entrant`` (id or None), ``agents``."""
+
+    game: str
+    n_agents: int
+    cost: float
+    benefit: float
+    multiplier: float
+    initial_resources: float
+    n_sellers: int
+    n_buyers: int
+    discount: float
+    gossip: bool
+    schedule: str
+    pairs_per_round: int | None
+    entrant_round: int | None
+    entrant_mode: str | None
+    rounds: int
+    entrant: str | None
+    agents: list[str]
+
+
+class MatchPayload(TypedDict):
+    """``match``: private, to the pair, at the start of a round: roles and both stocks."""
+
+    round: int
+    roles: dict[str, str]
+    resources: dict[str, float]
+
+
+class ActionPayload(TypedDict):
+    """``action``: private, to the agent acted upon only. ``action`` is the move's choice
+    (``"cooperate"``, ``"C"``, ``"H"``, ``"c"``...) or, in the trust game, ``{"invest": I}``
+    (to the responder, before it decides) and ``{"return": R}`` (to the investor)."""
+
+    round: int
+    actor: str
+    target: str
+    action: Any
+
+
+class GossipPayload(TypedDict):
+    """``gossip``: to everyone: who said what about whom, in which tone."""
+
+    round: int
+    author: str
+    about: str
+    tone: str
+    message: str | None
+
+
+#: what each game's rules message must state for a player to know the game
+RULES_NEEDED: Mapping[str, tuple[str, ...]] = {
+    "donation": (
+        "gossip",
+        "discount",
+        "n_agents",
+        "rounds",
+        "cost",
+        "benefit",
+        "initial_resources",
+    ),
+    "prisoners": ("gossip", "discount", "n_agents", "rounds", "cost", "benefit"),
+    "trust": ("gossip", "discount", "n_agents", "rounds", "multiplier", "initial_resources"),
+    "market": ("gossip", "discount", "n_agents", "rounds", "n_sellers"),
+}
+
+
+def check_rules(payload: Mapping[str, Any]) -> RulesPayload:
+    """The rules payload, checked to name a game and state what its players need."""
+    game = payload.get("game")
+    if game not in GAMES:
+        raise ValueError(f"rules message: game must be one of {', '.join(GAMES)}, got {game!r}")
+    missing = [key for key in RULES_NEEDED[game] if key not in payload]
+    if missing:
+        raise ValueError(f"rules message: the {game} game's rules lack {', '.join(missing)}")
+    return RulesPayload(**payload)  # type: ignore[typeddict-item]
+
+
+# -- what a seat learns from its inbox --------------------------------------------------------
+
+
+@dataclass
+class Meeting:
+    """One of a seat's matches, as it learns it from the bus and from its own moves."""
+
+    round: int
+    role: str
+    other: str
+    own: float  # my stock (total payoff in PD and market) when the round started
+    theirs: float
+    mine: dict[str, Any] = field(default_factory=dict)  # decision -> my choice
+    received: dict[str, Any] = field(default_factory=dict)  # what the counterpart did to me
+    said: tuple[str, str | None] | None = None  # (tone, message) I published about them
+    heard: tuple[str, str | None] | None = None  # (tone, message) they published about me
+
+    @property
+    def game(self) -> str:
+        return GAME_OF_ROLE[self.role]
+
+    @property
+    def invested(self) -> float:
+        """The trust game's investment (mine or theirs)."""
+        return float(self.mine.get("invest", self.received.get("invest", 0.0)))
+
+    @property
+    def returned(self) -> float:
+        """The trust game's return (mine or theirs)."""
+        return float(self.mine.get("return", self.received.get("return", 0.0)))
+
+
+class Notebook:
+    """What one seat knows of a gossip game, read from its inbox: the rules, its meetings by
+    round, every gossip in the order published, and the tones published about each agent.
+
+    Every agent family reads the bus through this one parser; an agent records its own moves
+    with :meth:`note_move` (the bus tells the acted-upon agent, not the actor).
+    """
+
+    def __init__(self, agent_id: str):
+        self.agent_id = agent_id
+        self.rules: RulesPayload | None = None
+        self.meetings: dict[int, Meeting] = {}
+        self.gossip: list[GossipPayload] = []
+        self.tones: dict[str, list[str]] = {}
+
+    @property
+    def game(self) -> Game:
+        if self.rules is None:
+            raise ValueError(
+                f"{self.agent_id}: no 'rules' message reached this agent; the gossip envs "
+                "publish one to everyone at reset, before anything else"
+            )
+        return GAMES[self.rules["game"]]
+
+    def rule(self, key: str, default: Any = None) -> Any:
+        """A setting of the rules message (raises if none was read)."""
+        self.game  # noqa: B018 - raises the clear error when no rules were read
+        return self.rules.get(key, default)  # type: ignore[union-attr]
+
+    def read(self, messages: Iterable[Any]) -> None:
+        """Take in bus messages (anything with ``kind`` and ``payload``), oldest first."""
+        me = self.agent_id
+        for message in messages:
+            kind, payload = message.kind, message.payload
+            if kind == "gossip":
+                self.gossip.append(payload)
+                self.tones.setdefault(payload["about"], []).append(payload["tone"])
+                meeting = self.meetings.get(payload["round"])
+                if meeting is not None:
+                    said = (payload["tone"], payload.get("message"))
+                    if payload["author"] == me and payload["about"] == meeting.other:
+                        meeting.said = said
+                    elif payload["about"] == me and payload["author"] == meeting.other:
+                        meeting.heard = said
+            elif kind == "action" and payload["target"] == me:
+                meeting = self.meetings.get(payload["round"])
+                if meeting is not None:
+                    action = payload["action"]
+                    if isinstance(action, Mapping):
+                        meeting.received.update(action)
+                    else:
+                        meeting.received["move"] = action
+            elif kind == "match":
+                roles, stocks = payload["roles"], payload["resources"]
+                other = next(a for a in roles if a != me)
+                self.meetings[payload["round"]] = Meeting(
+                    payload["round"], roles[me], other, float(stocks[me]), float(stocks[other])
+                )
+            elif kind == "rules":
+                self.rules = check_rules(payload)
+
+    def note_move(self, round_: int, decision: str, choice: Any) -> None:
+        """Record my own move of ``round_`` (what the bus does not tell me)."""
+        meeting = self.meetings.get(round_)
+        if meeting is not None:
+            meeting.mine[decision] = choice
+
+    def current(self, round_: int) -> Meeting:
+        meeting = self.meetings.get(round_)
+        if meeting is None:
+            raise ValueError(f"{self.agent_id}: no match message for round {round_}")
+        return meeting
+
+    def payoffs(self, meeting: Meeting) -> tuple[float, float]:
+        """(mine, theirs) of a finished or current meeting, by the rules in force."""
+        game = meeting.game
+        if game == "donation":
+            donor, recipient = donation_payoffs(
+                meeting.mine.get("donate", meeting.received.get("move")),
+                self.rule("cost"),
+                self.rule("benefit"),
+            )
+            return (donor, recipient) if meeting.role == "donor" else (recipient, donor)
+        if game == "prisoners":
+            mine, theirs = meeting.mine.get("play"), meeting.received.get("move")
+            cost, benefit = self.rule("cost"), self.rule("benefit")
+            return (
+                prisoners_payoff(mine, theirs, cost, benefit),
+                prisoners_payoff(theirs, mine, cost, benefit),
+            )
+        if game == "trust":
+            investor, responder = trust_payoffs(
+                meeting.invested, meeting.returned, self.rule("multiplier")
+            )
+            return (investor, responder) if meeting.role == "investor" else (responder, investor)
+        if meeting.role == "seller":
+            return market_payoffs(meeting.mine["sell"], meeting.received["move"])
+        seller, buyer = market_payoffs(meeting.received["move"], meeting.mine["buy"])
+        return buyer, seller
+
+
+# -- interaction records (``summary()["interactions"]``, read by the analysis) ----------------
+
+
+class DonationInteraction(TypedDict):
+    round: int
+    donor: str
+    recipient: str
+    action: str | None
+    donor_before: float
+    recipient_before: float
+    donation: float
+    benefit: float
+    ratio: float  # the donation as a share of the donor's stock before it
+    tone: str | None
+    message: str | None
+    invalid: bool  # the action was a fallback
+
+
+class PrisonersInteraction(TypedDict):
+    round: int
+    players: list[str]
+    actions: dict[str, str]
+    payoffs: dict[str, float]
+    tones: dict[str, str | None]
+    messages: dict[str, str | None]
+
+
+class TrustInteraction(TypedDict):
+    round: int
+    investor: str
+    responder: str
+    investor_before: float
+    responder_before: float
+    investment: float
+    returned: float
+    payoffs: dict[str, float]
+    tones: dict[str, str | None]
+    messages: dict[str, str | None]
+
+
+class MarketInteraction(TypedDict):
+    round: int
+    seller: str
+    buyer: str
+    quality: str | None
+    choice: str | None
+    payoffs: dict[str, float]
+    tone: str | None
+    message: str | None
+
+
+Interaction = DonationInteraction | PrisonersInteraction | TrustInteraction | MarketInteraction
+
+
+# -- constructor options ----------------------------------------------------------------------
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value: Any, minimum: float = 0.0, maximum: float = math.inf) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not minimum <= value <= maximum
+    ):
+        bound = f"in [{minimum}, {maximum}]" if maximum < math.inf else f">= {minimum}"
+        raise ValueError(f"{name}: must be a number {bound}, got {value!r}")
+    return float(value)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: must be true or false, got {value!r}")
+    return value
+
+
+def default_random_rounds(n: int) -> int:
+    """Random matching lasts ``2 (n - 1)`` rounds unless told otherwise."""
+    return 2 * (n - 1)
+
+
+def default_entrant_round(rounds: int) -> int:
+    """An entrant that joins does so half way through."""
+    return rounds // 2 + 1
+
+
+def matching_options(
+    reference: str,
+    n_agents: Any,
+    gossip: Any,
+    discount: Any,
+    schedule: Any,
+    rounds: Any,
+    pairs_per_round: Any,
+    entrant: Any,
+    entrant_round: Any,
+) -> dict[str, Any]:
+    """The checked options shared by the peer games (donation, prisoners, trust): who meets
+    whom, and for how long. ``reference`` names the game's reference order (for messages)."""
+    n = check_int("n_agents", n_agents, 2)
+    check_bool("gossip", gossip)
+    check_number("discount", discount, 0.0, 1.0)
+    if entrant == "none":  # TOML has no null: experiment files and grids write "none"
+        entrant = None
+    if entrant not in ENTRANT_MODES:
+        raise ValueError(
+            f"entrant: must be one of {', '.join(map(repr, ENTRANT_MODES))}, got {entrant!r}"
+        )
+    if schedule is None:
+        schedule = "random" if entrant == "joins" else "align"
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    if entrant == "joins" and schedule != "random":
+        raise ValueError(
+            "schedule: an entrant that joins needs schedule='random' (or leave schedule unset)"
+        )
+    if entrant == "isolated" and schedule != "align":
+        raise ValueError(
+            "schedule: the isolated entrant has its own schedule; leave schedule unset or 'align'"
+        )
+    if pairs_per_round is not None:
+        check_int("pairs_per_round", pairs_per_round, 1)
+        if schedule != "random":
+            raise ValueError("pairs_per_round: only applies to schedule='random'")
+    if rounds is not None:
+        rounds = check_int("rounds", rounds, 1)
+    if schedule == "align":
+        # both reference orders (align and the circle method) play every pair once
+        available = n - 1 if entrant == "isolated" else n * (n - 1) // 2
+        if rounds is not None and rounds > available:
+            raise ValueError(
+                f"rounds: the {reference} schedule has {available} rounds for {n} agents, "
+                f"got {rounds}"
+            )
+    elif rounds is None:
+        rounds = default_random_rounds(n)
+    if entrant_round is not None:
+        if entrant != "joins":
+            raise ValueError("entrant_round: only applies to entrant='joins'")
+        entrant_round = check_int("entrant_round", entrant_round, 1)
+    elif entrant == "joins":
+        entrant_round = default_entrant_round(rounds)
+    if entrant == "joins" and n < 3:
+        raise ValueError(f"n_agents: an entrant that joins needs at least 3 agents, got {n}")
+    return {
+        "n_agents": n,
+        "gossip": gossip,
+        "discount": float(discount),
+        "schedule": schedule,
+        "rounds": rounds,
+        "pairs_per_round": pairs_per_round,
+        "entrant": entrant,
+        "entrant_round": entrant_round,
+    }
+
+
+def market_options(
+    n_sellers: Any, n_buyers: Any, discount: Any, gossip: Any, schedule: Any, rounds: Any
+) -> dict[str, Any]:
+    """The checked options of the market."""
+    n_sellers = check_int("n_sellers", n_sellers, 1)
+    n_buyers = check_int("n_buyers", n_buyers, 1)
+    check_bool("gossip", gossip)
+    check_number("discount", discount, 0.0, 1.0)
+    schedule = schedule or "align"
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    if rounds is not None:
+        rounds = check_int("rounds", rounds, 1)
+        if schedule == "align" and rounds > n_sellers * n_buyers:
+            raise ValueError(
+                f"rounds: the market has {n_sellers * n_buyers} seller-buyer pairs, got {rounds}"
+            )
+    return {
+        "n_sellers": n_sellers,
+        "n_buyers": n_buyers,
+        "n_agents": n_sellers + n_buyers,
+        "discount": float(discount),
+        "gossip": gossip,
+        "schedule": schedule,
+        "rounds": rounds,
+    }
