@@ -4,17 +4,13 @@ set here, before any test module can import litellm."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from socialsim.testing.llm_server import ScriptedChatServer
+
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-
-sys.path.insert(0, str(Path(__file__).parent))  # tests/llm_server.py is importable as llm_server
-
-from llm_server import ScriptedChatServer  # noqa: E402
 
 
 @pytest.fixture

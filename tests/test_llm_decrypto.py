@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from decrypto_policies import DecryptoPolicy, hint_for
 from socialsim.agents.llm.decrypto import (
     STYLES,
     DecryptoLLMAgent,
@@ -39,6 +38,7 @@ from socialsim.cli import main as cli_main
 from socialsim.llm import AnswerParseError, ScriptedModel
 from socialsim.records import EPISODES, read_records
 from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.testing.decrypto_policies import DecryptoPolicy, hint_for
 
 SEATS = ("encoder", "decoder", "interceptor")
 GOLDEN = Path(__file__).parent / "golden"

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from gossip_policies import GossipPolicy
 
 from socialsim.cli import main
+from socialsim.testing.gossip_policies import GossipPolicy
 
 KEY_ENV = "SOCIALSIM_FAULTS_TEST_KEY"
 EPISODES = 6

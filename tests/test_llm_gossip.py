@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gossip_policies import REFLECTION, GossipPolicy, bad_first
 from socialsim.agents.llm.gossip import GossipLLMAgent
 
 from socialsim import config, registry
@@ -22,6 +21,7 @@ from socialsim.bus import Message
 from socialsim.cli import main
 from socialsim.llm import ScriptedModel
 from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.testing.gossip_policies import REFLECTION, GossipPolicy, bad_first
 
 GOLDEN = Path(__file__).parent / "golden"
 KEY_ENV = "SOCIALSIM_GOSSIP_TEST_KEY"

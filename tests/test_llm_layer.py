@@ -239,7 +239,7 @@ def test_random_faults_at_configured_rates_are_all_survived_and_accounted(llm_se
 
 
 def test_the_servers_fault_draws_follow_its_seed():
-    from llm_server import ScriptedChatServer
+    from socialsim.testing.llm_server import ScriptedChatServer
 
     def draws(seed):
         server = ScriptedChatServer(fault_rates={"rate_limit": 0.3, "garbage": 0.3}, seed=seed)

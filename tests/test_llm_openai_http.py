@@ -13,7 +13,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from decrypto_policies import DecryptoPolicy
 
 from socialsim.llm import (
     Accounting,
@@ -24,6 +23,7 @@ from socialsim.llm import (
 )
 from socialsim.llm.openai_http import served_name, status_error
 from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.testing.decrypto_policies import DecryptoPolicy
 
 HELLO = [
     {"role": "system", "content": "You are terse."},

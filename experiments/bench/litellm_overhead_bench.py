@@ -1,6 +1,6 @@
 """CPU cost per call of the LLM layer (litellm included), against a local test server.
 
-The test server (tests/llm_server.py) runs in its own process, so ``time.process_time()`` here
+The test server (socialsim.testing.llm_server) runs in its own process, so ``time.process_time()`` here
 counts only this process: socialsim's wrappers, litellm (including the worker thread its
 ``acompletion`` runs ``completion`` in), the OpenAI SDK, the HTTP client and asyncio. Each round
 makes ``--calls`` sequential calls, then ``--calls`` calls with ``--concurrency`` in flight,
@@ -9,9 +9,9 @@ request; concurrency limit = K), and prints CPU milliseconds per call and calls 
 the machine is shared, so ``--rounds`` repeats and the minimum and median are printed.
 
 ``--compare`` interleaves rounds with :class:`~socialsim.llm.LiteLLMModel`'s unpriced-model
-shortcut switched off ("before") and on ("after"). ``--no-delay`` serves with TCP_NODELAY:
-the stock server writes headers and body in two sends, so Nagle's algorithm holds the body
-until the client's delayed ACK (~40 ms), which dominates the sequential wall time.
+shortcut switched off ("before") and on ("after"). The server sends with TCP_NODELAY (it
+writes headers and body in two sends, and Nagle's algorithm would hold the body until the
+client's delayed ACK, ~40 ms, which would dominate the sequential wall time).
 ``--profile`` / ``--pyinstrument`` profile one sequential phase (main thread only); ``--set
 NAME=VALUE`` sets a litellm module attribute first, to try settings. It prints; it asserts
 nothing.
@@ -19,7 +19,7 @@ nothing.
 Usage::
 
     python experiments/bench/litellm_overhead_bench.py [--calls 200] [--concurrency 16]
-        [--rounds 3] [--compare] [--latency 0] [--no-delay] [--model openai/test]
+        [--rounds 3] [--compare] [--latency 0] [--model openai/test]
         [--profile [--sort tottime] [--top 40] | --pyinstrument] [--set NAME=VALUE ...]
 """
 
@@ -39,7 +39,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -49,25 +48,11 @@ KEY_ENV = "SOCIALSIM_BENCH_KEY"
 SHIPPED = LiteLLMModel._known_unpriced
 
 
-#: Runs tests/llm_server.py's main() with TCP_NODELAY on its sockets.
-NO_DELAY_SERVER = (
-    "import sys; sys.path.insert(0, sys.argv[1]); import llm_server; "
-    "llm_server._ChatHandler.disable_nagle_algorithm = True; llm_server.main(sys.argv[2:])"
-)
-
-
 @contextlib.contextmanager
-def server_process(latency: float, no_delay: bool = False) -> Iterator[str]:
+def server_process(latency: float) -> Iterator[str]:
     """The test server's URL, the server running in a process of its own."""
-    tests = Path(__file__).resolve().parents[2] / "tests"
-    command = (
-        [sys.executable, "-c", NO_DELAY_SERVER, str(tests)]
-        if no_delay
-        else [sys.executable, str(tests / "llm_server.py")]
-    )
-    process = subprocess.Popen(
-        [*command, "--latency", str(latency)], stdout=subprocess.PIPE, text=True
-    )
+    command = [sys.executable, "-m", "socialsim.testing.llm_server", "--latency", str(latency)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         yield process.stdout.readline().strip()
@@ -151,9 +136,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--latency", type=float, default=0.0, help="seconds the server waits per request"
     )
-    parser.add_argument(
-        "--no-delay", action="store_true", help="the server sends with TCP_NODELAY (no Nagle)"
-    )
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight (K)")
     parser.add_argument("--model", default="openai/test", help="litellm model name")
     parser.add_argument("--profile", action="store_true", help="cProfile the sequential phase")
@@ -176,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     for assignment in args.set:
         name, _, value = assignment.partition("=")
         setattr(litellm, name, ast.literal_eval(value))
-    with server_process(args.latency, args.no_delay) as url:
+    with server_process(args.latency) as url:
         forget_models()
         model = build_model(
             {
@@ -205,8 +187,8 @@ def main(argv: list[str] | None = None) -> None:
                 )
                 offset += 2 * n
         print(
-            f"model {args.model}, server latency {args.latency} s"
-            f"{', TCP_NODELAY' if args.no_delay else ''}, {n} calls per phase, {args.rounds} rounds"
+            f"model {args.model}, server latency {args.latency} s, {n} calls per phase, "
+            f"{args.rounds} rounds"
         )
         for label, measured in runs.items():
             report(label, n, measured)

@@ -1,12 +1,13 @@
 """Benchmark: 32 Decrypto games with LLM agents on every seat, all in one event loop, against the
-scripted OpenAI-compatible test server (tests/llm_server.py) with a fixed latency per call.
+scripted OpenAI-compatible test server (socialsim.testing.llm_server) with a fixed latency per call.
 
 The games go through the whole stack: ``socialsim.runner.run_specs_async`` (``max_concurrent``
 episodes at once), the ``llm_decrypto`` agents (the decoder and the interceptor call the model
 concurrently), the LLM layer (cache, retry, concurrency limit, accounting) and, by
 ``--transport``, litellm over HTTP (``http``, the default), the layer's own HTTP client without
 litellm (``openai_http``) or no HTTP at all (``sleep``, an in-process model that only waits).
-The server's scripted players (tests/decrypto_policies.py) read the prompts and play legally.
+The server's scripted players (socialsim.testing.decrypto_policies) read the prompts and play
+legally.
 
 Printed figures (nothing is asserted):
 
@@ -44,16 +45,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-
-from decrypto_policies import DecryptoPolicy  # noqa: E402
-from llm_server import ScriptedChatServer  # noqa: E402
 
 import socialsim.llm.build  # noqa: E402
 from socialsim.llm import forget_models, load_litellm  # noqa: E402
 from socialsim.llm.model import ChatModel, Reply, Settings, check_messages, prompt_hash  # noqa: E402
 from socialsim.records import EventLog, read_records  # noqa: E402
 from socialsim.runner import EpisodeSpec, run_specs, run_specs_async  # noqa: E402
+from socialsim.testing.decrypto_policies import DecryptoPolicy  # noqa: E402
+from socialsim.testing.llm_server import ScriptedChatServer  # noqa: E402
 
 SEATS = ("encoder", "decoder", "interceptor")
 KEY_ENV = "SOCIALSIM_BENCH_DUMMY_KEY"
@@ -190,28 +189,13 @@ def sleeping_transport(latency: float, link: bool):
 #: milliseconds. Real servers (uvicorn under vLLM, llama.cpp) listen with backlogs of hundreds.
 BACKLOG = 1024
 
-
-def roomy_backlog() -> None:
-    """Make the scripted server listen with :data:`BACKLOG` (in this process)."""
-    import http.server
-
-    import llm_server
-
-    class Server(http.server.ThreadingHTTPServer):
-        request_queue_size = BACKLOG
-
-    llm_server.ThreadingHTTPServer = Server
-
-
 SERVE = """
-import sys, threading
-sys.path.insert(0, {tests!r})
-sys.path.insert(0, {bench!r})
-from llm_decrypto_bench import roomy_backlog
-roomy_backlog()
-from llm_server import ScriptedChatServer
-from decrypto_policies import DecryptoPolicy
-server = ScriptedChatServer(policy=DecryptoPolicy(link={link!r}), latency_s={latency!r}).start()
+import threading
+from socialsim.testing.decrypto_policies import DecryptoPolicy
+from socialsim.testing.llm_server import ScriptedChatServer
+server = ScriptedChatServer(
+    policy=DecryptoPolicy(link={link!r}), latency_s={latency!r}, backlog={backlog!r}
+).start()
 print(server.url, flush=True)
 threading.Event().wait()
 """
@@ -224,13 +208,13 @@ def chat_server(
     """``(url, stats(), reset())`` of the scripted server, by default in its own process (as a
     real server would be), so that its threads do not take this process's CPU and GIL."""
     if in_process:
-        roomy_backlog()
-        with ScriptedChatServer(policy=DecryptoPolicy(link=link), latency_s=latency) as server:
+        server = ScriptedChatServer(
+            policy=DecryptoPolicy(link=link), latency_s=latency, backlog=BACKLOG
+        )
+        with server:
             yield server.url, server.stats, server.reset_counts
         return
-    tests = str(Path(__file__).resolve().parents[2] / "tests")
-    bench = str(Path(__file__).resolve().parent)
-    code = SERVE.format(tests=tests, bench=bench, link=link, latency=latency)
+    code = SERVE.format(link=link, latency=latency, backlog=BACKLOG)
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()

@@ -24,14 +24,10 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-
-from llm_server import ScriptedChatServer  # noqa: E402
-
 from socialsim.llm import Accounting, ConcurrencyLimit, build_model, forget_models, load_litellm  # noqa: E402
+from socialsim.testing.llm_server import ScriptedChatServer  # noqa: E402
 
 
 def prompts(n: int) -> list[list[dict[str, str]]]:
@@ -58,10 +54,8 @@ def chat_server(
         with ScriptedChatServer(latency_s=latency) as server:
             yield server.url, server.stats, server.reset_counts
         return
-    script = Path(__file__).resolve().parents[2] / "tests" / "llm_server.py"
-    process = subprocess.Popen(
-        [sys.executable, str(script), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
-    )
+    command = [sys.executable, "-m", "socialsim.testing.llm_server", "--latency", str(latency)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
         root = url.removesuffix("/v1")

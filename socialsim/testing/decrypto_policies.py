@@ -1,5 +1,5 @@
-"""Scripted Decrypto players for the test chat server (tests/llm_server.py): each reads the
-prompts the LLM agents send, as a model would, and replies with a legal move.
+"""Scripted Decrypto players for the test chat server (:mod:`socialsim.testing.llm_server`):
+each reads the prompts the LLM agents send, as a model would, and replies with a legal move.
 
 :class:`DecryptoPolicy` is a ``policy(messages, request) -> reply text``:
 

@@ -16,9 +16,10 @@ Faults              ``"rate_limit"`` (HTTP 429), ``"server_error"`` (HTTP 500),
 Fault choice        first from ``schedule`` (one entry per request, ``None`` = answer
                     normally), then at random by ``fault_rates`` from the server's own
                     seeded ``numpy`` Generator
-Out of process      ``python tests/llm_server.py --latency 0.2`` prints its URL and serves
-                    until killed; ``GET /stats`` returns the counters, ``POST /stats/reset``
-                    zeroes them (a server in its own process keeps the GIL to itself)
+Out of process      ``python -m socialsim.testing.llm_server --latency 0.2`` prints its
+                    URL and serves until killed; ``GET /stats`` returns the counters,
+                    ``POST /stats/reset`` zeroes them (a server in its own process keeps
+                    the GIL to itself)
 Counters            ``requests``, ``in_flight``, ``max_in_flight``, ``faults`` (name ->
                     count), ``answered`` (request jsons answered with a reply),
                     ``usage`` (prompt, completion) token totals of the replies sent
@@ -72,6 +73,8 @@ class ScriptedChatServer:
         timeout_sleep_s: how long a ``"timeout"`` fault sleeps before answering; set it above
             the client's timeout.
         port: the port on 127.0.0.1; 0 (the default) lets the system pick a free one.
+        backlog: the listen backlog; raise it for a client that opens hundreds of connections
+            at once (the stdlib's 5 refuses a burst; real servers listen with hundreds).
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class ScriptedChatServer:
         seed: int = 0,
         timeout_sleep_s: float = 1.0,
         port: int = 0,
+        backlog: int = 128,
     ) -> None:
         self.policy: Policy = policy or echo_policy
         self.latency_s = float(latency_s)
@@ -101,6 +105,7 @@ class ScriptedChatServer:
         self.set_schedule(schedule)
         self.timeout_sleep_s = float(timeout_sleep_s)
         self.port = int(port)
+        self.backlog = int(backlog)
         self._rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
         self.requests = 0
@@ -157,7 +162,10 @@ class ScriptedChatServer:
         class Handler(_ChatHandler):
             chat_server = server
 
-        self._httpd = _Listener(("127.0.0.1", self.port), Handler)
+        class Listener(ThreadingHTTPServer):
+            request_queue_size = server.backlog
+
+        self._httpd = Listener(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True  # a "timeout" sleeper must not hold up stop()
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -271,12 +279,6 @@ def _error(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": kind}}
 
 
-class _Listener(ThreadingHTTPServer):
-    # The stdlib's backlog of 5 refuses a burst of connects (a fast client opening tens of
-    # connections at once); real servers listen with a far larger one.
-    request_queue_size = 128
-
-
 class _ChatHandler(BaseHTTPRequestHandler):
     chat_server: ScriptedChatServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
@@ -340,8 +342,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 = an ephemeral port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backlog", type=int, default=128, help="the listen backlog")
     args = parser.parse_args(argv)
-    server = ScriptedChatServer(latency_s=args.latency, seed=args.seed, port=args.port).start()
+    server = ScriptedChatServer(
+        latency_s=args.latency, seed=args.seed, port=args.port, backlog=args.backlog
+    ).start()
     print(server.url, flush=True)
     try:
         threading.Event().wait()

@@ -1,0 +1,34 @@
+"""The test kit, shipped so that users test their own env variants as the project tests its own.
+
+* :func:`check_env` (:mod:`socialsim.testing.contract`) checks an env, by id, shim module or
+  factory, against PettingZoo's API and seed tests and the socialsim env contract.
+* :class:`~socialsim.testing.llm_server.ScriptedChatServer`: a real OpenAI-compatible chat
+  server on 127.0.0.1 with scripted replies and injected faults (stdlib only; also
+  ``python -m socialsim.testing.llm_server``).
+* Scripted "models" that read the LLM agents' prompts and answer legally:
+  :mod:`socialsim.testing.gossip_policies` and :mod:`socialsim.testing.decrypto_policies`.
+
+Importing this package loads none of them: each is imported on first use, so that a test of the
+LLM layer does not pay for PettingZoo's test suite, nor a contract check for the server.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "check_env": "socialsim.testing.contract",
+    "CHECKS": "socialsim.testing.contract",
+    "ContractViolation": "socialsim.testing.contract",
+    "ContractWarning": "socialsim.testing.contract",
+    "ScriptedChatServer": "socialsim.testing.llm_server",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'socialsim.testing' has no attribute {name!r}")
