@@ -1,21 +1,24 @@
 """Scripted players of the four gossip games (donation, prisoner's dilemma, trust, market).
 
 Every agent reads only what the env gives it: its observation, ``info`` (``decision``,
-``role``, ``counterpart``, ``round``) and the bus messages of its inbox (``match``, the private
-``action`` done to it, public ``gossip``). Each plays all four games:
+``role``, ``counterpart``, ``round``) and the bus messages of its inbox (``rules``, ``match``,
+the private ``action`` done to it, public ``gossip``), read through the protocol's
+:class:`~socialsim.envs.gossip.protocol.Notebook`. Each plays all four games:
 
 | kind               | moves                                             | gossip it publishes            |
 |--------------------|---------------------------------------------------|--------------------------------|
-| `always_cooperate` | cooperate / C / invest all, return 2I / H, c      | honest (image scoring)         |
+| `always_cooperate` | cooperate / C / invest all, return 2/3 of it / H, c  | honest (image scoring)         |
 | `always_defect`    | defect / D / invest 0, return 0 / L, s            | honest (image scoring)         |
 | `random_donor`     | each move cooperative with probability `p`        | honest (image scoring)         |
 | `entrant`          | always defect (the reference's greedy entrant)    | the literal "No comment", neutral |
 | `image_scoring`, `simple_standing`, `stern_judging` | cooperative unless the counterpart's reputation (from the tones published about it, under the norm) is bad | the tone the norm assigns |
 | `liar`             | like `image_scoring` (or `norm`)                  | `mode`: always praise, always criticise, or invert the true tone |
 
-"Cooperative" per game: the donor cooperates; the PD player plays C; the investor sends its
-whole stock; the responder returns 2I (the investor gains I, the responder keeps I); the seller
-offers H; the buyer buys customised (c), and standard (s) when it distrusts.
+"Cooperative" per game is the protocol's (``Game.cooperative``): the donor cooperates; the PD
+player plays C; the seller offers H; the buyer buys customised (c), and standard (s) when it
+distrusts. In the trust game the investor sends its whole stock and the responder returns
+``COOPERATIVE_RETURN_SHARE`` (2/3) of what it received (``multiplier`` x I, the multiplier
+read from the env's ``rules`` message): 2I at the default multiplier 3, I at 1.5.
 
 What an agent judges when it gossips (the move done to it): donation cooperate/defect; PD C/D;
 trust: an investor that sent something (or had nothing) cooperated, a responder that returned
@@ -29,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from socialsim.envs.gossip import norms
+from socialsim.envs.gossip.protocol import COOPERATIVE_RETURN_SHARE, GOSSIP, Meeting, Notebook
 
 from socialsim.agent import Agent
 from socialsim.bus import Message
@@ -45,13 +49,6 @@ KINDS = {
 }
 
 LIAR_MODES = ("always_praise", "always_criticise", "invert")
-RETURN_SHARE = 2 / 3  # a cooperative responder returns 2I of the 3I it received
-
-# Action indices of the games' Discrete spaces for moves (gossip goes as a dict).
-_DONATE = {"cooperate": 1, "defect": 0}
-_PLAY = {"cooperate": 1, "defect": 0}
-_SELL = {"cooperate": 0, "defect": 1}  # H, L
-_BUY = {"cooperate": 2, "defect": 3}  # c, s
 
 _MESSAGES = {
     "praising": "{who} treated me well: thank you.",
@@ -63,32 +60,24 @@ _MESSAGES = {
 
 
 class GossipPlayer(Agent):
-    """Shared bookkeeping: tones published about each agent, and what was done to me."""
+    """Shared bookkeeping: the seat's :class:`~socialsim.envs.gossip.protocol.Notebook` (the
+    rules, its meetings, the tones published about each agent)."""
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
         self.rng = np.random.default_rng(seed)
-        self.tones: dict[str, list[str]] = {}
-        self.received: dict[tuple[int, str], Any] = {}  # (round, actor) -> action done to me
-        self.resources = 0.0
-        self.stocks: dict[int, dict[str, float]] = {}  # round -> stocks at the start of my match
-        self.invested: dict[int, float] = {}  # round -> what I sent as investor
+        self.notebook = Notebook(agent_id)
 
     # -- reading the inbox ----------------------------------------------------------------------
 
     def read(self, messages: Sequence[Message]) -> None:
-        for message in messages:
-            payload = message.payload
-            if message.kind == "gossip":
-                self.tones.setdefault(payload["about"], []).append(payload["tone"])
-            elif message.kind == "action" and payload["target"] == self.agent_id:
-                self.received[payload["round"], payload["actor"]] = payload["action"]
-            elif message.kind == "match":
-                self.resources = float(payload["resources"].get(self.agent_id, self.resources))
-                self.stocks[payload["round"]] = dict(payload["resources"])
+        self.notebook.read(messages)
 
     def reputation_of(self, agent: str, norm: str) -> int | None:
-        return norms.reputation(self.tones.get(agent, ()), norm)
+        return norms.reputation(self.notebook.tones.get(agent, ()), norm)
+
+    def meeting(self, info: Mapping[str, Any]) -> Meeting:
+        return self.notebook.current(info["round"])
 
     # -- acting ---------------------------------------------------------------------------------
 
@@ -96,7 +85,7 @@ class GossipPlayer(Agent):
         self.read(messages)
         decision = info.get("decision")
         counterpart = info.get("counterpart")
-        if decision == "gossip":
+        if decision == GOSSIP:
             return self.gossip(counterpart, info)
         cooperative = self.cooperates(counterpart, decision, info) == "cooperate"
         return self.move(decision, cooperative, counterpart, info)
@@ -108,43 +97,38 @@ class GossipPlayer(Agent):
     def move(
         self, decision: str, cooperative: bool, counterpart: str, info: Mapping[str, Any]
     ) -> Any:
-        key = "cooperate" if cooperative else "defect"
-        if decision == "donate":
-            return _DONATE[key]
-        if decision == "play":
-            return _PLAY[key]
-        if decision == "sell":
-            return _SELL[key]
-        if decision == "buy":
-            return _BUY[key]
+        game = self.notebook.game
+        if decision in game.cooperative:
+            choice = game.cooperative[decision][0 if cooperative else 1]
+            return game.action_index(decision, choice)
         if decision == "invest":
-            amount = max(self.resources, 0.0) if cooperative else 0.0
-            self.invested[info["round"]] = amount  # to judge the responder's return later
+            amount = max(self.meeting(info).own, 0.0) if cooperative else 0.0
+            self.notebook.note_move(info["round"], "invest", amount)  # to judge the return later
             return {"amount": amount}
         if decision == "return":
-            invested = self.received.get((info["round"], counterpart), {}).get("invest", 0.0)
-            return {"amount": RETURN_SHARE * 3 * invested if cooperative else 0.0}
+            invested = self.meeting(info).received.get("invest", 0.0)
+            multiplier = self.notebook.rule("multiplier")
+            # the share of trust_received(invested, multiplier), multiplied in this order so
+            # that the amounts of earlier records stay the same to the last bit
+            amount = COOPERATIVE_RETURN_SHARE * multiplier * invested
+            return {"amount": amount if cooperative else 0.0}
         raise ValueError(
             f"decision: {self.kind or type(self).__name__} cannot make a {decision!r} decision"
         )
 
     def observed(self, counterpart: str, info: Mapping[str, Any]) -> str:
         """What ``counterpart`` did to me this round, as ``"cooperate"`` or ``"defect"``."""
-        action = self.received.get((info["round"], counterpart))
-        if isinstance(action, Mapping):
-            if "invest" in action:
-                # An investor that sent anything trusted me; one with nothing could not.
-                had = self.stocks.get(info["round"], {}).get(counterpart, 1.0)
-                return "cooperate" if action["invest"] > 0 or had <= 0 else "defect"
-            returned = action["return"]
-            invested = self._my_investment(info)
+        meeting = self.meeting(info)
+        received = meeting.received
+        if "invest" in received:
+            # An investor that sent anything trusted me; one with nothing could not.
+            return "cooperate" if received["invest"] > 0 or meeting.theirs <= 0 else "defect"
+        if "return" in received:
+            invested = meeting.mine.get("invest", 0.0)
+            returned = received["return"]
             return "cooperate" if invested == 0 or returned >= invested - 1e-9 else "defect"
-        if action in ("cooperate", "C", "H"):
-            return "cooperate"
-        return "defect"
-
-    def _my_investment(self, info: Mapping[str, Any]) -> float:
-        return self.invested.get(info["round"], 0.0)
+        cooperative_moves = {choice for choice, _ in self.notebook.game.cooperative.values()}
+        return "cooperate" if received.get("move") in cooperative_moves else "defect"
 
     def truthful_tone(self, counterpart: str, info: Mapping[str, Any]) -> str:
         return norms.assess("image_scoring", self.observed(counterpart, info), None)
