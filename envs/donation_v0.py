@@ -6,7 +6,7 @@
 | Agents | `agent_0 .. agent_{N-1}` (N = `n_agents`, default 9; an entrant is the last) |
 | Action space | `Discrete(7)`: 0 defect, 1 cooperate, 2-6 tones `praising, neutral, mocking, complaint, criticism` |
 | Observation | `{"observation": Box(-inf, inf, (1 + 2 + N + 5N,), float32), "action_mask": Box(0, 1, (7,), int8)}` |
-| Parallel / AEC | `parallel_env()` / `env()` (AEC by PettingZoo's conversion) |
+| Parallel / AEC | `parallel_env()` / `env()` (the one AEC form of `socialsim.envs.aec`: only agents with a decision are selected); `raw_env` is the AEC class |
 
 A round pairs a donor with a recipient. The donor cooperates (pays `cost`, the recipient gains
 `benefit`) or defects (nothing changes). With gossip on, the recipient then publishes to everyone
@@ -66,16 +66,9 @@ ends with 26 (welfare 144).
 
 from __future__ import annotations
 
-from typing import Any
+from socialsim.envs.aec import entry_points
+from socialsim.envs.gossip.games import DonationEnv
 
-from socialsim.envs.gossip.env import DonationEnv, make_aec
+raw_env, env, parallel_env = entry_points(DonationEnv)
 
-raw_env = DonationEnv
-
-
-def parallel_env(**kwargs: Any) -> DonationEnv:
-    return DonationEnv(**kwargs)
-
-
-def env(**kwargs: Any):
-    return make_aec(DonationEnv(**kwargs))
+__all__ = ["DonationEnv", "env", "parallel_env", "raw_env"]

@@ -6,7 +6,7 @@
 | Agents | sellers `agent_0 .. agent_{S-1}`, buyers `agent_S .. agent_{S+B-1}` (6 + 6 by default) |
 | Action space | `Discrete(10)`: seller 0 H, 1 L; buyer 2 c (customised), 3 s (standard), 4 none; 5-9 tones |
 | Observation | `{"observation": Box(-inf, inf, (1 + 2 + N + 5N,), float32), "action_mask": Box(0, 1, (10,), int8)}` |
-| Parallel / AEC | `parallel_env()` / `env()` |
+| Parallel / AEC | `parallel_env()` / `env()` (the one AEC form of `socialsim.envs.aec`: only agents with a decision are selected); `raw_env` is the AEC class |
 
 Each round one seller meets one buyer. At the same step the seller picks quality H or L and the
 buyer, without seeing it, buys customised (c), standard (s) or nothing; then (gossip on) the
@@ -53,16 +53,9 @@ The payoffs of the deal at the trade step. `summary()` has `payoffs` (cumulative
 
 from __future__ import annotations
 
-from typing import Any
+from socialsim.envs.aec import entry_points
+from socialsim.envs.gossip.games import MarketEnv
 
-from socialsim.envs.gossip.env import MarketEnv, make_aec
+raw_env, env, parallel_env = entry_points(MarketEnv)
 
-raw_env = MarketEnv
-
-
-def parallel_env(**kwargs: Any) -> MarketEnv:
-    return MarketEnv(**kwargs)
-
-
-def env(**kwargs: Any):
-    return make_aec(MarketEnv(**kwargs))
+__all__ = ["MarketEnv", "env", "parallel_env", "raw_env"]

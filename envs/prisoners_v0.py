@@ -6,7 +6,7 @@
 | Agents | `agent_0 .. agent_{N-1}` (N = `n_agents`, default 5; an entrant is the last) |
 | Action space | `Discrete(7)`: 0 D (defect), 1 C (cooperate), 2-6 tones `praising, neutral, mocking, complaint, criticism` |
 | Observation | `{"observation": Box(-inf, inf, (1 + 1 + N + 5N,), float32), "action_mask": Box(0, 1, (7,), int8)}` |
-| Parallel / AEC | `parallel_env()` / `env()` |
+| Parallel / AEC | `parallel_env()` / `env()` (the one AEC form of `socialsim.envs.aec`: only agents with a decision are selected); `raw_env` is the AEC class |
 
 Each round one match: both players choose C or D without seeing the other's choice, then (with
 gossip on) both publish a tone about the other. Each learns the other's move privately.
@@ -53,16 +53,9 @@ N=5 every agent returns 16 (4 matches x 4).
 
 from __future__ import annotations
 
-from typing import Any
+from socialsim.envs.aec import entry_points
+from socialsim.envs.gossip.games import PrisonersEnv
 
-from socialsim.envs.gossip.env import PrisonersEnv, make_aec
+raw_env, env, parallel_env = entry_points(PrisonersEnv)
 
-raw_env = PrisonersEnv
-
-
-def parallel_env(**kwargs: Any) -> PrisonersEnv:
-    return PrisonersEnv(**kwargs)
-
-
-def env(**kwargs: Any):
-    return make_aec(PrisonersEnv(**kwargs))
+__all__ = ["PrisonersEnv", "env", "parallel_env", "raw_env"]

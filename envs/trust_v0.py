@@ -6,7 +6,7 @@
 | Agents | `agent_0 .. agent_{N-1}` (N = `n_agents`, default 5) |
 | Action space | `Discrete(16)`: 0-10 send k/10 of the most allowed, 11-15 tones `praising, neutral, mocking, complaint, criticism` |
 | Observation | `{"observation": Box(-inf, inf, (1 + 2 + N + 5N,), float32), "action_mask": Box(0, 1, (16,), int8)}` |
-| Parallel / AEC | `parallel_env()` / `env()` |
+| Parallel / AEC | `parallel_env()` / `env()` (the one AEC form of `socialsim.envs.aec`: only agents with a decision are selected); `raw_env` is the AEC class |
 
 Each round an investor sends I in [0, own resources]; the responder receives `multiplier` x I
 and returns R in [0, `multiplier` x I]; then (gossip on) both publish a tone about the other.
@@ -46,16 +46,9 @@ and the investor +R. Over a round: investor R - I, responder 3I - R.
 
 from __future__ import annotations
 
-from typing import Any
+from socialsim.envs.aec import entry_points
+from socialsim.envs.gossip.games import TrustEnv
 
-from socialsim.envs.gossip.env import TrustEnv, make_aec
+raw_env, env, parallel_env = entry_points(TrustEnv)
 
-raw_env = TrustEnv
-
-
-def parallel_env(**kwargs: Any) -> TrustEnv:
-    return TrustEnv(**kwargs)
-
-
-def env(**kwargs: Any):
-    return make_aec(TrustEnv(**kwargs))
+__all__ = ["TrustEnv", "env", "parallel_env", "raw_env"]

@@ -486,7 +486,7 @@ def test_aec_form_flags_a_forbidden_action_at_the_step_it_is_given():
     env.step(3)  # a tone while a move is due: falls back to D
     assert env.infos["agent_1"]["invalid_action"]["fallback"] == "D"
     env.step(1)
-    assert env.unwrapped.game._open[0]["actions"] == {"agent_1": "D", "agent_4": "C"}
+    assert env.unwrapped.parallel.game._open[0]["actions"] == {"agent_1": "D", "agent_4": "C"}
 
 
 def test_a_forbidden_donation_is_marked_invalid_in_the_record():

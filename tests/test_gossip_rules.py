@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from socialsim.envs.gossip import core, norms
+from socialsim.envs.gossip import core, norms, protocol, schedules
 
 N9_ALIGN = [
     (0, 1), (2, 0), (0, 3), (4, 0), (0, 5), (6, 0), (0, 7), (8, 0), (1, 2), (3, 1), (1, 4), (5, 1),
@@ -21,13 +21,13 @@ def flat(schedule):
 
 
 def test_align_schedule_for_nine_agents_is_the_reference_order():
-    schedule = core.align_schedule(9)
+    schedule = schedules.align_schedule(9)
     assert all(len(r) == 1 for r in schedule)
     assert flat(schedule) == N9_ALIGN
 
 
 def test_align_schedule_for_five_agents_is_the_reference_trust_order():
-    assert flat(core.align_schedule(5)) == [
+    assert flat(schedules.align_schedule(5)) == [
         (0, 1), (2, 0), (0, 3), (4, 0), (1, 2), (3, 1), (1, 4), (2, 3), (4, 2), (3, 4),
     ]  # fmt: skip
 
@@ -43,7 +43,7 @@ def test_nine_agent_role_strings_alternate_even_donor_first_odd_recipient_first(
 
 @pytest.mark.parametrize("n", [*range(2, 13), 50])
 def test_align_schedule_meets_every_pair_once_alternating_within_quota(n):
-    order = flat(core.align_schedule(n))
+    order = flat(schedules.align_schedule(n))
     assert sorted(tuple(sorted(p)) for p in order) == list(itertools.combinations(range(n), 2))
     quota = math.ceil((n - 1) / 2)
     history = {a: "" for a in range(n)}
@@ -56,28 +56,28 @@ def test_align_schedule_meets_every_pair_once_alternating_within_quota(n):
 
 
 def test_circle_schedule_for_five_agents_is_the_reference_pd_order():
-    assert flat(core.circle_schedule(5)) == [
+    assert flat(schedules.circle_schedule(5)) == [
         (1, 4), (2, 3), (0, 4), (1, 2), (0, 3), (4, 2), (0, 2), (3, 1), (0, 1), (3, 4),
     ]  # fmt: skip
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 6, 7])
 def test_circle_schedule_is_a_round_robin(n):
-    order = flat(core.circle_schedule(n))
+    order = flat(schedules.circle_schedule(n))
     assert sorted(tuple(sorted(p)) for p in order) == list(itertools.combinations(range(n), 2))
 
 
 def test_isolated_entrant_meets_each_agent_once_alternating_entrant_first_as_donor():
     # Max -> John, Kate -> Max, Max -> Jack, Emma -> Max, Max -> Luke, Mary -> Max, Max -> Alice, Bob -> Max
-    assert flat(core.isolated_entrant_schedule(9)) == [
+    assert flat(schedules.isolated_entrant_schedule(9)) == [
         (8, 0), (1, 8), (8, 2), (3, 8), (8, 4), (5, 8), (8, 6), (7, 8),
     ]  # fmt: skip
 
 
 def test_random_schedule_pairs_are_disjoint_and_the_same_for_the_same_seed():
-    a = core.random_schedule(9, 20, np.random.default_rng(3))
-    b = core.random_schedule(9, 20, np.random.default_rng(3))
-    c = core.random_schedule(9, 20, np.random.default_rng(4))
+    a = schedules.random_schedule(9, 20, np.random.default_rng(3))
+    b = schedules.random_schedule(9, 20, np.random.default_rng(3))
+    c = schedules.random_schedule(9, 20, np.random.default_rng(4))
     assert a == b and a != c
     for round_pairs in a:
         assert len(round_pairs) == 4
@@ -86,7 +86,7 @@ def test_random_schedule_pairs_are_disjoint_and_the_same_for_the_same_seed():
 
 
 def test_random_schedule_keeps_a_joining_entrant_out_until_its_round():
-    schedule = core.random_schedule(5, 10, np.random.default_rng(0), entrant_round=6)
+    schedule = schedules.random_schedule(5, 10, np.random.default_rng(0), entrant_round=6)
     for number, round_pairs in enumerate(schedule, start=1):
         members = {x for pair in round_pairs for x in pair}
         if number < 6:
@@ -95,13 +95,13 @@ def test_random_schedule_keeps_a_joining_entrant_out_until_its_round():
 
 
 def test_random_schedule_honours_pairs_per_round():
-    schedule = core.random_schedule(10, 5, np.random.default_rng(0), pairs_per_round=2)
+    schedule = schedules.random_schedule(10, 5, np.random.default_rng(0), pairs_per_round=2)
     assert [len(r) for r in schedule] == [2] * 5
 
 
 def test_market_schedule_pairs_every_seller_with_every_buyer_once_in_seeded_order():
-    a = flat(core.market_schedule(6, 6, np.random.default_rng(1)))
-    b = flat(core.market_schedule(6, 6, np.random.default_rng(1)))
+    a = flat(schedules.market_schedule(6, 6, np.random.default_rng(1)))
+    b = flat(schedules.market_schedule(6, 6, np.random.default_rng(1)))
     assert a == b
     assert sorted(a) == [(s, 6 + k) for s in range(6) for k in range(6)]
     assert a != sorted(a)
@@ -168,8 +168,8 @@ def test_discriminators_help_strangers_and_the_good_and_refuse_the_bad():
 
 
 def test_prisoners_payoffs_are_the_donation_game_both_ways():
-    game = core.PrisonersGame([f"agent_{i}" for i in range(2)], cost=1, benefit=5)
-    assert [game.payoff(a, b) for a, b in (("C", "C"), ("C", "D"), ("D", "C"), ("D", "D"))] == [
+    pairs = (("C", "C"), ("C", "D"), ("D", "C"), ("D", "D"))
+    assert [protocol.prisoners_payoff(a, b, cost=1, benefit=5) for a, b in pairs] == [
         4,
         -1,
         5,
@@ -178,11 +178,11 @@ def test_prisoners_payoffs_are_the_donation_game_both_ways():
 
 
 def test_market_payoffs_are_price_minus_cost_and_value_minus_price():
-    assert core.MARKET_PAYOFFS[("H", "c")] == (2, 3)
-    assert core.MARKET_PAYOFFS[("H", "s")] == (0, 2)
-    assert core.MARKET_PAYOFFS[("L", "c")] == (3, 0)
-    assert core.MARKET_PAYOFFS[("L", "s")] == (1, 1)
-    assert core.MARKET_PAYOFFS[("L", "none")] == (0, 0)
+    assert protocol.MARKET_PAYOFFS[("H", "c")] == (2, 3)
+    assert protocol.MARKET_PAYOFFS[("H", "s")] == (0, 2)
+    assert protocol.MARKET_PAYOFFS[("L", "c")] == (3, 0)
+    assert protocol.MARKET_PAYOFFS[("L", "s")] == (1, 1)
+    assert protocol.MARKET_PAYOFFS[("L", "none")] == (0, 0)
 
 
 def test_core_play_rejects_a_bad_choice_without_changing_the_state():

@@ -37,6 +37,22 @@ AMOUNT_STEPS = 10
 COOPERATIVE_RETURN_SHARE = 2 / 3
 
 ENTRANT_MODES = (None, "isolated", "joins")
+#: the reference's display names for agent_0, agent_1, ... and for its entrant
+REFERENCE_NAMES = (
+    "John",
+    "Kate",
+    "Jack",
+    "Emma",
+    "Luke",
+    "Mary",
+    "Alice",
+    "Bob",
+    "Charlie",
+    "David",
+    "Eve",
+    "Frank",
+)
+REFERENCE_ENTRANT_NAME = "Max"
 SCHEDULES = ("align", "random")
 
 #: (seller, buyer) payoffs of the product-choice market: price minus cost, value minus price
