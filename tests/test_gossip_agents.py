@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from socialsim.agents.scripted import gossip as scripted
+from socialsim.envs.gossip.protocol import COOPERATIVE_RETURN_SHARE
 
 from socialsim import registry
 from socialsim.runner import EpisodeSpec, play_episode
@@ -176,6 +177,27 @@ def test_trust_cooperators_invest_everything_and_return_twice_the_investment():
     first = record.summary["interactions"][0]
     assert first["investment"] == 5.0 and first["returned"] == 10.0
     assert first["payoffs"] == {"agent_0": 5.0, "agent_1": 5.0}
+
+
+@pytest.mark.parametrize("multiplier", [1.5, 2])
+def test_trust_cooperators_return_their_share_of_what_they_received_at_any_multiplier(multiplier):
+    record = run("trust_v0", population(5, "always_cooperate"), multiplier=multiplier)
+    assert all(c["invalid_actions"] == 0 for c in record.counters.values())
+    (rules,) = [m for m in record.messages if m["kind"] == "rules"]
+    interactions = record.summary["interactions"]
+    assert len(interactions) == rules["payload"]["rounds"] == 10  # every pair of 5, to the end
+    assert interactions[0]["investment"] == 5.0
+    for i in interactions:
+        assert i["investment"] > 0
+        assert i["returned"] == COOPERATIVE_RETURN_SHARE * multiplier * i["investment"]
+    # the first match: 5 invested, multiplier x 5 received, 2/3 of that returned
+    first = interactions[0]
+    received = multiplier * 5.0
+    assert first["returned"] == {1.5: 5.0, 2: 6.666666666666666}[multiplier]
+    assert first["payoffs"] == {
+        first["investor"]: first["returned"] - 5.0,
+        first["responder"]: received - first["returned"],
+    }
 
 
 def test_market_discriminating_buyers_switch_to_standard_after_bad_gossip():
