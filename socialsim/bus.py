@@ -15,7 +15,6 @@ could ``agent`` see up to turn ``t``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -46,19 +45,15 @@ def freeze(value: Any, where: str = "payload") -> Any:
 
 
 def _freeze(value: Any) -> Any:
-    # The hot path of every publish: no path strings are built unless something is wrong.
-    kind = type(value)
-    if kind in _SCALARS:
+    # Raises a bare TypeError: the path of the bad part is only worked out on failure.
+    if type(value) in _SCALARS:
         return value
-    if kind is dict or isinstance(value, Mapping):
-        frozen = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise TypeError
-            frozen[key] = item if type(item) in _SCALARS else _freeze(item)
-        return MappingProxyType(frozen)
-    if kind is list or kind is tuple:
-        return tuple(item if type(item) in _SCALARS else _freeze(item) for item in value)
+    if isinstance(value, Mapping):
+        if not all(type(key) is str for key in value):
+            raise TypeError
+        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
+    if type(value) is list or type(value) is tuple:
+        return tuple(_freeze(item) for item in value)
     if isinstance(value, (bool, str, int, float)):
         return value
     item = getattr(value, "item", None)  # numpy scalar
@@ -130,14 +125,6 @@ class Message:
         )
 
 
-# The slot setters of Message's fields, in order: publish fills a new message through them,
-# which skips the frozen dataclass __init__ (one object.__setattr__ call per field, a quarter
-# the cost of a publish). Message has no __post_init__, so the object is the same either way.
-(_set_id, _set_turn, _set_sender, _set_to, _set_channel, _set_kind, _set_payload) = (
-    Message.__dict__[field].__set__ for field in Message.__slots__
-)
-
-
 class MessageBus:
     """Per-episode message log with per-agent inboxes.
 
@@ -157,23 +144,16 @@ class MessageBus:
                     f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}"
                 )
             self.teams[name] = members
+        self._everyone = frozenset(self.agents)
         self._log: list[Message] = []
         self._audiences: list[frozenset[str]] = []
         self._inbox: dict[str, list[int]] = {agent: [] for agent in self.agents}
         self._cursor: dict[str, int] = {agent: 0 for agent in self.agents}
-        self._index_agents()
-
-    def _index_agents(self) -> None:
-        # Built once rather than at every publish: the audience "*" and the set of known ids.
-        self._indexed = self.agents
-        self._everyone = frozenset(self.agents)
 
     # -- publishing -------------------------------------------------------------------------
 
     def resolve(self, to: str | Sequence[str]) -> frozenset[str]:
         """The set of agent ids an audience designates; raises ``ValueError`` if it is unknown."""
-        if self.agents is not self._indexed:  # someone replaced ``agents``: index them again
-            self._index_agents()
         if isinstance(to, str):
             if to == EVERYONE:
                 return self._everyone
@@ -202,28 +182,19 @@ class MessageBus:
         payload: Mapping[str, Any] | None = None,
     ) -> Message:
         audience = self.resolve(to)
-        log = self._log
-        index = len(log)
-        turn = int(turn)
-        to = to if isinstance(to, str) else tuple(to)
-        payload = payload or {}
-        try:  # freeze() without its wrapper call: publish is on every step of every game
-            frozen = _freeze(payload)
-        except TypeError:
-            raise TypeError(_first_bad(payload, "payload")) from None
-        message = object.__new__(Message)
-        _set_id(message, index)
-        _set_turn(message, turn)
-        _set_sender(message, sender)
-        _set_to(message, to)
-        _set_channel(message, channel)
-        _set_kind(message, kind)
-        _set_payload(message, frozen)
-        log.append(message)
+        message = Message(
+            id=len(self._log),
+            turn=int(turn),
+            sender=sender,
+            to=to if isinstance(to, str) else tuple(to),
+            channel=channel,
+            kind=kind,
+            payload=freeze(payload or {}),
+        )
+        self._log.append(message)
         self._audiences.append(audience)
-        inbox = self._inbox
         for agent in audience:
-            inbox[agent].append(index)
+            self._inbox[agent].append(message.id)
         return message
 
     # -- reading ------------------------------------------------------------------------------
@@ -263,11 +234,3 @@ def audience_of(
 ) -> frozenset[str]:
     """Which agents could see a logged message, from an episode record (no live bus needed)."""
     return MessageBus(agents, teams).resolve(message.to)
-
-
-def to_json_lines(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    return [m.to_json() for m in messages]
-
-
-def dumps(message: Message) -> str:
-    return json.dumps(message.to_json(), sort_keys=True, separators=(",", ":"))
