@@ -96,9 +96,13 @@ class GossipGame:
         self.pairs: list[Pair] = self.schedule[last] if self.schedule else []
         #: agent -> (position in its pair, counterpart) this round; absent when sitting out
         self.seats: dict[int, tuple[int, int]] = {}
+        #: the same as one code per agent: 0 sitting out, else 1 + position * n + counterpart
+        self.seat_codes = np.zeros(self.n, dtype=np.intp)
         for first, second in self.pairs:
             self.seats[first] = (0, second)
             self.seats[second] = (1, first)
+            self.seat_codes[first] = 1 + second
+            self.seat_codes[second] = 1 + self.n + first
 
     def pending(self) -> dict[int, tuple[str, int, int]]:
         """agent -> ``(decision, counterpart, position in its pair)`` for the decisions due now."""

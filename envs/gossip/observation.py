@@ -7,8 +7,9 @@ counterpart parts are zero for an agent sitting out and once the game is over. T
 the actions legal for the decision due; it is all zeros for an agent without a decision.
 
 Nothing here is kept in step with the game: every observation is computed from the core's
-``resources``, ``seats``, ``tone_counts`` and ``pending()`` at the moment it is asked for, into
-a fresh array that later steps never write to.
+``resources``, ``seat_codes``, ``tone_counts`` and ``pending()`` at the moment it is asked for,
+into a fresh array that later steps never write to; the role and counterpart one-hots are rows
+of a constant table indexed by the core's seat codes.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ class Layout:
         self.tone_offset = self.counterpart_offset + n
         self.size = self.tone_offset + n * len(TONES)
         self.n_actions = n_actions
+        # the role and counterpart one-hots of every seat code of the core (row 0: sitting out)
+        self.seat_table = np.zeros((1 + 2 * n, len(roles) + n), dtype=np.float32)
+        for position, column in enumerate(self.role_column):
+            for counterpart in range(n):
+                row = self.seat_table[1 + position * n + counterpart]
+                row[column - 1] = row[len(roles) + counterpart] = 1.0
         self.space = spaces.Dict(
             {
                 "observation": spaces.Box(-np.inf, np.inf, shape=(self.size,), dtype=np.float32),
@@ -43,13 +50,9 @@ class Layout:
         self, game: core.GossipGame, agent: int, mask: Callable[[int, str], np.ndarray]
     ) -> dict[str, np.ndarray]:
         """One agent's observation now; ``mask(agent, decision)`` gives a decision's mask."""
-        vector = np.zeros(self.size, dtype=np.float32)
+        vector = np.empty(self.size, dtype=np.float32)
         vector[0] = game.resources[agent]
-        seat = None if game.done else game.seats.get(agent)
-        if seat is not None:
-            position, counterpart = seat
-            vector[self.role_column[position]] = 1.0
-            vector[self.counterpart_offset + counterpart] = 1.0
+        vector[1 : self.tone_offset] = self.seat_table[0 if game.done else game.seat_codes[agent]]
         vector[self.tone_offset :] = game.tone_counts.ravel()
         due = game.pending().get(agent)
         if due is None:
@@ -62,18 +65,14 @@ class Layout:
         self, game: core.GossipGame, ids: list[str], mask: Callable[[int, str], np.ndarray]
     ) -> dict[str, dict[str, np.ndarray]]:
         """Every agent's observation now, filled for all of them at once (one row each)."""
-        vectors = np.zeros((game.n, self.size), dtype=np.float32)
+        vectors = np.empty((game.n, self.size), dtype=np.float32)
         vectors[:, 0] = game.resources
-        if not game.done and game.seats:
-            rows = list(game.seats)
-            positions, counterparts = zip(*game.seats.values(), strict=True)
-            vectors[rows, [self.role_column[p] for p in positions]] = 1.0
-            vectors[rows, [self.counterpart_offset + c for c in counterparts]] = 1.0
+        vectors[:, 1 : self.tone_offset] = self.seat_table[0 if game.done else game.seat_codes]
         vectors[:, self.tone_offset :] = game.tone_counts.reshape(1, -1)
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
         for agent, (decision, _, _) in game.pending().items():
             masks[agent] = mask(agent, decision)
         return {
             agent: {"observation": vector, "action_mask": action_mask}
-            for agent, vector, action_mask in zip(ids, vectors, masks, strict=True)
+            for agent, vector, action_mask in zip(ids, list(vectors), list(masks), strict=True)
         }

@@ -65,31 +65,75 @@ def episode(env, rng: np.random.Generator, seed: int) -> tuple[int, int]:
     return taken, transitions
 
 
+def aec_episode(env, rng: np.random.Generator, seed: int) -> tuple[int, int]:
+    """Play one episode of an AEC env the way PettingZoo's docs do; return (agent-steps,
+    transitions). Every ``last()`` of a live agent is one of each."""
+    taken = 0
+    env.reset(seed=seed)
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(random_legal(observation, env.action_space(agent), rng))
+        taken += 1
+    return taken, taken
+
+
 def play(make_env: Callable[[], object], agent_steps: int, seed: int) -> Run:
     """Play whole episodes until at least ``agent_steps`` actions were taken."""
     env = make_env()
+    run_episode = aec_episode if hasattr(env, "agent_iter") else episode
     rng = np.random.default_rng(seed)
-    episode(env, rng, seed)  # warm up: first-call costs are not what we measure
+    run_episode(env, rng, seed)  # warm up: first-call costs are not what we measure
     taken = transitions = episodes = 0
-    start = time.perf_counter()
+    start = time.thread_time()
     while taken < agent_steps:
-        steps, seen = episode(env, rng, seed + 1 + episodes)
+        steps, seen = run_episode(env, rng, seed + 1 + episodes)
         taken, transitions, episodes = taken + steps, transitions + seen, episodes + 1
-    seconds = time.perf_counter() - start
+    seconds = time.thread_time() - start
     env.close()
     return Run(seconds, taken, transitions, episodes)
 
 
-def make_donation(n_agents: int, schedule: str) -> Callable[[], object]:
+def make_donation(n_agents: int, schedule: str, form: str = "parallel") -> Callable[[], object]:
     from socialsim.envs import donation_v0
 
-    return lambda: donation_v0.parallel_env(n_agents=n_agents, gossip=True, schedule=schedule)
+    factory = donation_v0.parallel_env if form == "parallel" else donation_v0.env
+    return lambda: factory(n_agents=n_agents, gossip=True, schedule=schedule)
 
 
-def make_rps() -> Callable[[], object]:
+def make_rps(form: str = "parallel") -> Callable[[], object]:
     from pettingzoo.classic import rps_v2
 
-    return lambda: rps_v2.parallel_env()
+    return rps_v2.parallel_env if form == "parallel" else rps_v2.env
+
+
+def best_of(envs: dict[str, Callable[[], object]], steps: int, trials: int, seed: int):
+    """The fastest of ``trials`` runs of each env, alternating envs trial by trial so that a
+    change of machine load hits all of them."""
+    best: dict[str, Run] = {}
+    for trial in range(trials):
+        for name, make_env in envs.items():
+            run = play(make_env, steps, seed + 1000 * trial)
+            if (
+                name not in best
+                or run.seconds / run.agent_steps < best[name].seconds / best[name].agent_steps
+            ):
+                best[name] = run
+    return best
+
+
+def report(best: dict[str, Run]) -> dict[str, float]:
+    rates = {}
+    for name, run in best.items():
+        rates[name] = run.agent_steps / run.seconds
+        print(
+            f"{name:<44} {run.agent_steps:>8,} agent-steps in {run.episodes:>5,} episodes,"
+            f" {run.seconds:6.2f} s: {rates[name]:>10,.0f} agent-steps/s,"
+            f" {run.transitions / run.seconds:>10,.0f} transitions/s"
+        )
+    return rates
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,44 +148,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-agents", type=int, default=9, help="donation game agents [9]")
     parser.add_argument("--schedule", default="align", help="donation game schedule [align]")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-scaling", action="store_true", help="skip the 9-243 agents part")
     args = parser.parse_args(argv)
     steps = args.agent_steps or (4_000 if args.quick else 40_000)
     trials = args.trials or (2 if args.quick else 3)
 
-    primary = f"donation_v0 (N={args.n_agents}, {args.schedule}, gossip)"
-    envs = {primary: make_donation(args.n_agents, args.schedule), "rps_v2": make_rps()}
-    if args.schedule != "random":
-        # The random schedule plays several disjoint pairs at once: several actions per step.
-        envs[f"donation_v0 (N={args.n_agents}, random, gossip)"] = make_donation(
-            args.n_agents, "random"
-        )
-    best: dict[str, Run] = {}
-    # Alternate the envs trial by trial so that a change of machine load hits both.
-    for trial in range(trials):
-        for name, make_env in envs.items():
-            run = play(make_env, steps, args.seed + 1000 * trial)
-            if (
-                name not in best
-                or run.seconds / run.agent_steps < best[name].seconds / best[name].agent_steps
-            ):
-                best[name] = run
-
+    label = f"donation_v0 (N={args.n_agents}, {args.schedule}, gossip)"
+    envs = {}
+    for form in ("parallel", "aec"):
+        envs[f"{label} {form}"] = make_donation(args.n_agents, args.schedule, form)
+        envs[f"rps_v2 {form}"] = make_rps(form)
     print(f"random legal actions, best of {trials} trials of >= {steps:,} agent-steps each")
-    rates = {}
-    for name, run in best.items():
-        rates[name] = run.agent_steps / run.seconds
-        print(
-            f"{name:<40} {run.agent_steps:>8,} agent-steps in {run.episodes:>5,} episodes, {run.seconds:6.2f} s:"
-            f" {rates[name]:>10,.0f} agent-steps/s, {run.transitions / run.seconds:>10,.0f} transitions/s"
-        )
-    rps = rates["rps_v2"]
-    print(
-        f"ratio {primary} / rps_v2 (agent-steps per second): {rates[primary] / rps:.2f}x"
-        " (goal >= 1.0x)"
-    )
-    for name, rate in rates.items():
-        if name not in (primary, "rps_v2"):
-            print(f"ratio {name} / rps_v2: {rate / rps:.2f}x")
+    rates = report(best_of(envs, steps, trials, args.seed))
+    for form in ("parallel", "aec"):
+        ratio = rates[f"{label} {form}"] / rates[f"rps_v2 {form}"]
+        print(f"ratio {label} / rps_v2, {form} form: {ratio:.2f}x (goal >= 1.0x)")
+
+    if args.no_scaling:
+        return
+    # How a step's cost grows with the population: the random schedule, whose rounds play
+    # as many disjoint pairs as fit, so that every agent acts in every round.
+    print("\nParallel form, random schedule: microseconds per agent-step by population")
+    sizes = (9, 27, 81, 243)
+    scaling = {f"N={n}": make_donation(n, "random") for n in sizes}
+    runs = best_of(scaling, steps, trials, args.seed)
+    for name, run in runs.items():
+        print(f"  {name:<6} {1e6 * run.seconds / run.agent_steps:6.2f} us per agent-step")
 
 
 if __name__ == "__main__":
