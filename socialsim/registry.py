@@ -8,7 +8,8 @@ module-level table; this file only lists the modules, so that families never edi
 * An agent module declares ``KINDS = {"kind_name": "module:Class", ...}``.
 * A probe module declares ``PROBES = {"probe_name": "module:Class", ...}``.
 
-Modules that do not exist yet are skipped; a module that exists but fails to import is an error.
+A listed module whose package is not installed is skipped; a module that is there but fails to
+import is an error. A new family adds its module to the list when it lands.
 """
 
 from __future__ import annotations
@@ -35,8 +36,6 @@ AGENT_MODULES = (
     "socialsim.agents.embedding",
     "socialsim.agents.llm.gossip",
     "socialsim.agents.llm.decrypto",
-    "socialsim.agents.human",
-    "socialsim.agents.rl",
 )
 
 PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
@@ -90,10 +89,6 @@ def check_kwargs(where: str, target, kwargs: Mapping[str, Any]) -> None:
         raise ValueError(
             f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed) or '(none)'}"
         )
-
-
-def env_parameters(env_id: str) -> Any:
-    return env_module(env_id).raw_env
 
 
 def make_env(env_id: str, form: str = "parallel", **kwargs: Any):

@@ -19,7 +19,6 @@ from socialsim.llm import (
     ScriptedModel,
     Settings,
     build_model,
-    complete_logged,
     extract_answer,
     extract_json,
     load_litellm,
@@ -106,25 +105,16 @@ def test_event_is_json_with_every_field(llm_server):
     assert event["reply"] == "echo: say hello please" and event["error"] is None
 
 
-def test_complete_logged_appends_one_event_per_call_success_or_failure(llm_server):
+def test_a_rejected_call_raises_an_error_whose_event_has_the_prompt_hash_of_the_success(llm_server):
     llm_server.set_schedule([None, "bad_request"])
-    model = build_model(config(llm_server, budget=2))
-    events: list = []
-
-    async def calls():
-        await complete_logged(model, HELLO, events, note={"purpose": "act"})
-        for _ in range(2):  # a rejected request, then a refusal by the budget
-            with pytest.raises((ProviderError, BudgetExceeded)):
-                await complete_logged(model, HELLO, events, note={"purpose": "act"}, seed=1)
-
-    run(calls())
-    assert [(e["purpose"], e["reply"], (e["error"] or "")[:8]) for e in events] == [
-        ("act", "echo: say hello please", ""),
-        ("act", None, "rejected"),
-        ("act", None, "BudgetEx"),
-    ]
-    assert events[1]["prompt_hash"] == events[0]["prompt_hash"] == events[2]["prompt_hash"]
-    assert json.loads(json.dumps(events)) == events
+    model = build_model(config(llm_server))
+    success = run(model.complete(HELLO)).event()
+    with pytest.raises(ProviderError) as raised:
+        run(model.complete(HELLO, seed=1))
+    failure = raised.value.event()
+    assert (failure["reply"], failure["error"][:8]) == (None, "rejected")
+    assert failure["prompt_hash"] == success["prompt_hash"]
+    assert json.loads(json.dumps(failure)) == failure
 
 
 def test_api_key_is_read_from_the_named_variable_and_never_described(llm_server, monkeypatch):

@@ -10,16 +10,18 @@ Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai
 Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
                            :class:`Accounting`, :class:`Cache` (SQLite reply cache)
 From a config table        :func:`build_model` ``(config, run_dir=None)``
-Per-call log entry         :func:`complete_logged`; :meth:`Reply.event`, :meth:`ProviderError.event`
-In-process test model      :class:`ScriptedModel` (no HTTP); tests/llm_server.py is the HTTP one
+Per-call log entry         :meth:`Reply.event`, :meth:`ProviderError.event`
+In-process test model      :class:`ScriptedModel` (no HTTP); :mod:`socialsim.testing.llm_server` is the HTTP one
 Answer parsing             :func:`extract_answer`, :func:`extract_json`, :func:`require_fields`,
                            :class:`AnswerParseError`
 Errors                     :class:`ProviderError` (after retries), :class:`BudgetExceeded`
 =========================  ====================================================================
 
-An LLM agent builds its model once and logs every call into its episode record::
+An LLM agent builds its model once and logs every call into its episode record. The agents
+in ``socialsim.agents.llm`` do so through ``LLMAgent.ask`` (the answer loop: parse, re-prompt,
+fallback); an agent of one's own does the same in a few lines::
 
-    from socialsim.llm import AnswerParseError, build_model, complete_logged, extract_answer
+    from socialsim.llm import AnswerParseError, ProviderError, build_model, extract_answer
 
     class MyAgent(Agent):
         def __init__(self, model: dict):
@@ -28,13 +30,13 @@ An LLM agent builds its model once and logs every call into its episode record::
         async def aact(self, observation, messages, info):
             chat = [{"role": "system", "content": ...}, {"role": "user", "content": ...}]
             for attempt in range(3):
-                # appends reply.event() (or the error's event) to self.events; a ProviderError
-                # that outlived its retries propagates: the runner ends the episode as failed
-                reply = await complete_logged(
-                    self.model, chat, self.events, note={"purpose": "act", "try": attempt},
+                try:
                     # a repeated request must differ, or it is a cache hit; 31 bits suit every server
-                    seed=(self.seed + attempt) % 2**31,
-                )
+                    reply = await self.model.complete(chat, seed=(self.seed + attempt) % 2**31)
+                except ProviderError as error:  # it outlived its retries: the episode fails
+                    self.events.append(error.event())
+                    raise
+                self.events.append({**reply.event(), "purpose": "act", "try": attempt})
                 try:
                     return decide(extract_answer(reply.text))   # the JSON after "ANSWER:"
                 except AnswerParseError as error:
@@ -80,7 +82,6 @@ from socialsim.llm.model import (
     TransientProviderError,
     Wrapper,
     canonical_json,
-    complete_logged,
     prompt_hash,
 )
 from socialsim.llm.openai_http import OpenAICompatibleModel
@@ -119,7 +120,6 @@ __all__ = [
     "build_model",
     "cache_path",
     "canonical_json",
-    "complete_logged",
     "default_cache_path",
     "extract_answer",
     "extract_json",

@@ -9,7 +9,6 @@ Everything here is provider-free; the one implementation that talks to a provide
 from __future__ import annotations
 
 import abc
-import asyncio
 import dataclasses
 import hashlib
 import json
@@ -287,10 +286,6 @@ class ChatModel(abc.ABC):
     @abc.abstractmethod
     async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply: ...
 
-    def complete_sync(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
-        """:meth:`complete` for scripts without an event loop."""
-        return asyncio.run(self.complete(messages, **overrides))
-
     def describe(self) -> dict[str, Any]:
         """JSON-able description of the model and its wrappers, outermost first, for manifests."""
         return {**self.settings.describe(), "layers": self.layers()}
@@ -329,41 +324,6 @@ class Wrapper(ChatModel):
 
     def layers(self) -> list[dict[str, Any]]:
         return [self.layer(), *self.inner.layers()]
-
-
-async def complete_logged(
-    model: ChatModel,
-    messages: Sequence[ChatMessage],
-    events: list[dict[str, Any]],
-    *,
-    note: Mapping[str, Any] | None = None,
-    **overrides: Any,
-) -> Reply:
-    """``await model.complete(messages, **overrides)``, appending the call's event to ``events``
-    (an agent's ``self.events``, which the runner copies into the episode record).
-
-    A failed call (:class:`LLMError`: provider error after retries, budget) is logged with its
-    error and re-raised. ``note`` adds keys to the event, e.g. ``{"purpose": "guess",
-    "reprompt": 2}``, so the analysis can tell calls apart.
-    """
-    extra = dict(note or {})
-    try:
-        reply = await model.complete(messages, **overrides)
-    except ProviderError as error:
-        events.append({**error.event(), **extra})
-        raise
-    except LLMError as error:
-        event = {
-            **ProviderError(
-                str(error), kind="refused", model=model.settings.model, attempts=0
-            ).event(),
-            "prompt_hash": prompt_hash(check_messages(messages)),
-            "error": f"{type(error).__name__}: {error}",
-        }
-        events.append({**event, **extra})
-        raise
-    events.append({**reply.event(), **extra})
-    return reply
 
 
 class Provider(ChatModel):

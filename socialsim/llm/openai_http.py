@@ -3,7 +3,7 @@ one ``POST {api_base}/chat/completions`` per call over a shared ``aiohttp`` sess
 
 =====================  ===============================================================================
 Reaches                an OpenAI-compatible ``/chat/completions`` endpoint (vLLM, llama.cpp's server,
-                       tests/llm_server.py) at ``api_base``, which is required
+                       socialsim.testing.llm_server) at ``api_base``, which is required
 Chosen by              ``transport = "openai_http"`` in a :func:`~socialsim.llm.build_model` table
                        (the default, ``"litellm"``, reaches any provider by name)
 Request body           ``model`` (the name without a leading ``openai/`` or ``hosted_vllm/``),
