@@ -1,0 +1,179 @@
+"""The answers of the gossip games' LLM agent: the JSON each decision asks for, how a reply is
+read, and the action the env receives.
+
+| decision | JSON answer | action passed to the env | fallback |
+|---|---|---|---|
+| `donate` | `{"justification", "donor_action": "cooperate" or "defect"}` | `{"action": "cooperate", "justification"}` | defect |
+| `play` | `{"justification", "player_action": "C" or "D"}` | `{"action": "C", ...}` | D |
+| `invest` | `{"justification", "investor_action": number in [0, own resources]}` | `{"amount": 2.5, ...}` | 0 |
+| `return` | `{"justification", "responder_action": number in [0, multiplier x I]}` | `{"amount": ..., ...}` | 0 |
+| `sell` | `{"justification", "seller_action": "H" or "L"}` | `{"action": "H", ...}` | L |
+| `buy` | `{"justification", "buyer_action": "c", "s" or "none"}` | `{"action": "c", ...}` | none |
+| `gossip` | `{"justification", "tone": one of the five, "gossip": under 150 words}` | `{"tone": "praising", "message"}` | neutral, empty message |
+
+The choices and the fallbacks are the protocol's (``Game.move_choices``, ``Game.fallbacks``);
+the named choices are listed with the cooperative one first. Choices are matched ignoring case
+and surrounding spaces (``" Cooperate"`` is cooperate), but nothing else is guessed:
+``"Cooperate!"``, an unknown tone, an amount out of range, a message of ``max_words`` words or
+more, or a reply without a JSON object is an :class:`~socialsim.llm.AnswerParseError`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from socialsim.agents.llm.gossip_prompts import amount, fragment
+from socialsim.envs.gossip.protocol import GOSSIP, TONES, Game, Meeting, trust_received
+
+from socialsim.llm import AnswerParseError, extract_json, require_fields
+
+#: decision -> the JSON field of the move (the reference's names)
+MOVE_FIELDS = {
+    "donate": "donor_action",
+    "play": "player_action",
+    "invest": "investor_action",
+    "return": "responder_action",
+    "sell": "seller_action",
+    "buy": "buyer_action",
+}
+REFLECT_WORDS = 120  # the reflection asks for at most this; twice as long is an invalid answer
+
+
+def choices(game: Game, decision: str) -> tuple[str, ...]:
+    """The named choices of a move, the cooperative one first; empty for an amount."""
+    named = game.move_choices(decision)
+    if not named:
+        return ()
+    first = game.cooperative[decision][0]
+    return (first, *(c for c in named if c != first))
+
+
+def limit(decision: str, meeting: Meeting, multiplier: float) -> float:
+    """The most an investor or responder may send now."""
+    if decision == "invest":
+        return max(meeting.own, 0.0)
+    return trust_received(meeting.invested, multiplier)
+
+
+def answer_form(game: Game, decision: str, most: float, max_words: int) -> str:
+    """The JSON the prompt asks for (``most``: the largest amount, for an amount decision)."""
+    if decision == GOSSIP:
+        return fragment("form.gossip", max_words=max_words)
+    options = choices(game, decision)
+    if not options:
+        shown = f"<a number between 0 and {amount(most)}>"
+    else:
+        quoted_options = [f'"{o}"' for o in options]
+        shown = (
+            " or ".join(quoted_options)
+            if len(options) == 2
+            else ", ".join(quoted_options[:-1]) + " or " + quoted_options[-1]
+        )
+    return fragment("form.move", field=MOVE_FIELDS[decision], options=shown)
+
+
+def response_format(game: Game, decision: str) -> dict[str, Any]:
+    """The JSON schema of the answer, for ``structured_output``."""
+    properties: dict[str, Any] = {"justification": {"type": "string"}}
+    if decision == GOSSIP:
+        properties["tone"] = {"type": "string", "enum": list(TONES)}
+        properties["gossip"] = {"type": "string"}
+    else:
+        options = choices(game, decision)
+        properties[MOVE_FIELDS[decision]] = (
+            {"type": "string", "enum": list(options)} if options else {"type": "number"}
+        )
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": f"{decision}_answer",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def parse_answer(
+    game: Game, decision: str, text: str, most: float, max_words: int
+) -> tuple[Any, str]:
+    """``(choice, justification)`` of a reply, or :class:`AnswerParseError`. A gossip's choice
+    is ``(tone, message)``; an amount is at most ``most``."""
+    answer = extract_json(text)
+    if decision == GOSSIP:
+        answer = require_fields(answer, {"justification": str, "tone": str, "gossip": str})
+        tone = answer["tone"].strip().lower()
+        if tone not in TONES:
+            allowed = ", ".join(f'"{t}"' for t in TONES)
+            raise AnswerParseError(
+                f'the field "tone" must be one of {allowed}, not "{answer["tone"]}"'
+            )
+        words = len(answer["gossip"].split())
+        if words >= max_words:
+            raise AnswerParseError(
+                f'the field "gossip" has {words} words; it must have fewer than {max_words}'
+            )
+        return (tone, answer["gossip"].strip()), answer["justification"]
+    field_name = MOVE_FIELDS[decision]
+    options = choices(game, decision)
+    if not options:
+        answer = require_fields(answer, {"justification": str, field_name: (int, float, str)})
+        value = answer[field_name]
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise AnswerParseError(
+                    f'the field "{field_name}" must be a number, not "{answer[field_name]}"'
+                ) from None
+        if not math.isfinite(value) or not 0.0 <= value <= most + 1e-9:
+            raise AnswerParseError(
+                f'the field "{field_name}" must be a number between 0 and {amount(most)}, '
+                f"not {value:g}"
+            )
+        return min(float(value), most), answer["justification"]
+    answer = require_fields(answer, {"justification": str, field_name: str})
+    by_lower = {o.lower(): o for o in options}
+    choice = by_lower.get(answer[field_name].strip().lower())
+    if choice is None:
+        allowed = " or ".join(f'"{o}"' for o in options)
+        raise AnswerParseError(
+            f'the field "{field_name}" must be {allowed}, not "{answer[field_name]}"'
+        )
+    return choice, answer["justification"]
+
+
+def parse_reflection(text: str) -> str:
+    """The summary of a reflection reply, or :class:`AnswerParseError`."""
+    words = len(text.split())
+    if words == 0:
+        raise AnswerParseError("the reply is empty")
+    if words > 2 * REFLECT_WORDS:
+        raise AnswerParseError(
+            f"the summary has {words} words; it must have at most {REFLECT_WORDS}"
+        )
+    return text.strip()
+
+
+def fallback(game: Game, decision: str) -> Any:
+    """The protocol's fallback of ``decision`` as a choice (a gossip's as ``(tone, "")``)."""
+    choice = game.fallbacks[decision]
+    if decision == GOSSIP:
+        tone, message = choice
+        return TONES[tone], message or ""
+    return choice
+
+
+def to_action(decision: str, choice: Any, justification: str) -> dict[str, Any]:
+    """The env's language-form action dict."""
+    if decision == GOSSIP:
+        tone, message = choice
+        return {"tone": tone, "message": message}
+    if isinstance(choice, str):
+        return {"action": choice, "justification": justification}
+    return {"amount": float(choice), "justification": justification}

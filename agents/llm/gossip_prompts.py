@@ -1,0 +1,376 @@
+"""The prompt text of the gossip games' LLM agent, written from what a seat's
+:class:`~socialsim.envs.gossip.protocol.Notebook` knows.
+
+Templates live in ``agents/llm/prompts/gossip/``: ``<game>_system.txt`` (the system message),
+``<game>_<decision>.txt`` (the user message of a decision) and ``fragments.txt`` (the
+conditional pieces, one ``[section]`` each). Everything here is text: the rules, the payoffs
+and what happened in a match come from the protocol and the notebook, never re-derived.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from socialsim.agents.llm.base import render
+from socialsim.envs.gossip.protocol import (
+    REFERENCE_ENTRANT_NAME,
+    REFERENCE_NAMES,
+    Meeting,
+    Notebook,
+    trust_received,
+)
+
+PROMPTS = "gossip"
+HORIZONS = ("infinite", "finite")
+
+QUALITY_WORDS = {"H": "high quality (H)", "L": "low quality (L)"}
+CHOICE_WORDS = {
+    "c": "the customised product (c)",
+    "s": "the standard product (s)",
+    "none": "no product (none)",
+}
+
+
+@cache
+def fragments() -> dict[str, string.Template]:
+    """The ``[section]`` templates of ``prompts/gossip/fragments.txt``."""
+    text = (
+        resources.files("socialsim.agents.llm")
+        .joinpath("prompts", PROMPTS, "fragments.txt")
+        .read_text(encoding="utf-8")
+    )
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        header = re.fullmatch(r"\[([\w.]+)\]", line.strip())
+        if header:
+            current = sections.setdefault(header.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return {name: string.Template("\n".join(lines).strip()) for name, lines in sections.items()}
+
+
+def fragment(section: str, /, **values: Any) -> str:
+    return fragments()[section].substitute(values)
+
+
+def tidy(text: str) -> str:
+    """Collapse the blank lines that empty optional sections leave behind."""
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def amount(value: float) -> str:
+    """A resource amount as a person writes it: 10, 2.5, 3.33 (never 10.0 or -0)."""
+    value = round(float(value), 2)
+    return "0" if value == 0 else f"{value:g}"
+
+
+def quoted(message: str | None) -> str:
+    if message is None or not message.strip():
+        return fragment("no_message")
+    return '"' + " ".join(message.split()) + '"'
+
+
+@dataclass
+class SeatPrompts:
+    """The system, decision and reflection prompts of one seat in one episode.
+
+    ``reasons`` maps a round to the seat's own justification of each decision it made then
+    (what its memory lines quote); the agent fills it as it answers.
+    """
+
+    notebook: Notebook
+    reasons: dict[int, dict[str, str]]
+    equilibrium_knowledge: bool = True
+    horizon: str = "infinite"
+    display_names: bool | Mapping[str, str] = True
+
+    # -- the rules in force (from the env's rules message) ---------------------------------------
+
+    def number(self, key: str) -> float:
+        return float(self.notebook.rule(key, 0.0))
+
+    @property
+    def gossip(self) -> bool:
+        return bool(self.notebook.rule("gossip"))
+
+    @property
+    def mode(self) -> str:
+        return "gossip" if self.gossip else "silent"
+
+    def name(self, agent_id: str) -> str:
+        """The name an agent goes by in the prompts."""
+        if isinstance(self.display_names, Mapping):
+            return str(self.display_names.get(agent_id, agent_id))
+        if self.display_names:
+            if agent_id == self.notebook.rule("entrant"):
+                return REFERENCE_ENTRANT_NAME
+            found = re.fullmatch(r"agent_(\d+)", agent_id)
+            if found and int(found.group(1)) < len(REFERENCE_NAMES):
+                return REFERENCE_NAMES[int(found.group(1))]
+        return agent_id
+
+    def received(self, meeting: Meeting) -> float:
+        """What the responder of a trust meeting received."""
+        return trust_received(meeting.invested, self.number("multiplier"))
+
+    # -- the system message ---------------------------------------------------------------------
+
+    def system(self) -> str:
+        game = self.notebook.game
+        rounds = int(self.notebook.rule("rounds"))
+        length = (
+            fragment("length.finite", rounds=rounds)
+            if self.horizon == "finite"
+            else fragment("length.infinite")
+        )
+        information = fragment(f"information.{self.mode}")
+        if self.gossip:
+            information = fragment("tone_list", tones=fragment("tones")) + "\n\n" + information
+        n = int(self.notebook.rule("n_agents"))
+        sellers = int(self.notebook.rule("n_sellers")) if game.name == "market" else None
+        meetings = self.notebook.meetings
+        cost, benefit = self.number("cost"), self.number("benefit")
+        values = {
+            "identity": fragment(
+                "identity",
+                name=self.name(self.notebook.agent_id),
+                n_agents=n,
+                game_title=game.title,
+                horizon_phrase="an infinite horizon"
+                if self.horizon == "infinite"
+                else "a finite horizon",
+                discount=amount(self.number("discount")),
+            ),
+            "rules": fragment(f"rules.{game.name}.{self.mode}"),
+            # the reference's schedule, or random matching (where pairs may meet again)
+            "matching": fragment(
+                f"matching.{'random' if self.notebook.rule('schedule') == 'random' else 'align'}"
+                + (".roles" if game.name in ("donation", "trust") else "")
+            ),
+            "length": length,
+            "information": information,
+            # the market states no stock: its payoffs start from 0
+            "initial_resources": amount(self.number("initial_resources")),
+            "cost": amount(cost),
+            "benefit": amount(benefit),
+            "mutual": amount(benefit - cost),
+            "multiplier": amount(self.number("multiplier")),
+            "n_sellers": sellers if sellers is not None else "",
+            "n_buyers": n - sellers if sellers is not None else "",
+            "role": meetings[max(meetings)].role if meetings else "",
+        }
+        return tidy(render(PROMPTS, f"{game.name}_system", **values))
+
+    # -- memory and the public log --------------------------------------------------------------
+
+    def memory_lines(self, before_round: int) -> list[str]:
+        """First-person lines about each of my matches that ended before ``before_round``."""
+        meetings = self.notebook.meetings
+        return [self.memory_line(meetings[r]) for r in sorted(meetings) if r < before_round]
+
+    def memory_line(self, meeting: Meeting) -> str:
+        game = meeting.game
+        other = self.name(meeting.other)
+        common = {
+            "round": meeting.round,
+            "other": other,
+            "own": amount(meeting.own),
+            "theirs": amount(meeting.theirs),
+            "cost": amount(self.number("cost")),
+            "benefit": amount(self.number("benefit")),
+        }
+        if game == "donation":
+            move = (
+                meeting.mine.get("donate")
+                if meeting.role == "donor"
+                else meeting.received.get("move")
+            )
+            text = fragment(f"memory.donation.{meeting.role}.{move or 'defect'}", **common)
+        elif game == "prisoners":
+            text = fragment(
+                "memory.prisoners.player",
+                my_move=meeting.mine.get("play"),
+                their_move=meeting.received.get("move"),
+                my_payoff=amount(self.notebook.payoffs(meeting)[0]),
+                **common,
+            )
+        elif game == "trust":
+            text = fragment(
+                f"memory.trust.{meeting.role}",
+                invested=amount(meeting.invested),
+                received=amount(self.received(meeting)),
+                returned=amount(meeting.returned),
+                my_payoff=amount(self.notebook.payoffs(meeting)[0]),
+                **common,
+            )
+        else:
+            quality = meeting.mine.get("sell", meeting.received.get("move"))
+            choice = meeting.mine.get("buy", meeting.received.get("move"))
+            text = fragment(
+                f"memory.market.{meeting.role}",
+                quality=QUALITY_WORDS.get(quality, str(quality)),
+                choice=CHOICE_WORDS.get(choice, str(choice)),
+                my_payoff=amount(self.notebook.payoffs(meeting)[0]),
+                **common,
+            )
+        parts = [text]
+        for section, gossip in (("memory.heard", meeting.heard), ("memory.said", meeting.said)):
+            if gossip is not None:
+                parts.append(self.gossip_text(section, gossip[0], gossip[1], other=other))
+        for decision, reason in self.reasons.get(meeting.round, {}).items():
+            kind = "gossip" if decision == "gossip" else "move"
+            parts.append(fragment(f"memory.reason.{kind}", text=quoted(reason)))
+        return "- " + " ".join(parts)
+
+    def gossip_text(self, section: str, tone: str, message: str | None, **values: Any) -> str:
+        """A gossip as a prompt quotes it."""
+        return fragment(section, tone=tone, message=quoted(message), **values)
+
+    def log_lines(self) -> list[str]:
+        return [
+            self.gossip_text(
+                "log.line",
+                entry["tone"],
+                entry.get("message"),
+                round=entry["round"],
+                author=self.name(entry["author"]),
+                about=self.name(entry["about"]),
+            )
+            for entry in self.notebook.gossip
+        ]
+
+    # -- the user messages ----------------------------------------------------------------------
+
+    def sections(self, meeting: Meeting, notes: str | None) -> dict[str, str]:
+        """The parts shared by every decision prompt."""
+        other = self.name(meeting.other)
+        if notes is not None:
+            memory_section = fragment("notes", notes=notes.strip())
+        else:
+            memory = self.memory_lines(meeting.round)
+            memory_section = fragment(
+                "memory", memory="\n".join(memory) if memory else fragment("none.memory")
+            )
+        log = self.log_lines()
+        log_section = (
+            fragment("log", other=other, log="\n".join(log) if log else fragment("none.log"))
+            if self.gossip
+            else ""
+        )
+        discount = amount(self.number("discount"))
+        if self.horizon == "finite":
+            total = int(self.notebook.rule("rounds"))
+            objective = fragment(
+                "objective.finite",
+                discount=discount,
+                round=meeting.round,
+                rounds=total,
+                left=max(total - meeting.round, 0),
+            )
+        else:
+            objective = fragment("objective.infinite", discount=discount)
+        guidelines = []
+        if self.equilibrium_knowledge:
+            guidelines.append(fragment("guideline.knowledge"))
+        guidelines += [
+            fragment(f"guideline.trust.{self.mode}", other=other),
+            fragment("guideline.deviation"),
+            fragment("guideline.answer"),
+        ]
+        return {
+            "round": str(meeting.round),
+            "other": other,
+            "own": amount(meeting.own),
+            "other_resources": amount(meeting.theirs),
+            "objective": objective,
+            "memory_section": memory_section,
+            "log_section": log_section,
+            "knowledge": fragment(f"knowledge.{self.horizon}")
+            if self.equilibrium_knowledge
+            else "",
+            "guidelines": "\n".join(guidelines),
+            "cost": amount(self.number("cost")),
+            "benefit": amount(self.number("benefit")),
+            "multiplier": amount(self.number("multiplier")),
+            "tones": fragment("tones"),
+        }
+
+    def decision(self, meeting: Meeting, decision: str, form: str, notes: str | None) -> str:
+        """The user message of ``decision`` in ``meeting``; ``form`` is the answer required."""
+        game = meeting.game
+        other = self.name(meeting.other)
+        values = self.sections(meeting, notes)
+        values["form"] = form
+        if decision == "gossip":
+            values["accountability"] = fragment("accountability.gossip", other=other)
+            values["event"] = self.event(meeting)
+            values["role"] = meeting.role
+            values["other_role"] = "responder" if meeting.role == "investor" else "investor"
+        else:
+            values["accountability"] = fragment(
+                f"accountability.{game}.{decision}.{self.mode}", other=other
+            )
+        if decision == "return":
+            values["invested"] = amount(meeting.invested)
+            values["received"] = amount(self.received(meeting))
+        return tidy(render(PROMPTS, f"{game}_{decision}", **values))
+
+    def event(self, meeting: Meeting) -> str:
+        """What happened in the current match, told to the agent about to gossip."""
+        game = meeting.game
+        other = self.name(meeting.other)
+        if game == "donation":
+            move = meeting.received.get("move", "defect")
+            cost = self.number("cost")
+            ratio = f"{100 * cost / meeting.theirs:.3g}%" if meeting.theirs > 0 else "all"
+            return fragment(
+                f"event.donation.{move}",
+                other=other,
+                cost=amount(cost),
+                benefit=amount(self.number("benefit")),
+                ratio=ratio,
+            )
+        mine, theirs = self.notebook.payoffs(meeting)
+        payoffs = {"other": other, "my_payoff": amount(mine), "their_payoff": amount(theirs)}
+        if game == "prisoners":
+            return fragment(
+                "event.prisoners",
+                my_move=meeting.mine.get("play"),
+                their_move=meeting.received.get("move"),
+                **payoffs,
+            )
+        if game == "trust":
+            return fragment(
+                f"event.trust.{meeting.role}",
+                invested=amount(meeting.invested),
+                received=amount(self.received(meeting)),
+                returned=amount(meeting.returned),
+                **payoffs,
+            )
+        return fragment(
+            "event.market",
+            choice=CHOICE_WORDS[meeting.mine["buy"]],
+            quality=QUALITY_WORDS[meeting.received["move"]],
+            **payoffs,
+        )
+
+    def reflection(self, meeting: Meeting) -> str:
+        """The user message asking the seat to summarise its memory and the log."""
+        values = self.sections(meeting, None)
+        return tidy(
+            fragment(
+                "reflect",
+                round=meeting.round,
+                role=meeting.role,
+                other=values["other"],
+                memory_section=values["memory_section"],
+                log_section=values["log_section"],
+            )
+        )
