@@ -10,7 +10,12 @@ The contract every env here keeps, on top of the PettingZoo API:
   anew by ``reset``. Everything a language agent needs to know is published there.
 * ``infos[agent]["decision"]`` names the decision ``agent`` must make now (``"donate"``,
   ``"gossip"``, ``"guess"``...) or is ``None``. In the Parallel form the runner asks only the
-  agents with a decision; the env ignores actions from the others.
+  agents with a decision; the env ignores actions from the others. Every env is a
+  :class:`socialsim.envs.aec.DecisionEnv`, and its AEC form (``env()``, ``raw_env``) is the one
+  :class:`~socialsim.envs.aec.DecisionAEC`, which selects only the agents with a decision.
+* The first bus message of an episode is a public ``rules`` message (turn 1, to everyone): the
+  settings a player is told; agents read the game's limits from it, never from their own options.
+* ``action_mask``: the legal actions of the decision due; all zeros for an agent without one.
 * Actions: an element of ``action_space(agent)`` (the RL view), or for language agents a dict
   holding that element plus free text. Anything else is a ``ValueError`` that names the agent,
   the expected form and what it got, and leaves the state unchanged. An element the current
@@ -18,6 +23,8 @@ The contract every env here keeps, on top of the PettingZoo API:
   sets ``infos[agent]["invalid_action"] = {"reason": ..., "fallback": ...}``; the runner counts it.
 * Rewards are raw payoffs of that step; discounting belongs to the metrics.
 * ``env.unwrapped.turn`` is the current turn (round) number, starting at 1.
+* ``render_mode="ansi"`` makes ``render()`` return the public state in a few lines (``"human"``
+  prints it); ``state()`` is a global numeric state for centralised critics.
 * Optional ``env.unwrapped.summary()`` returns a JSON-like dict of the episode's outcome that
   the runner stores in the record (final resources, the Decrypto ending...).
 """

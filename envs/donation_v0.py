@@ -18,7 +18,7 @@ gossip. Pairs never meet twice in the reference schedule, so direct reciprocity 
 
 ``donation_v0.env(n_agents=9, cost=1, benefit=5, initial_resources=10, discount=0.99,
 gossip=True, schedule=None, rounds=None, entrant=None, entrant_round=None,
-pairs_per_round=None)``
+pairs_per_round=None, render_mode=None)``
 
 * `n_agents`: agents, >= 2, counting the entrant if there is one.
 * `cost`, `benefit`: what cooperation costs the donor and gives the recipient (>= 0).
@@ -37,6 +37,13 @@ pairs_per_round=None)``
   `"joins"` (random matching; the entrant sits out until round `entrant_round`, default half
   way). The seat is ordinary: the scripted `entrant` agent plays it unless an experiment puts
   another agent there.
+* `render_mode`: `None`, `"ansi"` (`render()` returns the round, the last round's gossip and
+  the tones published about each agent: what the public sees) or `"human"` (prints it).
+
+### State
+
+`state()` (for centralised critics) is `[round / rounds, resources (N), role one-hot (N x R),
+counterpart one-hot (N x N), tone counts (N x 5)]` as float32, with `state_space` its Box.
 
 ### Observation
 

@@ -23,12 +23,19 @@ efficient outcome.
 ### Arguments
 
 ``market_v0.env(n_sellers=6, n_buyers=6, discount=0.99, gossip=True, schedule=None,
-rounds=None)``
+rounds=None, render_mode=None)``
 
 * `schedule`: `"align"` (default): every seller meets every buyer once, one pair per round, in
   an order shuffled by the episode seed (the reference's shuffle was unseeded). `"random"`:
   each round every seller meets a random distinct buyer, for `rounds` rounds (default B).
 * `rounds`: with `"align"`, play only the first `rounds` pairs.
+* `render_mode`: `None`, `"ansi"` (`render()` returns the round, the last round's gossip and
+  the tones published about each agent: what the public sees) or `"human"` (prints it).
+
+### State
+
+`state()` (for centralised critics) is `[round / rounds, resources (N), role one-hot (N x R),
+counterpart one-hot (N x N), tone counts (N x 5)]` as float32, with `state_space` its Box.
 
 ### Observation
 

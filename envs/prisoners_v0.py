@@ -20,7 +20,7 @@ gossip on) both publish a tone about the other. Each learns the other's move pri
 
 ``prisoners_v0.env(n_agents=5, cost=1, benefit=5, initial_resources=0, discount=0.99,
 gossip=True, schedule=None, rounds=None, entrant=None, entrant_round=None,
-pairs_per_round=None)``
+pairs_per_round=None, render_mode=None)``
 
 * `schedule`: `"align"` (default) is the reference's round-robin by the circle method (a bye
   for odd N), one match per round: for N=5 exactly (1,4), (2,3), (0,4), (1,2), (0,3),
@@ -30,6 +30,13 @@ pairs_per_round=None)``
 * `initial_resources`: the starting value of the "own resources" observation, which then
   accumulates payoffs (the reference's PD has no stock).
 * The other arguments are those of `donation_v0`.
+* `render_mode`: `None`, `"ansi"` (`render()` returns the round, the last round's gossip and
+  the tones published about each agent: what the public sees) or `"human"` (prints it).
+
+### State
+
+`state()` (for centralised critics) is `[round / rounds, resources (N), role one-hot (N x R),
+counterpart one-hot (N x N), tone counts (N x 5)]` as float32, with `state_space` its Box.
 
 ### Observation
 

@@ -22,12 +22,19 @@ state unchanged.
 ### Arguments
 
 ``trust_v0.env(n_agents=5, multiplier=3, initial_resources=5, discount=0.99, gossip=True,
-schedule=None, rounds=None, entrant=None, entrant_round=None, pairs_per_round=None)``
+schedule=None, rounds=None, entrant=None, entrant_round=None, pairs_per_round=None, render_mode=None)``
 
 * `schedule`: `"align"` (default) is the donation game's reference schedule (investor ->
   responder): for N=5 (0,1), (2,0), (0,3), (4,0), (1,2), (3,1), (1,4), (2,3), (4,2), (3,4).
   `"random"`: seeded random disjoint pairs per round.
 * `entrant`: as in `donation_v0` (the reference's trust game has none).
+* `render_mode`: `None`, `"ansi"` (`render()` returns the round, the last round's gossip and
+  the tones published about each agent: what the public sees) or `"human"` (prints it).
+
+### State
+
+`state()` (for centralised critics) is `[round / rounds, resources (N), role one-hot (N x R),
+counterpart one-hot (N x N), tone counts (N x 5)]` as float32, with `state_space` its Box.
 
 ### Observation
 

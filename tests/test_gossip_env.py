@@ -552,3 +552,93 @@ def test_the_rules_message_states_the_real_number_of_rounds_and_the_entrant(
     assert {key: payload[key] for key in expected} == expected
     assert payload["rounds"] == len(env.unwrapped.game.schedule)
     assert "display_names" not in payload  # the envs have no display-name option
+
+
+# -- conventions: the one AEC form, render, state, masks, signatures ----------------------------
+
+
+def _play_rounds(env, actions_for, steps):
+    observations, infos = env.reset(seed=1)
+    for _ in range(steps):
+        deciding = [a for a in env.agents if infos[a]["decision"]]
+        acts = {a: actions_for(infos[a]["decision"]) for a in deciding}
+        observations, _, _, _, infos = env.step(acts)
+    return observations, infos
+
+
+def test_render_ansi_shows_the_round_the_latest_gossip_and_the_published_tones():
+    env = prisoners_v0.parallel_env(render_mode="ansi", n_agents=4)
+    _play_rounds(
+        env, lambda d: {"tone": "praising", "message": "fair play"} if d == "gossip" else 1, 5
+    )
+    assert env.render().splitlines() == [
+        "prisoner's dilemma, round 3 of 6",
+        "latest gossip:",
+        '  agent_1 about agent_2: praising "fair play"',
+        '  agent_2 about agent_1: praising "fair play"',
+        "tones published so far:",
+        "  agent_0: praising 1",
+        "  agent_1: praising 1",
+        "  agent_2: praising 1",
+        "  agent_3: praising 1",
+    ]
+
+
+def test_render_human_prints_the_ansi_text(capsys):
+    env = donation_v0.parallel_env(render_mode="human", n_agents=3)
+    env.reset(seed=0)
+    assert env.render() is None
+    assert capsys.readouterr().out == "donation game, round 1 of 3\nno gossip yet\n"
+
+
+def test_unknown_render_mode_names_the_allowed_ones():
+    with pytest.raises(ValueError, match="render_mode: must be one of ansi, human or None"):
+        donation_v0.parallel_env(render_mode="rgb_array")
+
+
+def test_state_holds_progress_resources_seats_and_tones():
+    env = donation_v0.parallel_env(n_agents=3)
+    env.reset(seed=0)
+    env.step({"agent_0": 1})  # agent_0 gives to agent_1: 9 and 15
+    state = env.state()
+    assert state.shape == env.state_space.shape == (1 + 3 * (1 + 2 + 3 + 5),)
+    assert state[0] == 0.0  # still round 1 of 3 (the gossip is due)
+    assert state[1:4].tolist() == [9.0, 15.0, 10.0]
+    roles = state[4:10].reshape(3, 2)
+    assert roles.tolist() == [[1, 0], [0, 1], [0, 0]]  # donor, recipient, sitting out
+    counterparts = state[10:19].reshape(3, 3)
+    assert counterparts.tolist() == [[0, 1, 0], [1, 0, 0], [0, 0, 0]]
+
+
+@pytest.mark.parametrize("module", [donation_v0, prisoners_v0, trust_v0, market_v0])
+def test_agents_without_a_decision_get_an_all_zero_mask(module):
+    env = module.parallel_env()
+    observations, infos = env.reset(seed=0)
+    idle = [a for a in env.agents if not infos[a]["decision"]]
+    assert idle
+    for agent in idle:
+        assert not observations[agent]["action_mask"].any()
+    for agent in env.agents:
+        if infos[agent]["decision"]:
+            assert observations[agent]["action_mask"].any()
+
+
+@pytest.mark.parametrize("module", [donation_v0, prisoners_v0, trust_v0, market_v0])
+def test_raw_env_is_the_aec_class_and_unwrapped_stays_in_its_form(module):
+    from pettingzoo import AECEnv, ParallelEnv
+
+    aec = module.env()
+    assert isinstance(aec.unwrapped, module.raw_env)
+    assert isinstance(aec.unwrapped, AECEnv)
+    assert isinstance(module.parallel_env().unwrapped, ParallelEnv)
+    aec.reset(seed=0)
+    assert aec.unwrapped.bus.log[0].kind == "rules"
+
+
+def test_factories_show_the_envs_arguments():
+    import inspect
+
+    for factory in (donation_v0.env, donation_v0.parallel_env, donation_v0.raw_env):
+        parameters = inspect.signature(factory).parameters
+        assert list(parameters)[:3] == ["n_agents", "cost", "benefit"]
+        assert parameters["n_agents"].default == 9

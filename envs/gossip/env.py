@@ -259,16 +259,17 @@ class GossipEnv(DecisionEnv):
             return None
         game = self.game
         lines = [f"{game.spec.title}, round {game.round} of {len(game.schedule)}"]
-        last = [m.payload for m in self.bus.log if m.kind == GOSSIP and m.turn >= game.round - 1]
-        for gossip in last:
-            said = f': "{gossip["message"]}"' if gossip["message"] else ""
-            lines.append(f"  {gossip['author']} on {gossip['about']}: {gossip['tone']}{said}")
-        published = [
-            f"{agent} " + " ".join(f"{TONES[t][:4]}={int(c)}" for t, c in enumerate(row) if c)
-            for agent, row in zip(self.possible_agents, game.tone_counts, strict=True)
-            if row.any()
-        ]
-        lines.append("tones so far: " + ("; ".join(published) if published else "none"))
+        recent = [m.payload for m in self.bus.log if m.kind == GOSSIP and m.turn >= game.round - 1]
+        if recent:
+            lines.append("latest gossip:")
+        for gossip in recent:
+            said = f' "{gossip["message"]}"' if gossip["message"] else ""
+            lines.append(f"  {gossip['author']} about {gossip['about']}: {gossip['tone']}{said}")
+        lines.append("tones published so far:" if game.tone_counts.any() else "no gossip yet")
+        for agent, row in zip(self.possible_agents, game.tone_counts, strict=True):
+            if row.any():
+                counts = ", ".join(f"{TONES[t]} {int(c)}" for t, c in enumerate(row) if c)
+                lines.append(f"  {agent}: {counts}")
         text = "\n".join(lines)
         if self.render_mode == "human":
             print(text)
