@@ -161,7 +161,6 @@ def test_observation_hides_keywords_and_code_from_the_interceptor():
     ]
     assert list(observations["encoder"]["observation"][8:11]) == [3, 1, 4]
     assert list(observations["decoder"]["observation"][8:11]) == [0, 0, 0]
-    assert list(observations["decoder"]["action_mask"]) == [1] * 24
 
 
 def test_game_over_rewards_and_message_hold_no_keywords():
@@ -197,15 +196,16 @@ def test_first_round_rule_gives_the_interceptor_no_decision_on_turn_1():
 
 def test_bus_messages_follow_the_shared_conventions():
     record = play(0)
-    kinds = [(m["kind"], m["to"]) for m in record.messages[:5]]
+    kinds = [(m["kind"], m["to"]) for m in record.messages[:6]]
     assert kinds == [
+        ("rules", "*"),
         ("keywords", "team:encoders"),
         ("code", ["encoder"]),
         ("hints", "*"),
         ("reveal", "*"),
         ("code", ["encoder"]),
     ]
-    reveal = record.messages[3]["payload"]
+    reveal = record.messages[4]["payload"]
     assert set(reveal) == {
         "turn", "code", "hints", "decoder_guess", "interceptor_guess",
         "miscommunication", "interception", "miscommunications", "interceptions",
@@ -280,7 +280,7 @@ def test_interceptor_and_decoder_infos_never_leak_over_many_games():
             ] * 4 + [0, 0, 0]
             assert list(observations["decoder"]["observation"][8:11]) == [0, 0, 0]
             if infos["encoder"]["decision"]:
-                actions = {"encoder": encoder.act(None, [], infos["encoder"])}
+                actions = {"encoder": encoder.act(None, env.bus.read("encoder"), infos["encoder"])}
             else:
                 actions = {
                     "decoder": decoder.act(None, [], infos["decoder"]),
@@ -486,7 +486,7 @@ def test_random_interceptor_intercepts_about_one_turn_in_24():
         interceptor.reset("interceptor", "interceptor", agent_seed(seed, "interceptor"))
         _, infos = env.reset(seed=seed)
         while env.agents:
-            env.step({"encoder": encoder.act(None, [], infos["encoder"])})
+            env.step({"encoder": encoder.act(None, env.bus.read("encoder"), infos["encoder"])})
             guess = interceptor.act(None, [], infos["interceptor"])
             _, _, _, _, infos = env.step(
                 {"decoder": CODES.index(env.game.code), "interceptor": guess}
@@ -528,7 +528,7 @@ def test_aec_form_selects_only_the_agents_with_a_decision():
         if agent == "encoder":
             env.step({"hints": ["red", "blue", "green"]})
         else:  # the decoder is right, the interceptor wrong: the game goes on
-            right = CODES.index(env.unwrapped.game.code)
+            right = CODES.index(env.unwrapped.parallel.game.code)
             env.step(right if agent == "decoder" else right ^ 1)
     assert order == ["encoder", "decoder", "interceptor"] * 2 + ["encoder"]
 
@@ -538,10 +538,10 @@ def test_aec_malformed_action_is_a_value_error_at_that_agents_step():
     env.reset(seed=0)
     env.step({"hints": ["red", "blue", "green"]})
     env.step(0)  # the decoder
-    before = snapshot(env.unwrapped)
+    before = snapshot(env.unwrapped.parallel)
     with pytest.raises(ValueError, match=r"^interceptor: expected an action in Discrete\(24\)"):
         env.step({"guess": "2-2-1"})
-    assert snapshot(env.unwrapped) == before and env.agent_selection == "interceptor"
+    assert snapshot(env.unwrapped.parallel) == before and env.agent_selection == "interceptor"
 
 
 def test_aec_form_flags_and_counts_invalid_hints_on_the_encoders_step():

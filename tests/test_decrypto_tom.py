@@ -395,7 +395,9 @@ def test_questions_carry_the_documented_context_and_hide_the_keywords_when_they_
         "keywords",
         "hint_history",
         "code_history",
+        "rules",
     }
+    assert first.context["rules"]["max_turns"] == 8 and "keywords" not in first.context["rules"]
     assert first.context["code"] == log[0]["code"] and first.context["hints"] == log[0]["hints"]
     assert first.context["keywords"] == played.summary["keywords"] and first.context[
         "hint_history"
@@ -403,7 +405,8 @@ def test_questions_carry_the_documented_context_and_hide_the_keywords_when_they_
     kinds = [q.kind for q in interceptor_log.questions]
     assert kinds[:3] == ["keywords_now", "keywords_before_reveal", "keywords_other_interceptor"]
     now, before, other = interceptor_log.questions[:3]
-    assert set(now.context) == {"turn", "hint_history", "code_history"} and now.context["turn"] == 2
+    assert set(now.context) == {"turn", "hint_history", "code_history", "rules"}
+    assert now.context["turn"] == 2
     assert before.context["keywords"] == other.context["keywords"] == played.summary["keywords"]
     assert now.context["code_history"] == [log[0]["code"]]  # up to the previous turn only
     assert sum(len(h) for h in now.context["hint_history"]) == 3

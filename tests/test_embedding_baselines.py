@@ -24,9 +24,11 @@ from socialsim.agents.embedding.vectors import (
     load_vectors,
     read_parquet_strings,
 )
+from socialsim.envs.decrypto.protocol import Options, Rules
 
 from socialsim import registry
 from socialsim.agent import Question
+from socialsim.bus import ENV, EVERYONE, Message
 
 VECTORS = """\
 apple 1 0 0 0 0
@@ -79,6 +81,10 @@ def make(cls, files, seed=0, **params):
     agent = cls(vectors=files["vectors"], hint_vocabulary=files["hint_vocabulary"], **params)
     agent.reset(cls.__name__, cls.__name__, seed)
     return agent
+
+
+#: the inbox of an encoder's first decision: the env's rules message with the default limits
+RULES = [Message(0, 1, ENV, EVERYONE, "public", "rules", Rules.of(Options()).to_payload())]
 
 
 def encoder_info(code, hint_history):
@@ -243,7 +249,7 @@ def test_encoder_pool_grows_by_one_per_hint_of_the_keyword(files):
     history = [[], [], [], []]
     given = []
     for _ in range(3):
-        hints = encoder.act(None, [], encoder_info([1, 2, 4], history))["hints"]
+        hints = encoder.act(None, RULES, encoder_info([1, 2, 4], history))["hints"]
         given.append(hints[0])
         for digit, hint in zip([1, 2, 4], hints, strict=True):
             history[digit - 1].append(hint)
@@ -258,7 +264,7 @@ def test_encoder_never_hints_a_keyword_or_repeats_a_hint_for_the_same_keyword(fi
     encoder = make(GloveEncoder, files, k=3)
     history = [[], [], [], []]
     for code in ([1, 2, 3], [4, 1, 2], [3, 4, 1], [2, 3, 4], [1, 4, 3], [2, 1, 4]):
-        hints = encoder.act(None, [], encoder_info(code, history))["hints"]
+        hints = encoder.act(None, RULES, encoder_info(code, history))["hints"]
         for digit, hint in zip(code, hints, strict=True):
             assert hint.lower() not in KEYWORDS
             assert hint not in history[digit - 1]
@@ -271,7 +277,7 @@ def test_encoder_falls_back_to_the_base_pool_when_no_candidate_is_closer_to_its_
     encoder = GloveEncoder(k=2, vectors=files["vectors"], hint_vocabulary=hints)
     encoder.reset("encoder", "encoder", 0)
     # No word leans towards river: all three score 0 for it and more for another keyword.
-    hint = encoder.act(None, [], encoder_info([3, 1, 2], [[], [], [], []]))["hints"][0]
+    hint = encoder.act(None, RULES, encoder_info([3, 1, 2], [[], [], [], []]))["hints"][0]
     assert hint in {"cider", "fruit"}  # the base top-2 for river, ties in vocabulary order
     assert encoder.counters["hint_fallbacks"] == 1
 
@@ -284,7 +290,7 @@ def test_encoder_skips_other_keywords_in_the_vocabulary_case_insensitively(files
     encoder = GloveEncoder(k=4, vectors=path, hint_vocabulary=hints)
     for seed in range(10):
         encoder.reset("encoder", "encoder", seed)
-        assert encoder.act(None, [], encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0] in {
+        assert encoder.act(None, RULES, encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0] in {
             "fruit",
             "pear",
         }
@@ -302,7 +308,8 @@ def test_encoder_never_gives_a_hint_longer_than_the_env_allows(files):
     for seed in range(10):
         encoder.reset("encoder", "encoder", seed)
         assert (
-            encoder.act(None, [], encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0] == "fruit"
+            encoder.act(None, RULES, encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0]
+            == "fruit"
         )
 
 
@@ -310,10 +317,13 @@ def test_encoder_shuffles_qualified_candidates_with_its_seeded_generator(files):
     firsts = []
     for seed in range(20):
         encoder = make(GloveEncoder, files, seed=seed)
-        firsts.append(encoder.act(None, [], encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0])
+        firsts.append(
+            encoder.act(None, RULES, encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0]
+        )
         again = make(GloveEncoder, files, seed=seed)
         assert (
-            again.act(None, [], encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0] == firsts[-1]
+            again.act(None, RULES, encoder_info([1, 2, 3], [[], [], [], []]))["hints"][0]
+            == firsts[-1]
         )
     assert set(firsts) == {"fruit", "pear", "orchard"}
 

@@ -31,6 +31,7 @@ from socialsim.agents.llm.decrypto import (
     parse_hints,
     placeholder_hints,
 )
+from socialsim.envs.decrypto.protocol import Options, Rules
 
 from socialsim import registry
 from socialsim.agent import Question, RunContext
@@ -175,6 +176,7 @@ def test_the_five_styles_are_five_different_system_prompts():
         agent = DecryptoLLMAgent({"model": "scripted", "cache": False}, prompt_style=style)
         agent.attach(RunContext())
         agent.reset("encoder", "encoder", 0)
+        agent.learn_rules(Rules.of(Options()))
         texts.add(agent.chat[0]["content"])
     assert len(texts) == len(STYLES) == 5
 
@@ -439,6 +441,7 @@ def test_side_questions_with_garbled_answers_fall_back_to_none_on_their_own_coun
         "keywords": ["w", "x", "y", "z"],
         "hint_history": [[], [], [], []],
         "code_history": [],
+        "rules": Rules.of(Options()).to_payload(),
     }
     assert asyncio.run(agent.aanswer(Question("predict_interceptor_guess", context))) is None
     counters = agent.counters
@@ -652,3 +655,33 @@ def test_system_as_user_puts_the_rules_in_the_first_user_message_only():
     assert chat[0]["content"].startswith("You are playing a three-player version")
     assert "This is the first turn" in chat[0]["content"]
     assert not chat[2]["content"].startswith("You are playing")
+
+
+def test_the_llm_agents_take_max_turns_and_hint_limits_from_the_rules_message():
+    good = DecryptoPolicy()
+
+    def policy(messages, request):
+        last = messages[-1]["content"]
+        if "you are the Encoder" in last:  # legal by default, not with one word (then corrected)
+            return 'ANSWER: {"hints": ["two words", "x", "y"]}'
+        return good(messages, request)
+
+    agents = scripted_agents(policy, max_attempts=2)
+    env_kwargs = {"max_hint_words": 1, "max_hint_chars": 20, "max_turns": 5}
+    record = play_scripted(agents, seed=0, env_kwargs=env_kwargs)
+    assert record.status == "done", record.error
+    encoder = agents["encoder"]
+    assert encoder.rules.max_hint_words == 1 and encoder.rules.max_turns == 5
+    system = encoder.chat[0]["content"]
+    assert "a single word (at most 20 characters)" in system and "5 turns" in system
+    corrections = [m["content"] for m in encoder.chat if m["content"].startswith("[GAME MASTER]")]
+    assert "hint 1 'two words' has 2 words; at most 1 allowed" in corrections[0]
+    assert record.counters["encoder"]["invalid_answers"] == record.summary["turns"]
+
+
+def test_an_llm_agent_whose_inbox_has_no_rules_message_is_an_error():
+    agent = scripted_agents(DecryptoPolicy())["decoder"]
+    agent.reset("decoder", "decoder", 0)
+    info = {"decision": "guess", "turn": 1, "hints": ["a", "b", "c"]}
+    with pytest.raises(ValueError, match="decoder: no 'rules' message reached this agent"):
+        asyncio.run(agent.aact(None, [], info))

@@ -23,8 +23,9 @@ Encoder, for each digit ``d`` of the code in order, with target ``t`` = keyword 
 1. take the ``k_d`` hint-vocabulary words most cosine-similar to ``t``, where ``k_d`` = ``k`` +
    the number of hints already given for keyword ``d`` (the pool grows by 1 per hint);
 2. drop the four keywords (case-insensitive; the reference drops only ``t``, but our env forbids
-   every team keyword), the hints already given for ``d``, and any word longer than the env's
-   default hint limits (2 words, 32 characters; none of the bundled vocabulary is);
+   every team keyword), the hints already given for ``d``, and any word longer than the hint
+   limits of the env's ``rules`` message (read from the inbox; an encoder whose inbox brought
+   none before its first decision raises ``ValueError``);
 3. shuffle with the agent's own generator (``numpy.random.default_rng(seed)`` at reset, so each
    episode's hints depend on its seed alone; the reference's one ``RandomState(0)`` ran on
    across the episodes of a matchup);
@@ -68,13 +69,17 @@ from socialsim.agents.embedding.vectors import (
     load_hint_vocabulary,
     load_vectors,
 )
-from socialsim.envs.decrypto.core import MAX_HINT_CHARS, MAX_HINT_WORDS
+from socialsim.envs.decrypto.protocol import (
+    GUESS,
+    HINTS,
+    KEYWORD_QUESTIONS,
+    PREDICT_INTERCEPTOR_GUESS,
+    UNKNOWN,
+    Rules,
+)
 
 from socialsim.agent import Agent, Question
 from socialsim.bus import Message
-
-UNKNOWN = "unknown"
-
 
 # -- the rules, as pure functions -----------------------------------------------------------------
 
@@ -193,14 +198,15 @@ class EmbeddingAgent(Agent):
 class GloveEncoder(EmbeddingAgent):
     """The embedding encoder (see the module docstring)."""
 
-    decision = "hints"
+    decision = HINTS
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
         self._keywords: tuple[str, ...] = ()
+        self.rules: Rules | None = None
         self.counters["hint_fallbacks"] = 0  # present in every record, zero or not
 
-    def _prepare(self, keywords: Sequence[str]) -> None:
+    def _prepare(self, keywords: Sequence[str], rules: Rules) -> None:
         """Once per episode: similarity of every vocabulary word to each keyword."""
         keywords = tuple(keywords)
         if keywords == self._keywords:
@@ -211,8 +217,9 @@ class GloveEncoder(EmbeddingAgent):
         self._similarity = np.einsum(
             "vd,kd->vk", vocabulary.unit, self.vectors.unit_vectors(keywords)
         )
-        # Words the env's default hint limits would reject are never candidates.
-        self._forbidden = vocabulary.too_long(MAX_HINT_WORDS, MAX_HINT_CHARS).copy()
+        # Words the game's hint limits would reject are never candidates.
+        limits = (rules.max_hint_words, rules.max_hint_chars)
+        self._forbidden = vocabulary.too_long(*limits).copy()
         for keyword in keywords:
             self._forbidden[vocabulary.rows_of(keyword)] = True
         self._ranked: dict[int, np.ndarray] = {}
@@ -275,12 +282,18 @@ class GloveEncoder(EmbeddingAgent):
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
     ) -> dict[str, list[str]]:
         self._check_decision(info)
-        self._prepare(info["keywords"])
+        self.rules = Rules.from_messages(messages) or self.rules
+        if self.rules is None:
+            raise ValueError(
+                f"{self.agent_id}: no 'rules' message reached this agent before its first "
+                "decision; the hint limits come from it"
+            )
+        self._prepare(info["keywords"], self.rules)
         history = info["hint_history"]
         return {"hints": [self.hint_for(int(d), history[int(d) - 1]) for d in info["code"]]}
 
     def answer(self, question: Question) -> Any:
-        if question.kind == "predict_interceptor_guess":
+        if question.kind == PREDICT_INTERCEPTOR_GUESS:
             context = question.context
             return interceptor_guess(
                 self.vectors, context["hints"], context["hint_history"], self.greedy
@@ -291,7 +304,7 @@ class GloveEncoder(EmbeddingAgent):
 class GloveDecoder(EmbeddingAgent):
     """The embedding decoder (see the module docstring)."""
 
-    decision = "guess"
+    decision = GUESS
 
     def act(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
@@ -303,7 +316,7 @@ class GloveDecoder(EmbeddingAgent):
 class GloveInterceptor(EmbeddingAgent):
     """The embedding interceptor (see the module docstring)."""
 
-    decision = "guess"
+    decision = GUESS
 
     def act(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
@@ -316,11 +329,7 @@ class GloveInterceptor(EmbeddingAgent):
         }
 
     def answer(self, question: Question) -> Any:
-        if question.kind in (
-            "keywords_now",
-            "keywords_before_reveal",
-            "keywords_other_interceptor",
-        ):
+        if question.kind in KEYWORD_QUESTIONS:
             return believed_keywords(
                 self.vectors, self.vocabulary, question.context["hint_history"]
             )

@@ -23,10 +23,16 @@ decoder only), the code (encoder only) and the hints (decoder and interceptor). 
 never receives a keyword in any prompt (except inside the Gopnik questions that reveal them by
 design, which stay out of its chat).
 
+The game's settings that the prompts state and the answers are checked against (``max_turns``,
+``max_hint_words``, ``max_hint_chars``) come from the env's ``rules`` message (public, the first
+message of an episode), read from the inbox at the seat's first decision; an inbox without one
+is a ``ValueError``. A side question asked before the seat's first decision (the interceptor's
+on turn 2 under the first-round rule) takes them from the question's ``rules`` context.
+
 Answers are read by :func:`socialsim.llm.extract_answer` (the last JSON object after the last
 ``ANSWER:``, code fences tolerated) and checked against the role: hints must be three strings
 that pass :func:`socialsim.envs.decrypto.core.validate_hints` for this game's keywords and the
-env's limits; a guess must be a code (:func:`~socialsim.envs.decrypto.core.parse_code`: three
+rules' limits; a guess must be a code (:func:`~socialsim.envs.decrypto.core.parse_code`: three
 distinct digits 1-4, ``"3-1-4"`` or ``[3, 1, 4]``); a decoder or interceptor answering with
 hints, or an encoder answering with a guess, gives an invalid answer, never a crash. An invalid
 answer is answered by a game-master message naming what was wrong (``correction.txt``), up to
@@ -67,8 +73,6 @@ Arguments
   without the ``ANSWER:`` marker.
 * ``system_as_user=False`` — for models without a system role (o1/R1 style): the system prompt
   is put at the head of the first user message instead.
-* ``max_hint_words=2``, ``max_hint_chars=32`` — the hint limits to enforce (the env's defaults;
-  keep them equal to the env's ``max_hint_words`` / ``max_hint_chars``).
 
 A real small model with no network (SmolLM2-135M-Instruct through llama.cpp's server)
 ----------------------------------------------------------------------------------------
@@ -94,6 +98,8 @@ otherwise).
 
 Version History
 ---------------
+* v1: ``max_turns`` and the hint limits are read from the env's ``rules`` message; the seat
+  options ``max_turns``, ``max_hint_words`` and ``max_hint_chars`` are gone.
 * v0: first version.
 """
 
@@ -104,14 +110,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.llm.base import LLMAgent, Outcome, render
-from socialsim.envs.decrypto.core import (
+from socialsim.envs.decrypto import protocol
+from socialsim.envs.decrypto.core import validate_hints
+from socialsim.envs.decrypto.protocol import (
     CODES,
     FALLBACK_HINT,
+    GUESS,
+    HINTS,
     MAX_HINT_CHARS,
     MAX_HINT_WORDS,
+    PREDICT_INTERCEPTOR_GUESS,
+    SIDE_QUESTIONS,
+    Rules,
     parse_code,
     render_code,
-    validate_hints,
 )
 
 from socialsim.agent import Question
@@ -120,20 +132,14 @@ from socialsim.llm import AnswerParseError, extract_answer
 
 KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
 
-GAME = "decrypto"
-ROLES = ("encoder", "decoder", "interceptor")
+GAME = protocol.GAME  # also the folder of the prompt templates
+ROLES = protocol.SEATS
 STYLES = ("plain", "rules", "briefing", "mission", "terse")
-KEYWORD_QUESTIONS = ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
-SIDE_QUESTIONS = {
-    "encoder": ("predict_interceptor_guess",),
-    "decoder": (),
-    "interceptor": KEYWORD_QUESTIONS,
-}
 
 #: The answer formats the game master repeats in a correction.
 FORMATS = {
-    "hints": 'ANSWER: {"hints": ["first hint", "second hint", "third hint"]}',
-    "guess": 'ANSWER: {"guess": "X-Y-Z"}',
+    HINTS: 'ANSWER: {"hints": ["first hint", "second hint", "third hint"]}',
+    GUESS: 'ANSWER: {"guess": "X-Y-Z"}',
     "keywords": 'ANSWER: {"keywords": ["word1", "word2", "word3", "word4"]}',
 }
 
@@ -165,11 +171,11 @@ def _schema(name: str, answer: Mapping[str, Any]) -> dict[str, Any]:
 
 #: ``response_format`` per answer kind, sent when ``structured_output=True``.
 RESPONSE_FORMATS = {
-    "hints": _schema(
+    HINTS: _schema(
         "decrypto_hints",
         {"hints": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}},
     ),
-    "guess": _schema(
+    GUESS: _schema(
         "decrypto_guess", {"guess": {"type": "string", "pattern": "^[1-4]-[1-4]-[1-4]$"}}
     ),
     "keywords": _schema(
@@ -285,7 +291,7 @@ def system_prompt(
 
 def question_prompt(kind: str, context: Mapping[str, Any]) -> str:
     """The user message of a side question (see :mod:`socialsim.envs.decrypto.tom`)."""
-    if kind == "predict_interceptor_guess":
+    if kind == PREDICT_INTERCEPTOR_GUESS:
         return render(
             GAME,
             "tom_predict_interceptor_guess",
@@ -393,9 +399,6 @@ class DecryptoLLMAgent(LLMAgent):
         drop_failed_attempts: bool = False,
         structured_output: bool = False,
         system_as_user: bool = False,
-        max_hint_words: int = MAX_HINT_WORDS,
-        max_hint_chars: int = MAX_HINT_CHARS,
-        max_turns: int = 8,
     ):
         table = {"model": model} if isinstance(model, str) else dict(model)
         super().__init__({**GENERATION_DEFAULTS, **table}, max_attempts, drop_failed_attempts)
@@ -409,9 +412,8 @@ class DecryptoLLMAgent(LLMAgent):
         self.role_style = role_style or prompt_style
         self.structured_output = bool(structured_output)
         self.system_as_user = bool(system_as_user)
-        self.max_hint_words = max_hint_words
-        self.max_hint_chars = max_hint_chars
-        self.max_turns = max_turns
+        self.rules: Rules | None = None  # the env's rules message, once read
+        self.system: str | None = None
         self.chat: list[dict[str, str]] = []
 
     # -- episode life cycle
@@ -426,16 +428,40 @@ class DecryptoLLMAgent(LLMAgent):
         self.role = role
         for name in ("tom_questions", "tom_invalid_answers", "tom_fallbacks"):
             self.counters[name] = 0
+        # a new game, a new chat: nothing carries over from the last episode; the chat opens
+        # with the system prompt once the rules message has said what the game's settings are
+        self.rules = None
+        self.system = None
+        self.chat = []
+
+    def learn_rules(self, rules: Rules | Mapping[str, Any]) -> None:
+        """Keep the game's settings (a ``rules`` payload) and open the chat with the system
+        prompt that states them. Called with the first ``rules`` message the seat reads."""
+        if not isinstance(rules, Rules):
+            rules = Rules.from_payload(rules)
+        rules.options  # noqa: B018 - checks the settings, ValueError naming a bad one
+        self.rules = rules
         self.system = system_prompt(
-            role,
+            self.role,
             self.prompt_style,
             self.role_style,
-            self.max_turns,
-            self.max_hint_words,
-            self.max_hint_chars,
+            rules.max_turns,
+            rules.max_hint_words,
+            rules.max_hint_chars,
         )
-        # a new game, a new chat: nothing carries over from the last episode
         self.chat = [] if self.system_as_user else [{"role": "system", "content": self.system}]
+
+    def _read_inbox(self, messages: Sequence[Message]) -> Rules:
+        if self.rules is None:
+            rules = Rules.from_messages(messages)
+            if rules is None:
+                raise ValueError(
+                    f"{self.agent_id}: no 'rules' message reached this agent before its first "
+                    "decision; the game's settings come from it"
+                )
+            self.learn_rules(rules)
+        assert self.rules is not None
+        return self.rules
 
     def _user(self, text: str) -> dict[str, str]:
         if self.system_as_user and not self.chat:
@@ -461,23 +487,23 @@ class DecryptoLLMAgent(LLMAgent):
         decision = info.get("decision")
         if decision is None:
             return None
-        expected = "hints" if self.role == "encoder" else "guess"
+        expected = protocol.DECISION_OF[self.role]
         if decision != expected:
             raise ValueError(
                 f"info['decision']: the {self.role} makes {expected!r} decisions, got {decision!r}"
             )
-        prompt = self._user(turn_prompt(self.role, info, self.max_hint_words, self.max_hint_chars))
+        rules = self._read_inbox(messages)
+        limits = (rules.max_hint_words, rules.max_hint_chars)
+        prompt = self._user(turn_prompt(self.role, info, *limits))
         structured = self.structured_output
-        if decision == "hints":
+        if decision == HINTS:
             keywords = info["keywords"]
 
             def parse(text: str) -> Any:
-                return parse_hints(
-                    text, keywords, self.max_hint_words, self.max_hint_chars, structured
-                )
+                return parse_hints(text, keywords, *limits, structured)
 
             def fallback() -> Any:
-                return placeholder_hints(keywords, self.max_hint_words, self.max_hint_chars)
+                return placeholder_hints(keywords, *limits)
 
         else:
             history = info.get("code_history") or []
@@ -507,9 +533,16 @@ class DecryptoLLMAgent(LLMAgent):
             raise NotImplementedError(
                 f"the LLM {self.role} answers {list(SIDE_QUESTIONS[self.role]) or 'no'} side questions, not {question.kind!r}"
             )
+        if self.rules is None:  # asked before its first decision: the question brings them
+            if "rules" not in question.context:
+                raise ValueError(
+                    f"{self.agent_id}: asked {question.kind!r} before any rules message, and "
+                    "the question's context has no 'rules'"
+                )
+            self.learn_rules(question.context["rules"])
         structured = self.structured_output
-        if question.kind == "predict_interceptor_guess":
-            kind = "guess"
+        if question.kind == PREDICT_INTERCEPTOR_GUESS:
+            kind = GUESS
 
             def parse(text: str) -> Any:
                 return parse_guess(text, "encoder", structured)

@@ -2,7 +2,9 @@
 
 * ``decrypto_random_encoder`` gives three random hints from a hint vocabulary (by default the
   env's ``rl_hints.txt``), redrawing any hint that :func:`~socialsim.envs.decrypto.core.validate_hints`
-  rejects, so it never needs the env's fallback.
+  rejects under the hint limits of the env's ``rules`` message (read from its inbox; an inbox
+  without one before its first decision is a ``ValueError``), so it never needs the env's
+  fallback.
 * ``decrypto_random_guesser`` (decoder or interceptor) guesses one of the 24 codes uniformly at
   random. A random interceptor intercepts 1/24 of turns; a random decoder miscommunicates 23/24.
 
@@ -19,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from socialsim.envs.decrypto.core import CODES, MAX_HINT_CHARS, MAX_HINT_WORDS, validate_hints
+from socialsim.envs.decrypto.core import validate_hints
+from socialsim.envs.decrypto.protocol import (
+    CODES,
+    KEYWORD_QUESTIONS,
+    PREDICT_INTERCEPTOR_GUESS,
+    UNKNOWN,
+    Rules,
+)
 from socialsim.envs.decrypto.words import hint_vocabulary
 
 from socialsim.agent import Agent, Question
@@ -29,8 +38,6 @@ KINDS = {
     "decrypto_random_encoder": "socialsim.agents.scripted.decrypto:RandomEncoder",
     "decrypto_random_guesser": "socialsim.agents.scripted.decrypto:RandomGuesser",
 }
-
-KEYWORD_QUESTIONS = ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
 
 
 class _RandomAnswers(Agent):
@@ -43,10 +50,10 @@ class _RandomAnswers(Agent):
         self.answer_rng = np.random.default_rng(answers)
 
     def answer(self, question: Question) -> Any:
-        if question.kind == "predict_interceptor_guess":
+        if question.kind == PREDICT_INTERCEPTOR_GUESS:
             return list(CODES[int(self.answer_rng.integers(len(CODES)))])
         if question.kind in KEYWORD_QUESTIONS:
-            return ["unknown"] * 4
+            return [UNKNOWN] * 4
         raise NotImplementedError(
             f"{type(self).__name__} does not answer {question.kind!r} questions"
         )
@@ -55,29 +62,33 @@ class _RandomAnswers(Agent):
 class RandomEncoder(_RandomAnswers):
     """Three random valid hints per turn, as ``{"hints": [...]}``.
 
-    ``vocabulary``: path of a word list (default: the env's RL hint vocabulary).
-    ``max_hint_words``/``max_hint_chars``: the limits to respect (the env's defaults).
+    ``vocabulary``: path of a word list (default: the env's RL hint vocabulary). The hint limits
+    are the env's, from its ``rules`` message.
     """
 
-    def __init__(
-        self,
-        vocabulary: str | os.PathLike | None = None,
-        max_hint_words: int = MAX_HINT_WORDS,
-        max_hint_chars: int = MAX_HINT_CHARS,
-    ):
+    def __init__(self, vocabulary: str | os.PathLike | None = None):
         self.vocabulary = hint_vocabulary(vocabulary)
-        self.max_hint_words = max_hint_words
-        self.max_hint_chars = max_hint_chars
+
+    def reset(self, agent_id: str, seat: str, seed: int) -> None:
+        super().reset(agent_id, seat, seed)
+        self.rules: Rules | None = None
 
     def act(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
     ) -> dict[str, list[str]]:
+        self.rules = Rules.from_messages(messages) or self.rules
+        if self.rules is None:
+            raise ValueError(
+                f"{self.agent_id}: no 'rules' message reached this agent before its first "
+                "decision; the hint limits come from it"
+            )
+        limits = (self.rules.max_hint_words, self.rules.max_hint_chars)
         keywords = info.get("keywords", [])
         hints: list[str] = []
         while len(hints) < 3:
             word = self.vocabulary[int(self.rng.integers(len(self.vocabulary)))]
             # one at a time, so that a rejected word costs one draw and the others stay
-            if not validate_hints([word] * 3, keywords, self.max_hint_words, self.max_hint_chars):
+            if not validate_hints([word] * 3, keywords, *limits):
                 hints.append(word)
             else:
                 self.count("rejected_hints")

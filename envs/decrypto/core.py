@@ -1,12 +1,7 @@
 """Decrypto, the rules: pure state and transitions, no I/O, no bus, no text beyond code strings.
 
-Deviations from the shared conventions (``/tmp/notes/decrypto_schema.md``): one. The AEC form
-(``decrypto_v0.env()``) is a small native wrapper over the Parallel env (``env.aec_env``), not
-``pettingzoo.utils.parallel_to_aec``: it selects only the agents that have a decision (encoder;
-decoder, interceptor; ...), so no agent is stepped with a no-op, an action is checked at its own
-agent's step, and the encoder's ``invalid_action`` flag is in ``infos`` after its own step (with
-``parallel_to_aec`` it landed on another agent's no-op step and the runner did not count it).
-Games, bus messages, infos and probe results are identical in both forms.
+The vocabulary (seats, the code table, limits, endings, options) is in
+:mod:`socialsim.envs.decrypto.protocol`; this file is the game.
 
 The game (the single-team variant of the Decrypto benchmark)
 -----------------------------------------------------------
@@ -57,64 +52,44 @@ through its length. Seed 0 with 680 words plays 3-1-4, 3-4-1, 1-4-2, 3-4-2, 4-1-
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from socialsim.envs.decrypto.protocol import (
+    CODE_INDEX,
+    CODES,
+    ENDINGS,
+    FALLBACK_HINT,
+    MAX_HINT_CHARS,
+    MAX_HINT_WORDS,
+    MAX_TURNS,
+    SEATS,
+    TOKENS_TO_LOSE,
+    Options,
+    parse_code,
+    render_code,
+)
 
-SEATS = ("encoder", "decoder", "interceptor")
-#: action index ``i`` of a guess means ``CODES[i]``: 0 is 1-2-3, 23 is 4-3-2
-CODES: list[tuple[int, int, int]] = list(itertools.permutations((1, 2, 3, 4), 3))
-CODE_INDEX: dict[tuple[int, int, int], int] = {code: i for i, code in enumerate(CODES)}
-ENDINGS = ("intercept", "miscomm", "both", "survived")
-TOKENS_TO_LOSE = 2
-MAX_TURNS = 8
-MAX_HINT_WORDS = 2
-MAX_HINT_CHARS = 32
-FALLBACK_HINT = "no_hint"
-
-_CODE_TEXT = re.compile(r"^\s*([1-4])\s*-\s*([1-4])\s*-\s*([1-4])\s*$")
-
-
-# -- codes ----------------------------------------------------------------------------------------
-
-
-def render_code(code: Sequence[int] | None) -> str:
-    """``(3, 1, 4)`` -> ``"3-1-4"``; ``None`` -> ``"none"``."""
-    return "none" if code is None else "-".join(str(int(d)) for d in code)
-
-
-def parse_code(value: Any) -> tuple[int, int, int]:
-    """A code from an action index (0-23), a sequence of three digits or a ``"X-Y-Z"`` string.
-
-    Raises ``ValueError`` for anything else, including repeated digits and digits outside 1-4.
-    """
-    allowed = "an index 0-23, three distinct digits 1-4 such as [3, 1, 4], or a string '3-1-4'"
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        if 0 <= int(value) < len(CODES):
-            return CODES[int(value)]
-        raise ValueError(f"guess: index {value!r} is out of range; expected {allowed}")
-    if isinstance(value, str):
-        match = _CODE_TEXT.match(value)
-        if match is None:
-            raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
-        digits = tuple(int(d) for d in match.groups())
-    elif isinstance(value, (list, tuple, np.ndarray)) and len(value) == 3:
-        if not all(
-            isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) for d in value
-        ):
-            raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
-        digits = tuple(int(d) for d in value)
-    else:
-        raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
-    if digits not in CODE_INDEX:
-        raise ValueError(
-            f"guess: {value!r} is not a code (digits must be distinct, each 1-4); expected {allowed}"
-        )
-    return digits  # type: ignore[return-value]
+# the names the game is played with, for readers of this file
+__all__ = [
+    "CODES",
+    "CODE_INDEX",
+    "ENDINGS",
+    "FALLBACK_HINT",
+    "MAX_HINT_CHARS",
+    "MAX_HINT_WORDS",
+    "MAX_TURNS",
+    "SEATS",
+    "TOKENS_TO_LOSE",
+    "DecryptoGame",
+    "TurnResult",
+    "apply_hint_fallback",
+    "parse_code",
+    "render_code",
+    "validate_hints",
+]
 
 
 # -- hints ----------------------------------------------------------------------------------------
@@ -233,23 +208,10 @@ class DecryptoGame:
         max_hint_chars: int = MAX_HINT_CHARS,
         keywords: Sequence[str] | None = None,
     ):
-        if (
-            not isinstance(max_turns, int)
-            or isinstance(max_turns, bool)
-            or not 1 <= max_turns <= len(CODES)
-        ):
-            raise ValueError(
-                f"max_turns: must be an integer from 1 to {len(CODES)}, got {max_turns!r}"
-            )
-        if not isinstance(first_round_interception, bool):
-            raise ValueError(
-                f"first_round_interception: must be true or false, got {first_round_interception!r}"
-            )
-        for name, value in (("max_hint_words", max_hint_words), ("max_hint_chars", max_hint_chars)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+        options = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
         if len(words) < 4:
             raise ValueError(f"words: at least 4 keywords are needed, got {len(words)}")
+        self.options = options
         self.max_turns = max_turns
         self.first_round_interception = first_round_interception
         self.max_hint_words = max_hint_words

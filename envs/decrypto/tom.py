@@ -15,9 +15,12 @@ keep a history, their history. The scores are computed afterwards from the recor
 Contexts (JSON-like): ``predict_interceptor_guess`` gets ``turn``, ``code``, ``hints``,
 ``keywords``, ``hint_history``, ``code_history``. The keyword questions get ``turn``,
 ``hint_history`` (up to the previous turn) and ``code_history``; the last two also get the true
-``keywords`` (they are revealed to the interceptor only inside the question).
+``keywords`` (they are revealed to the interceptor only inside the question). Every context also
+holds ``rules``, the public ``rules`` payload, for an agent asked before its first decision
+(the interceptor on turn 2 under the first-round rule) that has not read it from its inbox yet.
 
-Both probes work in the Parallel and the AEC form (each asks once per turn).
+The probe names and question kinds are those of :mod:`socialsim.envs.decrypto.protocol`. Both
+probes work in the Parallel and the AEC form (each asks once per turn).
 """
 
 from __future__ import annotations
@@ -25,16 +28,27 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from socialsim.envs.decrypto.core import parse_code
+from socialsim.envs.decrypto.protocol import (
+    GOPNIK,
+    GUESS,
+    GUESSERS,
+    KEYWORD_QUESTIONS,
+    PIAGET,
+    PREDICT_INTERCEPTOR_GUESS,
+    parse_code,
+)
 
 from socialsim.agent import Question
 
 PROBES = {
-    "piaget": "socialsim.envs.decrypto.tom:PerspectiveTaking",
-    "gopnik": "socialsim.envs.decrypto.tom:RepresentationalChange",
+    PIAGET: "socialsim.envs.decrypto.tom:PerspectiveTaking",
+    GOPNIK: "socialsim.envs.decrypto.tom:RepresentationalChange",
 }
 
-KEYWORD_QUESTIONS = ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
+
+def _decrypto(env: Any) -> Any:
+    """The Parallel env behind ``ctx.env`` (the AEC form keeps it as ``parallel``)."""
+    return getattr(env, "parallel", env)
 
 
 def _game_context(env: Any) -> dict[str, Any]:
@@ -43,6 +57,7 @@ def _game_context(env: Any) -> dict[str, Any]:
         "turn": game.turn,
         "hint_history": [list(h) for h in game.hint_history],
         "code_history": [list(c) for c in game.code_history],
+        "rules": env.rules().to_payload(),
     }
 
 
@@ -62,17 +77,17 @@ class PerspectiveTaking:
     ``seat`` is the encoder's agent id (default ``"encoder"``).
     """
 
-    name = "piaget"
+    name = PIAGET
 
     def __init__(self, seat: str = "encoder"):
         self.seat = seat
         self._asked: set[int] = set()
 
     async def before_decisions(self, ctx: Any) -> None:
-        env = ctx.env
-        if env.phase != "guess" or "interceptor" not in env.deciding():
+        env = _decrypto(ctx.env)
+        if env.phase != GUESS or "interceptor" not in env.deciding():
             return  # not the guessing step, or no interceptor guess this turn (first-round rule)
-        if not any(a in ("decoder", "interceptor") for a in ctx.acting) or ctx.turn in self._asked:
+        if not any(a in GUESSERS for a in ctx.acting) or ctx.turn in self._asked:
             return
         self._asked.add(ctx.turn)
         game = env.game
@@ -82,7 +97,7 @@ class PerspectiveTaking:
             "hints": list(env.hints),
             "keywords": list(game.keywords),
         }
-        answer = await ctx.agents[self.seat].aanswer(Question("predict_interceptor_guess", context))
+        answer = await ctx.agents[self.seat].aanswer(Question(PREDICT_INTERCEPTOR_GUESS, context))
         try:
             prediction: list[int] | None = list(parse_code(answer))
         except ValueError:
@@ -99,7 +114,7 @@ class RepresentationalChange:
     ``seat`` is the interceptor's agent id (default ``"interceptor"``).
     """
 
-    name = "gopnik"
+    name = GOPNIK
 
     def __init__(self, seat: str = "interceptor", from_turn: int = 2):
         if not isinstance(from_turn, int) or from_turn < 1:
@@ -109,8 +124,8 @@ class RepresentationalChange:
         self._asked: set[int] = set()
 
     async def before_decisions(self, ctx: Any) -> None:
-        env = ctx.env
-        if self.seat not in ctx.acting or env.phase != "guess" or ctx.turn < self.from_turn:
+        env = _decrypto(ctx.env)
+        if self.seat not in ctx.acting or env.phase != GUESS or ctx.turn < self.from_turn:
             return
         if ctx.turn in self._asked:
             return
@@ -119,10 +134,11 @@ class RepresentationalChange:
         blind = _game_context(env)
         told = {**blind, "keywords": list(game.keywords)}
         agent = ctx.agents[self.seat]
+        now, before_reveal, other_interceptor = KEYWORD_QUESTIONS
         answers = await asyncio.gather(
-            agent.aanswer(Question("keywords_now", blind)),
-            agent.aanswer(Question("keywords_before_reveal", told)),
-            agent.aanswer(Question("keywords_other_interceptor", told)),
+            agent.aanswer(Question(now, blind)),
+            agent.aanswer(Question(before_reveal, told)),
+            agent.aanswer(Question(other_interceptor, told)),
         )
         entry: dict[str, Any] = {"probe": self.name}
         for kind, answer in zip(KEYWORD_QUESTIONS, answers, strict=True):

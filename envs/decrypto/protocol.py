@@ -1,0 +1,273 @@
+"""The vocabulary of Decrypto, written once.
+
+Everything that crosses a wall is here: the seats and teams, the decision of each phase, the
+code table (action index <-> code <-> ``"X-Y-Z"`` text), the default hint limits and the
+fallback hint, the endings, the theory-of-mind probes and their side-question kinds, the typed
+bus payloads (``rules``, ``keywords``, ``code``, ``hints``, ``reveal``, ``game_over``) and the
+validated options. The core, the env adapter, every agent family and the ToM analysis import
+it; nothing restates it. Pure data and functions: no bus, no I/O.
+
+| seat          | team           | decision (phase) | action                                  |
+|---------------|----------------|------------------|-----------------------------------------|
+| `encoder`     | `encoders`     | `hints`          | three hints, one per code digit         |
+| `decoder`     | `encoders`     | `guess`          | a code (index into :data:`CODES`)       |
+| `interceptor` | `interceptors` | `guess`          | a code (none on turn 1 under the board game's first-round rule) |
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+
+GAME = "decrypto"
+
+# -- seats, teams, decisions ----------------------------------------------------------------------
+
+SEATS: tuple[str, ...] = ("encoder", "decoder", "interceptor")
+#: bus team name -> its seats (the keywords go to ``team:encoders``)
+TEAMS: Mapping[str, tuple[str, ...]] = {
+    "encoders": ("encoder", "decoder"),
+    "interceptors": ("interceptor",),
+}
+GUESSERS: tuple[str, ...] = ("decoder", "interceptor")
+HINTS = "hints"
+GUESS = "guess"
+#: the phases of a turn, in order: the encoder hints, then both guessers guess
+PHASES: tuple[str, ...] = (HINTS, GUESS)
+#: the decision each seat makes, in the phase of that name
+DECISION_OF: Mapping[str, str] = {"encoder": HINTS, "decoder": GUESS, "interceptor": GUESS}
+
+# -- codes ----------------------------------------------------------------------------------------
+
+#: action index ``i`` of a guess means ``CODES[i]``: 0 is 1-2-3, 23 is 4-3-2
+CODES: list[tuple[int, int, int]] = list(itertools.permutations((1, 2, 3, 4), 3))
+CODE_INDEX: dict[tuple[int, int, int], int] = {code: i for i, code in enumerate(CODES)}
+
+_CODE_TEXT = re.compile(r"^\s*([1-4])\s*-\s*([1-4])\s*-\s*([1-4])\s*$")
+
+
+def render_code(code: Sequence[int] | None) -> str:
+    """``(3, 1, 4)`` -> ``"3-1-4"``; ``None`` -> ``"none"``."""
+    return "none" if code is None else "-".join(str(int(d)) for d in code)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def parse_code(value: Any) -> tuple[int, int, int]:
+    """A code from an action index (0-23), a sequence of three digits or a ``"X-Y-Z"`` string.
+
+    Raises ``ValueError`` for anything else, including repeated digits and digits outside 1-4.
+    """
+    allowed = "an index 0-23, three distinct digits 1-4 such as [3, 1, 4], or a string '3-1-4'"
+    if _is_int(value):
+        if 0 <= int(value) < len(CODES):
+            return CODES[int(value)]
+        raise ValueError(f"guess: index {value!r} is out of range; expected {allowed}")
+    if isinstance(value, str):
+        match = _CODE_TEXT.match(value)
+        if match is None:
+            raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
+        digits = tuple(int(d) for d in match.groups())
+    elif isinstance(value, (list, tuple, np.ndarray)) and len(value) == 3:
+        if not all(_is_int(d) for d in value):
+            raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
+        digits = tuple(int(d) for d in value)
+    else:
+        raise ValueError(f"guess: {value!r} is not a code; expected {allowed}")
+    if digits not in CODE_INDEX:
+        raise ValueError(
+            f"guess: {value!r} is not a code (digits must be distinct, each 1-4); expected {allowed}"
+        )
+    return digits  # type: ignore[return-value]
+
+
+# -- limits, fallbacks, endings -------------------------------------------------------------------
+
+TOKENS_TO_LOSE = 2
+MAX_TURNS = 8
+MAX_HINT_WORDS = 2
+MAX_HINT_CHARS = 32
+#: what a rule-breaking hint becomes before anyone sees it
+FALLBACK_HINT = "no_hint"
+#: how a game ends; the first three are the interceptor's wins
+ENDINGS: tuple[str, ...] = ("intercept", "miscomm", "both", "survived")
+
+# -- theory-of-mind probes ------------------------------------------------------------------------
+
+PIAGET = "piaget"
+GOPNIK = "gopnik"
+#: the Piaget probe's question to the encoder
+PREDICT_INTERCEPTOR_GUESS = "predict_interceptor_guess"
+#: the Gopnik probe's three questions to the interceptor, in the order they are recorded
+KEYWORD_QUESTIONS: tuple[str, ...] = (
+    "keywords_now",
+    "keywords_before_reveal",
+    "keywords_other_interceptor",
+)
+#: the side questions each seat is asked
+SIDE_QUESTIONS: Mapping[str, tuple[str, ...]] = {
+    "encoder": (PREDICT_INTERCEPTOR_GUESS,),
+    "decoder": (),
+    "interceptor": KEYWORD_QUESTIONS,
+}
+#: an answer word for a keyword the interceptor cannot guess (ignored by the Gopnik scoring)
+UNKNOWN = "unknown"
+
+
+# -- options --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    """The settings of a game, checked on construction (``ValueError`` naming the field)."""
+
+    max_turns: int = MAX_TURNS
+    first_round_interception: bool = True
+    max_hint_words: int = MAX_HINT_WORDS
+    max_hint_chars: int = MAX_HINT_CHARS
+
+    def __post_init__(self) -> None:
+        turns = self.max_turns
+        if not _is_int(turns) or not 1 <= turns <= len(CODES):
+            raise ValueError(f"max_turns: must be an integer from 1 to {len(CODES)}, got {turns!r}")
+        if not isinstance(self.first_round_interception, bool):
+            raise ValueError(
+                "first_round_interception: must be true or false, got "
+                f"{self.first_round_interception!r}"
+            )
+        for name in ("max_hint_words", "max_hint_chars"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+
+
+# -- bus payloads ---------------------------------------------------------------------------------
+
+
+class Payload:
+    """A typed bus payload: ``to_payload()`` gives the JSON dict the env publishes (fields in
+    declaration order), ``from_payload(mapping)`` reads one back (``ValueError`` naming a
+    missing field)."""
+
+    kind: str = ""
+
+    def to_payload(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]):
+        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        missing = [name for name in names if name not in payload]
+        if missing:
+            raise ValueError(f"{cls.kind} message: the payload lacks {', '.join(missing)}")
+        return cls(**{name: _thaw(payload[name]) for name in names})
+
+
+def _thaw(value: Any) -> Any:
+    """Bus payloads are frozen (tuples, mapping proxies); agents get plain lists and dicts."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Rules(Payload):
+    """``rules``: public, to everyone, the first message of an episode (turn 1): the settings in
+    force and who sits where. Nothing secret (no keyword, no code)."""
+
+    kind = "rules"
+    game: str
+    max_turns: int
+    first_round_interception: bool
+    max_hint_words: int
+    max_hint_chars: int
+    seats: list[str]
+    teams: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, options: Options) -> Rules:
+        return cls(
+            game=GAME,
+            max_turns=options.max_turns,
+            first_round_interception=options.first_round_interception,
+            max_hint_words=options.max_hint_words,
+            max_hint_chars=options.max_hint_chars,
+            seats=list(SEATS),
+            teams={name: list(seats) for name, seats in TEAMS.items()},
+        )
+
+    @property
+    def options(self) -> Options:
+        """The game's checked options (``ValueError`` if the message states impossible ones)."""
+        return Options(
+            self.max_turns, self.first_round_interception, self.max_hint_words, self.max_hint_chars
+        )
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[Any]) -> Rules | None:
+        """The rules of the first ``rules`` message among bus ``messages``, or ``None``."""
+        for message in messages:
+            if message.kind == cls.kind:
+                return cls.from_payload(message.payload)
+        return None
+
+
+@dataclass(frozen=True)
+class Keywords(Payload):
+    """``keywords``: to ``team:encoders`` at reset."""
+
+    kind = "keywords"
+    keywords: list[str]
+
+
+@dataclass(frozen=True)
+class Code(Payload):
+    """``code``: private, to the encoder, at the start of each turn."""
+
+    kind = "code"
+    turn: int
+    code: list[int]
+
+
+@dataclass(frozen=True)
+class Hints(Payload):
+    """``hints``: public, the hints played this turn (after any fallback), in code order."""
+
+    kind = "hints"
+    turn: int
+    hints: list[str]
+
+
+@dataclass(frozen=True)
+class Reveal(Payload):
+    """``reveal``: public, after the guesses: the turn's result and both counters."""
+
+    kind = "reveal"
+    turn: int
+    code: list[int]
+    hints: list[str]
+    decoder_guess: list[int]
+    interceptor_guess: list[int] | None  # None: no guess (first-round rule)
+    miscommunication: bool
+    interception: bool
+    miscommunications: int
+    interceptions: int
+
+
+@dataclass(frozen=True)
+class GameOver(Payload):
+    """``game_over``: public, after the last reveal: the ending and the turns played (never the
+    keywords)."""
+
+    kind = "game_over"
+    ending: str
+    turns: int
