@@ -20,17 +20,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from socialsim.plain_json import canonical_json
+
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
 
 
-def dumps(data: Any) -> str:
-    """The canonical JSON text used everywhere in the log (sorted keys, no spaces)."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def cell_id(cell: dict[str, Any]) -> str:
-    return dumps(cell)
+    return canonical_json(cell)
 
 
 @dataclass
@@ -68,7 +65,7 @@ class EpisodeRecord:
         """Canonical JSON of everything but ``timing``: equal for equal seeds and configs."""
         data = self.to_json()
         del data["timing"]  # a shallow copy: deleting a key leaves the record whole
-        return dumps(data)
+        return canonical_json(data)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EpisodeRecord:
@@ -86,7 +83,7 @@ class EventLog:
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def append(self, record: EpisodeRecord) -> None:
-        self._file.write(dumps(record.to_json()) + "\n")
+        self._file.write(canonical_json(record.to_json()) + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 

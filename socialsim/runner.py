@@ -25,6 +25,7 @@ import numpy as np
 
 from socialsim import registry
 from socialsim.agent import RunContext
+from socialsim.plain_json import jsonable
 from socialsim.records import EpisodeRecord, EventLog, done_keys
 from socialsim.seeding import agent_seed
 
@@ -59,29 +60,6 @@ class ProbeContext:
 
     def record(self, result: Mapping[str, Any]) -> None:
         self.results.append({"turn": self.turn, **result})
-
-
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def jsonable(value: Any) -> Any:
-    """An action or info value as plain JSON (numpy scalars and arrays included)."""
-    kind = type(value)
-    if kind in _PLAIN:  # most of an episode's events: skip the slower checks below
-        return value
-    if kind is dict:
-        return {str(k): v if type(v) in _PLAIN else jsonable(v) for k, v in value.items()}
-    if kind is list:
-        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value
 
 
 def noop_action(space) -> Any:

@@ -81,7 +81,6 @@ from socialsim.llm.model import (
     Settings,
     TransientProviderError,
     Wrapper,
-    canonical_json,
     prompt_hash,
 )
 from socialsim.llm.openai_http import OpenAICompatibleModel
@@ -119,7 +118,6 @@ __all__ = [
     "Wrapper",
     "build_model",
     "cache_path",
-    "canonical_json",
     "default_cache_path",
     "extract_answer",
     "extract_json",

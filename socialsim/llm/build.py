@@ -48,9 +48,10 @@ from typing import Any
 
 from socialsim.llm.cache import Cache
 from socialsim.llm.litellm_model import LiteLLMModel
-from socialsim.llm.model import ChatModel, canonical_json
+from socialsim.llm.model import ChatModel
 from socialsim.llm.openai_http import OpenAICompatibleModel
 from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
+from socialsim.plain_json import canonical_json
 
 CONFIG_KEYS = (
     "model",
@@ -134,7 +135,8 @@ def build_model(config: Mapping[str, Any], run_dir: str | os.PathLike | None = N
         )
     settings = {**DEFAULTS, **config}
     identity = canonical_json(
-        {"config": settings, "run_dir": str(Path(run_dir).resolve()) if run_dir else None}
+        {"config": settings, "run_dir": str(Path(run_dir).resolve()) if run_dir else None},
+        allow_nan=False,
     )
     with _BUILT_LOCK:
         model = _BUILT.get(identity)

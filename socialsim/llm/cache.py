@@ -33,10 +33,10 @@ from socialsim.llm.model import (
     ChatModel,
     Reply,
     Wrapper,
-    canonical_json,
     check_messages,
     prompt_hash,
 )
+from socialsim.plain_json import canonical_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -99,7 +99,7 @@ class ReplyStore:
                 (
                     key,
                     reply.model,
-                    canonical_json(request),
+                    canonical_json(request, allow_nan=False),
                     reply.text,
                     reply.prompt_tokens,
                     reply.completion_tokens,

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from socialsim.plain_json import canonical_json
+
 #: A chat message as the OpenAI API takes it: ``{"role": "system"|"user"|"assistant", "content": str}``.
 ChatMessage = Mapping[str, Any]
 
@@ -25,28 +27,6 @@ OVERRIDABLE = ("temperature", "max_tokens", "seed", "timeout")
 
 #: Settings fixed per model: a call cannot change which model or endpoint it reaches.
 FIXED = ("model", "api_base", "api_key_env", "messages", "api_key")
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, no NaN: equal requests give equal text, hence equal hashes."""
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-        default=_jsonable,
-    )
-
-
-def _jsonable(value: Any) -> Any:
-    # A pydantic class given as response_format is keyed by its JSON schema.
-    schema = getattr(value, "model_json_schema", None)
-    if callable(schema):
-        return {"json_schema_of": getattr(value, "__name__", "model"), "schema": schema()}
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"cannot key a request on a value of type {type(value).__name__}: {value!r}")
 
 
 def digest(text: str, length: int = 16) -> str:
@@ -75,7 +55,7 @@ def check_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
 def prompt_hash(messages: Sequence[ChatMessage]) -> str:
     """A short hash of the messages alone (the prompt)."""
-    return digest(canonical_json([dict(m) for m in messages]))
+    return digest(canonical_json([dict(m) for m in messages], allow_nan=False))
 
 
 @dataclass(frozen=True)
@@ -157,7 +137,7 @@ class Settings:
         }
 
     def request_hash(self, messages: Sequence[ChatMessage]) -> str:
-        return digest(canonical_json(self.request(messages)), 64)
+        return digest(canonical_json(self.request(messages), allow_nan=False), 64)
 
     def describe(self) -> dict[str, Any]:
         """JSON-able, for manifests (names the key's environment variable, never the key)."""
@@ -169,7 +149,7 @@ class Settings:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "timeout": self.timeout,
-            "params": json.loads(canonical_json(self.params)),
+            "params": json.loads(canonical_json(self.params, allow_nan=False)),
         }
 
 
