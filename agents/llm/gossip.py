@@ -13,7 +13,7 @@ identity (self-interested, far-sighted with the discount factor, rational), the 
 payoffs, and a user message with the round, both agents' current resources (total payoffs in
 the prisoner's dilemma and the market), the agent's own memory of its past matches (first-person
 lines built from the bus messages it received and its own answers), the public gossip log as
-readable lines (``Round 3: Kate about John (criticism): "..."``), an accountability notice
+readable lines (``Round 3: Kate about John: "..."``), an accountability notice
 (what the counterpart sees and whether it will be gossiped), the optional common knowledge for
 subgame-perfect equilibria, and the JSON answer required.
 
@@ -22,6 +22,11 @@ The answers each decision asks for, how replies are read and the fallbacks are d
 master's reason, up to ``max_attempts`` answers, then the protocol's fallback is played; both
 are counted (``invalid_answers``, ``fallbacks``) and logged in the record (see
 :class:`~socialsim.agents.llm.base.LLMAgent`).
+
+Gossip in the prompts: as in the reference, the donation, prisoner's dilemma and trust prompts
+quote each gossip's message without its tone (``Round 3: Kate about John: "..."``), and the
+market's show the tone too (``Round 3: Kate about John (criticism): "..."``); ``show_tones``
+shows the tones in every game.
 
 Files: this module is the decision loop; :mod:`~socialsim.agents.llm.gossip_prompts` writes
 the prompts from the seat's :class:`~socialsim.envs.gossip.protocol.Notebook`;
@@ -48,6 +53,9 @@ Arguments
     display_names: ``True`` shows ``agent_i`` as the reference's names (John, Kate, Jack, ...,
         and Max for the entrant the ``rules`` message names), ``False`` shows the ids, a table
         maps ids to names (unlisted ids keep their id).
+    show_tones: also show the tone of each gossip in the donation, prisoner's dilemma and
+        trust prompts (the log and the memory lines), where the reference shows the message
+        alone; the market's prompts always show it, as the reference's do.
     structured_output: ask for the answer with ``response_format`` (a JSON schema), for models
         and servers that support it.
     max_words: the gossip message must have fewer words than this.
@@ -55,6 +63,8 @@ Arguments
     drop_failed_attempts: keep failed attempts out of the re-prompt (see the base class).
 
 Version History
+    * v2: the gossip of the donation, prisoner's dilemma and trust prompts is quoted without its
+      tone, as in the reference (``show_tones=True`` shows it, as v1 did).
     * v1: the game's settings are read from the env's ``rules`` message; the seat options
       ``gossip``, ``cost``, ``benefit``, ``multiplier``, ``discount``, ``initial_resources``,
       ``n_agents``, ``n_sellers`` and ``rounds`` are gone.
@@ -88,6 +98,7 @@ class GossipLLMAgent(LLMAgent):
         horizon: str = "infinite",
         reflection: bool = False,
         display_names: bool | Mapping[str, str] = True,
+        show_tones: bool = False,
         structured_output: bool = False,
         max_words: int = 150,
         max_attempts: int | None = None,
@@ -97,6 +108,7 @@ class GossipLLMAgent(LLMAgent):
         for name, value in (
             ("equilibrium_knowledge", equilibrium_knowledge),
             ("reflection", reflection),
+            ("show_tones", show_tones),
             ("structured_output", structured_output),
             ("drop_failed_attempts", drop_failed_attempts),
         ):
@@ -114,6 +126,7 @@ class GossipLLMAgent(LLMAgent):
         self.horizon = horizon
         self.reflection = reflection
         self.display_names = display_names
+        self.show_tones = show_tones
         self.structured_output = structured_output
         self.max_words = max_words
 
@@ -127,6 +140,7 @@ class GossipLLMAgent(LLMAgent):
             equilibrium_knowledge=self.equilibrium_knowledge,
             horizon=self.horizon,
             display_names=self.display_names,
+            show_tones=self.show_tones,
         )
 
     @property

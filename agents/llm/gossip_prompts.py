@@ -5,6 +5,10 @@ Templates live in ``agents/llm/prompts/gossip/``: ``<game>_system.txt`` (the sys
 ``<game>_<decision>.txt`` (the user message of a decision) and ``fragments.txt`` (the
 conditional pieces, one ``[section]`` each). Everything here is text: the rules, the payoffs
 and what happened in a match come from the protocol and the notebook, never re-derived.
+
+Which gossip shows its tone follows the reference: its donation, prisoner's dilemma and trust
+prompts quote the message alone, its market log shows the tone beside it. ``show_tones`` shows
+the tones in every game.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from socialsim.envs.gossip.protocol import (
 
 PROMPTS = "gossip"
 HORIZONS = ("infinite", "finite")
+#: the games whose prompts show each gossip's tone even without ``show_tones``
+TONES_SHOWN = ("market",)
 
 QUALITY_WORDS = {"H": "high quality (H)", "L": "low quality (L)"}
 CHOICE_WORDS = {
@@ -90,6 +96,7 @@ class SeatPrompts:
     equilibrium_knowledge: bool = True
     horizon: str = "infinite"
     display_names: bool | Mapping[str, str] = True
+    show_tones: bool = False
 
     # -- the rules in force (from the env's rules message) ---------------------------------------
 
@@ -103,6 +110,10 @@ class SeatPrompts:
     @property
     def mode(self) -> str:
         return "gossip" if self.gossip else "silent"
+
+    @property
+    def tones_shown(self) -> bool:
+        return self.show_tones or self.notebook.game.name in TONES_SHOWN
 
     def name(self, agent_id: str) -> str:
         """The name an agent goes by in the prompts."""
@@ -230,8 +241,10 @@ class SeatPrompts:
         return "- " + " ".join(parts)
 
     def gossip_text(self, section: str, tone: str, message: str | None, **values: Any) -> str:
-        """A gossip as a prompt quotes it."""
-        return fragment(section, tone=tone, message=quoted(message), **values)
+        """A gossip as a prompt quotes it: with its tone, or the message alone."""
+        if self.tones_shown:
+            return fragment(section, tone=tone, message=quoted(message), **values)
+        return fragment(f"{section}.no_tone", message=quoted(message), **values)
 
     def log_lines(self) -> list[str]:
         return [
