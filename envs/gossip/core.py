@@ -148,13 +148,19 @@ class GossipGame:
         it was. ``fallbacks`` names the agents whose choice is a fallback for a forbidden action
         (the donation record marks them ``invalid``).
         """
-        self._fallbacks = fallbacks
         if self.done:
             raise ValueError("the game is over; reset it before playing again")
         missing = [self.agents[a] for a in self._pending if a not in choices]
         if missing:
             raise ValueError(f"actions: no choice for {missing}, who must decide now")
         checked = {agent: self.check(agent, choices[agent]) for agent in self._pending}
+        return self.advance(checked, fallbacks)
+
+    def advance(
+        self, checked: Mapping[int, Any], fallbacks: Collection[int] = ()
+    ) -> tuple[dict[int, float], list[tuple]]:
+        """:meth:`play` for choices that :meth:`check` returned, one per pending decision."""
+        self._fallbacks = fallbacks
         rewards: dict[int, float] = {}
         events: list[tuple] = []
         phase = self.active_phases[self.phase_index]

@@ -141,8 +141,7 @@ class GossipEnv(DecisionEnv):
             self._mask(index, decision),
             lambda: self.game.limit(index),
         )
-        self.game.check(index, choice)
-        return choice, flag
+        return self.game.check(index, choice), flag
 
     def apply(
         self, choices: Mapping[str, Any], flags: Mapping[str, dict[str, Any]]
@@ -150,7 +149,7 @@ class GossipEnv(DecisionEnv):
         game, ids, index_of = self.game, self.possible_agents, self._index_of
         round_before = game.round
         fallbacks = [index_of[agent] for agent in flags]
-        paid, events = game.play({index_of[a]: c for a, c in choices.items()}, fallbacks)
+        paid, events = game.advance({index_of[a]: c for a, c in choices.items()}, fallbacks)
         publish = self.bus.publish
         for kind, target, payload in events:
             publish(
