@@ -186,55 +186,56 @@ class SeatPrompts:
         meetings = self.notebook.meetings
         return [self.memory_line(meetings[r]) for r in sorted(meetings) if r < before_round]
 
-    def memory_line(self, meeting: Meeting) -> str:
-        game = meeting.game
-        other = self.name(meeting.other)
-        common = {
+    def facts(self, meeting: Meeting) -> dict[str, Any]:
+        """What happened in ``meeting``, under the names the memory and event templates use."""
+        cost, benefit = self.number("cost"), self.number("benefit")
+        values: dict[str, Any] = {
             "round": meeting.round,
-            "other": other,
+            "other": self.name(meeting.other),
             "own": amount(meeting.own),
             "theirs": amount(meeting.theirs),
-            "cost": amount(self.number("cost")),
-            "benefit": amount(self.number("benefit")),
+            "cost": amount(cost),
+            "benefit": amount(benefit),
         }
+        game = meeting.game
         if game == "donation":
-            move = (
-                meeting.mine.get("donate")
-                if meeting.role == "donor"
-                else meeting.received.get("move")
-            )
-            text = fragment(f"memory.donation.{meeting.role}.{move or 'defect'}", **common)
-        elif game == "prisoners":
-            text = fragment(
-                "memory.prisoners.player",
-                my_move=meeting.mine.get("play"),
-                their_move=meeting.received.get("move"),
-                my_payoff=amount(self.notebook.payoffs(meeting)[0]),
-                **common,
-            )
+            values["ratio"] = f"{100 * cost / meeting.theirs:.3g}%" if meeting.theirs > 0 else "all"
+            return values
+        mine, theirs = self.notebook.payoffs(meeting)
+        values.update(my_payoff=amount(mine), their_payoff=amount(theirs))
+        if game == "prisoners":
+            values.update(my_move=meeting.mine.get("play"), their_move=meeting.received.get("move"))
         elif game == "trust":
-            text = fragment(
-                f"memory.trust.{meeting.role}",
+            values.update(
                 invested=amount(meeting.invested),
                 received=amount(self.received(meeting)),
                 returned=amount(meeting.returned),
-                my_payoff=amount(self.notebook.payoffs(meeting)[0]),
-                **common,
             )
         else:
             quality = meeting.mine.get("sell", meeting.received.get("move"))
             choice = meeting.mine.get("buy", meeting.received.get("move"))
-            text = fragment(
-                f"memory.market.{meeting.role}",
+            values.update(
                 quality=QUALITY_WORDS.get(quality, str(quality)),
                 choice=CHOICE_WORDS.get(choice, str(choice)),
-                my_payoff=amount(self.notebook.payoffs(meeting)[0]),
-                **common,
             )
-        parts = [text]
+        return values
+
+    @staticmethod
+    def section(kind: str, meeting: Meeting) -> str:
+        """The fragment ``kind.<game>.<role>`` of a meeting, and in the donation game
+        ``.<move>`` (its texts differ by the donor's move)."""
+        name = f"{kind}.{meeting.game}.{meeting.role}"
+        if meeting.game == "donation":
+            move = meeting.mine.get("donate", meeting.received.get("move"))
+            name += f".{move or 'defect'}"
+        return name
+
+    def memory_line(self, meeting: Meeting) -> str:
+        facts = self.facts(meeting)
+        parts = [fragment(self.section("memory", meeting), **facts)]
         for section, gossip in (("memory.heard", meeting.heard), ("memory.said", meeting.said)):
             if gossip is not None:
-                parts.append(self.gossip_text(section, gossip[0], gossip[1], other=other))
+                parts.append(self.gossip_text(section, gossip[0], gossip[1], other=facts["other"]))
         for decision, reason in self.reasons.get(meeting.round, {}).items():
             kind = "gossip" if decision == "gossip" else "move"
             parts.append(fragment(f"memory.reason.{kind}", text=quoted(reason)))
@@ -325,7 +326,8 @@ class SeatPrompts:
             values["accountability"] = fragment("accountability.gossip", other=other)
             values["event"] = self.event(meeting)
             values["role"] = meeting.role
-            values["other_role"] = "responder" if meeting.role == "investor" else "investor"
+            roles = self.notebook.game.roles
+            values["other_role"] = roles[1 - roles.index(meeting.role)]
         else:
             values["accountability"] = fragment(
                 f"accountability.{game}.{decision}.{self.mode}", other=other
@@ -337,42 +339,7 @@ class SeatPrompts:
 
     def event(self, meeting: Meeting) -> str:
         """What happened in the current match, told to the agent about to gossip."""
-        game = meeting.game
-        other = self.name(meeting.other)
-        if game == "donation":
-            move = meeting.received.get("move", "defect")
-            cost = self.number("cost")
-            ratio = f"{100 * cost / meeting.theirs:.3g}%" if meeting.theirs > 0 else "all"
-            return fragment(
-                f"event.donation.{move}",
-                other=other,
-                cost=amount(cost),
-                benefit=amount(self.number("benefit")),
-                ratio=ratio,
-            )
-        mine, theirs = self.notebook.payoffs(meeting)
-        payoffs = {"other": other, "my_payoff": amount(mine), "their_payoff": amount(theirs)}
-        if game == "prisoners":
-            return fragment(
-                "event.prisoners",
-                my_move=meeting.mine.get("play"),
-                their_move=meeting.received.get("move"),
-                **payoffs,
-            )
-        if game == "trust":
-            return fragment(
-                f"event.trust.{meeting.role}",
-                invested=amount(meeting.invested),
-                received=amount(self.received(meeting)),
-                returned=amount(meeting.returned),
-                **payoffs,
-            )
-        return fragment(
-            "event.market",
-            choice=CHOICE_WORDS[meeting.mine["buy"]],
-            quality=QUALITY_WORDS[meeting.received["move"]],
-            **payoffs,
-        )
+        return fragment(self.section("event", meeting), **self.facts(meeting))
 
     def reflection(self, meeting: Meeting) -> str:
         """The user message asking the seat to summarise its memory and the log."""
