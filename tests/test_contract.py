@@ -15,6 +15,7 @@ from socialsim.envs.aec import DecisionEnv, entry_points
 from socialsim import registry
 from socialsim.bus import ENV, EVERYONE, MessageBus
 from socialsim.testing import CHECKS, ContractViolation, ContractWarning, check_env
+from socialsim.testing.driver import forbidden_action, legal_action, mask_parts
 
 
 @pytest.mark.parametrize("form", ["parallel", "aec"])
@@ -280,3 +281,17 @@ def test_unknown_check_and_form_names_are_refused_with_the_allowed_ones():
         check_env(shim(Turns), checks=["mask"])
     with pytest.raises(ValueError, match="form: 'AEC' is not available; allowed: parallel, aec"):
         check_env(shim(Turns), form="AEC")
+
+
+def test_a_multidiscrete_mask_is_read_in_each_of_its_three_layouts():
+    space = spaces.MultiDiscrete([3, 2])
+    rows = (np.array([0, 1, 0], dtype=np.int8), np.array([1, 0], dtype=np.int8))
+    layouts = [rows, np.concatenate(rows), np.array([[0, 1, 0], [1, 0, 0]], dtype=np.int8)]
+    rng = np.random.default_rng(0)
+    for mask in layouts:
+        parts = mask_parts(space, mask)
+        assert [part.tolist() for part in parts] == [[0, 1, 0], [1, 0]]
+        assert legal_action(space, parts, rng).tolist() == [1, 0]
+        bad = forbidden_action(space, parts, rng).tolist()
+        assert bad[0] in (0, 2) and bad[1] == 0
+    assert mask_parts(space, np.ones(4, dtype=np.int8)) is None
