@@ -159,14 +159,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from socialsim import analysis
+    from socialsim.analysis.report import report
 
     directory = Path(args.dir)
     if records.read_manifest(directory) is None:
         raise config_module.ConfigError(
             f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
         )
-    text = analysis.report(directory, write_files=not args.no_files)
+    text = report(directory, write_files=not args.no_files)
     print(text)
     return 0
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from socialsim.analysis import cooperation as co
+from socialsim.analysis import figures, tables
 from socialsim.records import EpisodeRecord
 
 # The reference's N=9 donation order (donor, recipient), by agent index.
@@ -374,7 +375,7 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
                 for a in rec.summary["agents"]
             }
             records.append(rec)
-    report = co.cooperation_report(records)
+    report = tables.cooperation_report(records)
     assert set(report) == {"cells", "episodes", "agents", "kinds", "rounds", "tones"}
     cells = report["cells"].set_index("cell")
     assert cells.loc["gossip=True", "social_welfare"] == 144.0
@@ -385,7 +386,7 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
     rounds = report["rounds"]
     assert len(rounds) == 2 * 36
     assert set(rounds["cooperation_rate"]) == {0.0, 1.0}
-    paths = co.plot_cooperation(records, tmp_path)
+    paths = figures.plot_cooperation(report, tmp_path)
     assert [p.name for p in paths] == ["cooperation_by_round.png", "returns_by_kind.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
@@ -428,7 +429,7 @@ def test_the_report_covers_a_real_episode_of_every_game():
     ]
     for rec in records:
         rec.cell = {"env.id": rec.env_id}
-    report = co.cooperation_report(records)
+    report = tables.cooperation_report(records)
     cells = report["cells"].set_index("game")
     assert cells.loc["donation", "social_welfare"] == 144.0
     assert cells.loc["prisoners", "social_welfare"] == 80.0

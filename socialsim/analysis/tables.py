@@ -1,0 +1,217 @@
+"""Tables of the analysis: the numbers of :mod:`~socialsim.analysis.cooperation` as rows per
+episode, agent, round and tone, and their means and standard errors per grid cell (pandas
+DataFrames, written as CSV by ``socialsim report``); also the return table of any game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from socialsim.analysis import cooperation as co
+from socialsim.analysis.interactions import agents_of, game_of
+from socialsim.envs.gossip.protocol import DONATION, MARKET, PRISONERS, TRUST
+from socialsim.records import EpisodeRecord, episodes_frame
+
+NAN = float("nan")
+
+
+def returns_table(recs: list[EpisodeRecord]) -> pd.DataFrame:
+    """Mean and standard error (ddof=0) of the return per grid cell and seat (games with at
+    most four seats) or agent kind (larger populations)."""
+    frame = episodes_frame(recs)
+    if frame.empty:
+        return frame
+    cell_cols = [c for c in frame.columns if c.startswith("cell.")]
+    frame[cell_cols] = frame[cell_cols].astype(str)  # a grid may cross whole agent tables
+    by = ["seat", "kind"] if frame["seat"].nunique() <= 4 else ["kind"]
+    groups = frame.groupby([*cell_cols, *by], dropna=False)["ret"]
+    table = groups.agg(["count", "mean", "std"]).reset_index()
+    table["sem"] = groups.std(ddof=0).to_numpy() / table["count"].pow(0.5)
+    return table.drop(columns="std")
+
+
+def cell_label(cell: Mapping[str, Any]) -> str:
+    """A short readable name for a grid cell, as ``socialsim report`` writes it: ``key=value``
+    on the last part of each path (the seat for ``seats.SEAT.kind``), ``(all)`` without a grid."""
+    parts = []
+    for key, value in cell.items():
+        path = key.split(".")
+        name = path[-2] if key.endswith(".kind") and len(path) > 1 else path[-1]
+        parts.append(f"{name}={value}")
+    return ", ".join(parts) or "(all)"
+
+
+def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
+    """The population metrics of one episode that apply to its game."""
+    game = game_of(record)
+    returns = co.agent_returns(record)
+    row: dict[str, float] = {
+        "social_welfare": co.social_welfare(record),
+        "mean_return": co.mean_of(list(returns.values())),
+        "se_return": co.standard_error(returns.values()),
+    }
+    discounted = co.discounted_returns(record)
+    row["mean_discounted_return"] = co.mean_of(list(discounted.values()))
+    row["se_discounted_return"] = co.standard_error(discounted.values())
+    if game in (DONATION.name, PRISONERS.name):
+        row["cooperation_rate"] = co.cooperation_rate(record)
+        row["ostracism"] = co.ostracism(record)
+        final = record.summary.get("resources")
+        row["gini"] = co.gini(final.values()) if final else co.gini(returns.values())
+    if game == TRUST.name:
+        row["gini"] = co.gini(discounted.values())
+    if game == MARKET.name:
+        row["deal_rate"] = co.deal_rate(record)
+        row["welfare_per_round"] = co.welfare_per_round(record)
+        row["discounted_welfare"] = co.discounted_welfare(record)
+        for outcome, share in co.outcome_shares(record).items():
+            row[f"share_{outcome}"] = share
+        for outcome, share in co.outcome_shares(record, given_deal=True).items():
+            row[f"share_{outcome}_given_deal"] = share
+    if game != TRUST.name:
+        row["reputation_accuracy"] = co.reputation_accuracy(record)
+    return row
+
+
+def agent_metrics(record: EpisodeRecord) -> dict[str, dict[str, float]]:
+    """Agent id -> the per-agent metrics that apply to the record's game."""
+    game = game_of(record)
+    columns: dict[str, Mapping[str, float]] = {
+        "return": co.agent_returns(record),
+        "discounted_return": co.discounted_returns(record),
+        "average_reward": co.average_reward(record),
+    }
+    if game == DONATION.name:
+        columns["average_donation"] = co.average_donation(record)
+        columns["average_donation_ratio"] = co.average_donation_ratio(record)
+    if game in (DONATION.name, PRISONERS.name):
+        columns["image_score"] = co.image_scores(record)
+    if game == PRISONERS.name:
+        columns["cooperation_ratio"] = co.prisoners_cooperation_ratio(record)
+    if game == TRUST.name:
+        columns["total_investment"] = co.total_investment(record)
+        columns["average_investment_ratio"] = co.average_investment_ratio(record)
+        columns["total_returned"] = co.total_returned(record)
+        columns["average_returned_ratio"] = co.average_returned_ratio(record)
+    if game != TRUST.name:
+        columns["reputation_accuracy"] = co.reputation_accuracy_by_agent(record)
+    return {
+        agent: {name: float(col[agent]) for name, col in columns.items()}
+        for agent in agents_of(record)
+    }
+
+
+def _cell_columns(record: EpisodeRecord) -> dict[str, Any]:
+    row = {f"cell.{k}": v for k, v in record.cell.items()}
+    row["cell"] = cell_label(record.cell)
+    return row
+
+
+def _kind(record: EpisodeRecord, agent: str) -> str | None:
+    return (record.seats.get(agent) or {}).get("kind")
+
+
+def cooperation_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFrame]:
+    """The cooperation tables of an experiment, as pandas DataFrames keyed by table name.
+
+    Every table carries the grid cell (``cell.<path>`` columns and a readable ``cell`` label), so
+    each has one block per cell of the experiment grid:
+
+    * ``cells``: per cell, the mean and standard error over episodes of each episode metric;
+    * ``episodes``: one row per episode (:func:`episode_metrics`);
+    * ``agents``: one row per (episode, agent) with its kind (:func:`agent_metrics`);
+    * ``kinds``: per (cell, agent kind), mean and standard error of the per-agent metrics;
+    * ``rounds``: per (cell, round), the cooperation rate averaged over episodes (donation, PD);
+    * ``tones``: per (cell, tone), the tone count and share over all episodes of the cell.
+
+    Failed episodes are skipped.
+    """
+    episodes, agents, rounds, tones = [], [], [], []
+    for record in records:
+        if record.status != "done" or not record.summary:
+            continue
+        base = {
+            **_cell_columns(record),
+            "episode": record.episode,
+            "seed": record.seed,
+            "game": game_of(record),
+        }
+        episodes.append({**base, **episode_metrics(record)})
+        for agent, metrics in agent_metrics(record).items():
+            agents.append({**base, "agent": agent, "kind": _kind(record, agent), **metrics})
+        if base["game"] in (DONATION.name, PRISONERS.name):
+            for round_, rate in co.cooperation_by_round(record).items():
+                rounds.append({**base, "round": round_, "cooperation_rate": rate})
+        for tone, count in co.tone_counts(record).items():
+            tones.append({**base, "tone": tone, "count": count})
+
+    episodes_df = pd.DataFrame(episodes)
+    agents_df = pd.DataFrame(agents)
+    return {
+        "cells": _mean_and_se(episodes_df, ["cell", "game"], exclude=("episode", "seed")),
+        "episodes": episodes_df,
+        "agents": agents_df,
+        "kinds": _mean_and_se(agents_df, ["cell", "game", "kind"], exclude=("episode", "seed")),
+        "rounds": _rounds_table(pd.DataFrame(rounds)),
+        "tones": _tones_table(pd.DataFrame(tones)),
+    }
+
+
+def _cell_keys(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c.startswith("cell.")]
+
+
+def _mean_and_se(frame: pd.DataFrame, keys: list[str], exclude: Sequence[str] = ()) -> pd.DataFrame:
+    """Per group of ``keys`` (plus the cell columns): ``n`` and ``<metric>`` / ``<metric>_se``."""
+    if frame.empty:
+        return pd.DataFrame()
+    keys = _cell_keys(frame) + [k for k in keys if k in frame.columns]
+    frame = frame.copy()
+    frame[keys] = frame[keys].astype(str)  # None kinds and list-valued cells group too
+    metrics = [
+        c
+        for c in frame.columns
+        if c not in keys and c not in exclude and pd.api.types.is_numeric_dtype(frame[c])
+    ]
+    rows = []
+    for group, block in frame.groupby(keys, sort=True, dropna=False):
+        row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        row["n"] = len(block)
+        for metric in metrics:
+            values = block[metric].dropna()
+            row[metric] = float(values.mean()) if len(values) else NAN
+            if not metric.startswith("se_"):  # no standard error of a standard error
+                row[f"{metric}_se"] = co.standard_error(values) if len(values) else NAN
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _rounds_table(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        return pd.DataFrame(
+            columns=["cell", "round", "cooperation_rate", "cooperation_rate_se", "n"]
+        )
+    keys = _cell_keys(frame) + ["cell", "round"]
+    frame = frame.copy()
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    table = (
+        frame.groupby(keys, sort=True)["cooperation_rate"]
+        .agg(cooperation_rate="mean", cooperation_rate_se=co.standard_error, n="size")
+        .reset_index()
+    )
+    return table
+
+
+def _tones_table(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        return pd.DataFrame(columns=["cell", "tone", "count", "share"])
+    keys = _cell_keys(frame) + ["cell"]
+    frame = frame.copy()
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    table = frame.groupby(keys + ["tone"], sort=False)["count"].sum().reset_index()
+    totals = table.groupby(keys)["count"].transform("sum")
+    table["share"] = (table["count"] / totals.where(totals > 0)).astype(float)
+    return table
