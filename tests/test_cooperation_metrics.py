@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from socialsim.envs.gossip.protocol import TONES, market_payoffs
 
 from socialsim.analysis import cooperation as co
 from socialsim.analysis import figures, tables
@@ -249,7 +250,7 @@ def test_ostracism_counts_defections_against_the_entrant_after_its_gossiped_defe
 def test_ostracism_with_gossip_off_starts_at_the_first_defection():
     rec = donation_record(everyone("defect"), pairs=ISOLATED_9, entrant="agent_8", gossip=False)
     assert co.ostracism(rec) == 1.0
-    assert co.tone_counts(rec) == dict.fromkeys(co.TONES, 0)
+    assert co.tone_counts(rec) == dict.fromkeys(TONES, 0)
     assert math.isnan(co.reputation_accuracy(rec))
 
 
@@ -315,18 +316,11 @@ def test_trust_investment_and_return_ratios():
 
 def test_market_deal_rate_outcome_shares_and_global_discounting():
     sellers, buyers = ["agent_0", "agent_1"], ["agent_2", "agent_3"]
-    payoff = {
-        ("H", "c"): (2, 3),
-        ("H", "s"): (0, 2),
-        ("L", "c"): (3, 0),
-        ("L", "s"): (1, 1),
-        ("H", "none"): (0, 0),
-    }
     plays = [("agent_0", "agent_2", "H", "c"), ("agent_1", "agent_3", "L", "s"),
              ("agent_0", "agent_3", "H", "none"), ("agent_1", "agent_2", "L", "s")]  # fmt: skip
     interactions = []
     for round_, (seller, buyer, quality, choice) in enumerate(plays, start=1):
-        s, b = payoff[(quality, choice)]
+        s, b = market_payoffs(quality, choice)
         interactions.append(
             {"round": round_, "seller": seller, "buyer": buyer, "quality": quality, "choice": choice,
              "payoffs": {seller: float(s), buyer: float(b)}, "tone": "praising" if quality == "H" else "complaint",
