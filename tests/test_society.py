@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.society import SocietyModel, run_society
-from socialsim.envs.gossip.society_vec import VectorSociety, statistic_columns
+
+from socialsim.society.mesa_model import SocietyModel, run_society
+from socialsim.society.vectorised import VectorSociety, statistic_columns
 
 MIXED = {
     "always_cooperate": 3,

@@ -1,6 +1,6 @@
 """Benchmark of the gossip society: the numpy engine at scale against the Mesa model.
 
-Plays the same model (``socialsim.envs.gossip.society``) with both engines and prints, for
+Plays the same model (``socialsim.society.mesa_model``) with both engines and prints, for
 each, the seconds taken and the interactions (donor-recipient pairs) played per second, then
 the ratio per interaction. Goals from issue 3: the numpy engine plays 10^5 agents x 10^3 rounds
 in <= 60 s on 2 cores, and is >= 100x faster than the Mesa loop per interaction. The script
@@ -23,8 +23,9 @@ import os
 import time
 
 import pandas as pd
-from socialsim.envs.gossip.society import SocietyModel
-from socialsim.envs.gossip.society_vec import VectorSociety
+
+from socialsim.society.mesa_model import SocietyModel
+from socialsim.society.vectorised import VectorSociety
 
 # Shares of each strategy in the benchmark population: every code path is exercised.
 SHARES = {

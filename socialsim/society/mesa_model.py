@@ -6,12 +6,12 @@ publishes a tone about the donor, judged by its norm; every tone is public, and 
 are read from the tones published so far. It is the donation game of
 ``socialsim.envs.donation_v0`` with ``schedule="random"`` and scripted players, without the
 PettingZoo adapter, the bus or text, so that it scales to populations the env is not made for.
-:mod:`socialsim.envs.gossip.society_vec` plays the same model on numpy arrays (10^5 agents),
+:mod:`socialsim.society.vectorised` plays the same model on numpy arrays (10^5 agents),
 with the same statistics for the same seed.
 
 | | |
 |---|---|
-| Import | `from socialsim.envs.gossip.society import SocietyModel, run_society` |
+| Import | `from socialsim.society.mesa_model import SocietyModel, run_society` |
 | Strategies | `always_cooperate`, `always_defect`, `image_scoring`, `simple_standing`, `stern_judging` |
 | Engines | `"mesa"` (this module: `SocietyModel`, a `mesa.Model`), `"numpy"` (`VectorSociety`) |
 | Statistics | per round: `cooperation_rate`, `reputation_accuracy`, `payoff_<strategy>` |
@@ -19,7 +19,7 @@ with the same statistics for the same seed.
 ## Usage
 
 ```python
-from socialsim.envs.gossip.society import run_society
+from socialsim.society.mesa_model import run_society
 
 stats = run_society({"stern_judging": 80, "always_defect": 20}, rounds=200, seed=1)
 stats[["cooperation_rate", "payoff_stern_judging", "payoff_always_defect"]].mean()
@@ -80,8 +80,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import mesa
+
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.society_vec import (
+from socialsim.society.vectorised import (
     STRATEGIES,
     VectorSociety,
     check_parameters,

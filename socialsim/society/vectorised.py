@@ -1,4 +1,4 @@
-"""The gossip society as arrays: the same model as :mod:`socialsim.envs.gossip.society`, for scale.
+"""The gossip society as arrays: the same model as :mod:`socialsim.society.mesa_model`, for scale.
 
 This engine plays exactly the rules of the Mesa model (see its docstring) on numpy arrays, one
 round per :meth:`VectorSociety.step`, and draws from its ``numpy`` Generator in the same order:
@@ -19,10 +19,10 @@ decisions and tones are then lookups in two small tables built from ``norms.deci
 
 | | |
 |---|---|
-| Import | `from socialsim.envs.gossip.society_vec import VectorSociety` |
+| Import | `from socialsim.society.vectorised import VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Memory | 13 bytes per agent (state, valence sum, helps given and received) |
-| Speed | 10^5 agents x 10^3 rounds in a few seconds on 2 cores (`experiments/bench/society_bench.py`) |
+| Benchmark | `experiments/bench/society_bench.py` (its docstring has the figures) |
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+
 from socialsim.envs.gossip import norms
 from socialsim.envs.gossip.norms import NORMS
 
@@ -142,7 +143,7 @@ def statistic_columns(population: Mapping[str, int]) -> list[str]:
 class VectorSociety:
     """The random-matching donation game with tone-based reputation, on arrays.
 
-    Arguments are those of :class:`socialsim.envs.gossip.society.SocietyModel`. After each
+    Arguments are those of :class:`socialsim.society.mesa_model.SocietyModel`. After each
     :meth:`step`, ``statistics`` holds one dict per round played (the same keys as
     :func:`statistic_columns`); :attr:`payoff` is every agent's cumulative payoff.
     """

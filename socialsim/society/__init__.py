@@ -1,0 +1,15 @@
+"""Population models of the gossip donation game: no PettingZoo adapter, no bus, no text.
+
+=================  ==============================================================================
+Mesa model         :mod:`socialsim.society.mesa_model`: :class:`SocietyModel` (a ``mesa.Model``),
+                   :func:`run_society`; the rules of a round are in its docstring
+Numpy engine       :mod:`socialsim.society.vectorised`: :class:`VectorSociety`, the same model on
+                   arrays for 10^5 agents, with the same statistics for the same seed
+Norms and tones    :mod:`socialsim.envs.gossip.norms`, shared with the gossip envs
+=================  ==============================================================================
+"""
+
+from socialsim.society.mesa_model import SocietyModel, run_society
+from socialsim.society.vectorised import VectorSociety
+
+__all__ = ["SocietyModel", "VectorSociety", "run_society"]
