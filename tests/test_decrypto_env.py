@@ -12,6 +12,7 @@ from socialsim.agents.scripted.decrypto import RandomEncoder, RandomGuesser
 from socialsim.envs import decrypto_v0
 from socialsim.envs.decrypto.core import CODES, FALLBACK_HINT
 from socialsim.envs.decrypto.env import TEAMS
+from socialsim.envs.decrypto.protocol import Rules
 
 from socialsim.agent import Agent
 from socialsim.bus import audience_of
@@ -554,3 +555,126 @@ def test_aec_form_with_the_first_round_rule_skips_the_interceptor_on_turn_1():
     record = play(0, form="aec", env_kwargs={"first_round_interception": False})
     first_turn = [list(step["actions"]) for step in record.steps if step["turn"] == 1]
     assert first_turn == [["encoder"], ["decoder"]]
+
+
+# -- the rules message, masks, render, state ------------------------------------------------------
+
+
+def test_rules_message_is_first_and_carries_the_settings_in_force():
+    env = decrypto_v0.parallel_env(max_turns=5, max_hint_words=3, max_hint_chars=40)
+    env.reset(seed=0)
+    first = env.bus.log[0]
+    assert (first.id, first.turn, first.kind, first.to, first.channel) == (
+        0, 1, "rules", "*", "public",
+    )  # fmt: skip
+    assert Rules.from_payload(first.payload) == Rules(
+        game="decrypto",
+        max_turns=5,
+        first_round_interception=True,
+        max_hint_words=3,
+        max_hint_chars=40,
+        seats=["encoder", "decoder", "interceptor"],
+        teams={"encoders": ["encoder", "decoder"], "interceptors": ["interceptor"]},
+    )
+    assert all(m.kind == "rules" for m in env.bus.read("interceptor")[:1])
+    assert not set(strings(dict(first.payload))) & set(env.game.keywords)
+
+
+def test_agents_without_a_decision_get_an_all_zero_mask():
+    env = decrypto_v0.parallel_env(first_round_interception=False)
+    observations, _ = env.reset(seed=0)
+    assert not observations["decoder"]["action_mask"].any()
+    assert not observations["interceptor"]["action_mask"].any()
+    observations, _, _, _, _ = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert not np.asarray(observations["encoder"]["action_mask"]).any()
+    assert observations["decoder"]["action_mask"].tolist() == [1] * 24
+    assert not observations["interceptor"]["action_mask"].any()  # the first-round rule
+    observations, _, _, _, _ = env.step({"decoder": 0})
+    assert observations["interceptor"]["action_mask"].sum() == 0
+    assert np.asarray(observations["encoder"]["action_mask"]).shape == (3, len(env.hint_vocabulary))
+
+
+def test_encoder_mask_forbids_the_keywords_and_hints_over_the_limits(tmp_path):
+    path = tmp_path / "hints.txt"
+    path.write_text("sun\nMoon\nwarm light\nglow\nfar too many\n")
+    env = decrypto_v0.parallel_env(hint_vocabulary=str(path), max_hint_words=2)
+    observations, _ = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
+    mask = observations["encoder"]["action_mask"]
+    assert [m.tolist() for m in mask] == [[0, 0, 1, 1, 0]] * 3
+    assert env.observation_space("encoder").contains(observations["encoder"])
+    assert env.observation_space("encoder") is env.observation_space("encoder")
+    # an index the mask forbids is played as the fallback and flagged
+    _, _, _, _, infos = env.step({"encoder": np.array([0, 2, 3])})
+    assert env.hints == [FALLBACK_HINT, "warm light", "glow"]
+    assert "is one of the keywords" in infos["encoder"]["invalid_action"]["reason"]
+
+
+def test_render_ansi_shows_the_public_hint_history_tokens_and_turn():
+    env = decrypto_v0.parallel_env(render_mode="ansi")
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert env.render().splitlines() == [
+        "Decrypto, turn 1 of 8: the guessers guess",
+        "tokens: miscommunications 0/2, interceptions 0/2",
+        "hints this turn: red, blue, green",
+        "hint history by keyword:",
+        "  1: -",
+        "  2: -",
+        "  3: -",
+        "  4: -",
+    ]
+    env.step({"decoder": CODES.index((3, 1, 4)), "interceptor": CODES.index((3, 1, 4))})
+    text = env.render()
+    assert text.splitlines() == [
+        "Decrypto, turn 2 of 8: the encoder hints",
+        "tokens: miscommunications 0/2, interceptions 1/2",
+        "hint history by keyword:",
+        "  1: blue",
+        "  2: -",
+        "  3: red",
+        "  4: green",
+    ]
+    assert not set(re.split(r"\W+", text)) & set(env.game.keywords)
+    aec = decrypto_v0.env(render_mode="ansi")
+    aec.reset(seed=0)
+    assert aec.render().startswith("Decrypto, turn 1 of 8: the encoder hints")
+
+
+def test_render_human_prints_the_ansi_text(capsys):
+    env = decrypto_v0.parallel_env(render_mode="human")
+    env.reset(seed=0)
+    assert env.render() is None
+    assert capsys.readouterr().out.startswith("Decrypto, turn 1 of 8: the encoder hints\n")
+    assert decrypto_v0.parallel_env().render() is None
+    assert decrypto_v0.parallel_env().metadata["render_modes"] == ["ansi", "human"]
+
+
+def test_unknown_render_mode_is_an_error_naming_the_allowed_values():
+    with pytest.raises(
+        ValueError, match=r"render_mode: must be one of ansi, human or None, got 'rgb'"
+    ):
+        decrypto_v0.parallel_env(render_mode="rgb")
+
+
+def test_state_is_the_observation_layout_with_nothing_hidden():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    state = env.state()
+    assert env.state_space.contains(state)
+    assert state[:11].tolist() == [1, 1, 0, 0] + [env.words.index(k) for k in env.game.keywords] + [
+        3, 1, 4,
+    ]  # fmt: skip
+    assert env.state()[11:].tolist() == env.observe("interceptor")["observation"][11:].tolist()
+
+
+def test_raw_env_is_the_aec_class_and_the_factories_show_the_arguments():
+    import inspect
+
+    from pettingzoo import AECEnv
+
+    assert issubclass(decrypto_v0.raw_env, AECEnv)
+    assert isinstance(decrypto_v0.parallel_env(), decrypto_v0.DecryptoEnv)
+    for factory in (decrypto_v0.env, decrypto_v0.parallel_env, decrypto_v0.raw_env):
+        assert list(inspect.signature(factory).parameters)[:2] == ["max_turns", "wordlist"]
+        assert "render_mode" in inspect.signature(factory).parameters
+    assert decrypto_v0.env().unwrapped.bus is not None

@@ -1,18 +1,5 @@
-"""Repeated matching pennies, a minimal example of the env contract (see ``socialsim.envs``).
-
-Two players, ``matcher`` and ``mismatcher``, each show heads (0) or tails (1) at the same time,
-for ``rounds`` rounds. The matcher wins a round (+1, the mismatcher -1) when the faces match,
-otherwise the mismatcher wins. After each round both faces are published to everyone; before
-each round the env tells each player privately a seeded "lucky face" (it changes nothing in the
-rules; it gives the runner tests a seeded env stream and a private channel).
-
-| | |
-|---|---|
-| Import | `from socialsim.envs import matching_pennies_v0` |
-| Agents | `matcher`, `mismatcher` |
-| Action space | `Discrete(2)`: 0 heads, 1 tails; or `{"face": 0 or 1, "message": str}` |
-| Observation | `{"observation": Box(0, 2, (2,)) (last faces, 2 = none yet), "action_mask": MultiBinary(2)}` |
-"""
+"""Repeated matching pennies as a :class:`~socialsim.envs.aec.DecisionEnv` (the page is the
+docstring of :mod:`socialsim.envs.matching_pennies_v0`)."""
 
 from __future__ import annotations
 
@@ -21,33 +8,50 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import ParallelEnv
-from pettingzoo.utils import parallel_to_aec, wrappers
+from socialsim.envs.aec import DecisionEnv
 
 from socialsim.bus import ENV, EVERYONE, MessageBus
 
 AGENTS = ("matcher", "mismatcher")
+FACES = ("heads", "tails")
+DECISION = "face"
+RENDER_MODES = ("ansi", "human")
+NONE_YET = 2  # the observation's value of a face before the first round
 
 
-class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
-    metadata = {"name": "matching_pennies_v0", "render_modes": [], "is_parallelizable": True}
+class PenniesEnv(DecisionEnv):
+    """Matching pennies, Parallel form."""
 
-    def __init__(self, rounds: int = 10):
+    metadata = {
+        "name": "matching_pennies_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": True,
+    }
+
+    def __init__(self, rounds: int = 10, render_mode: str | None = None):
         if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
             raise ValueError(f"rounds: must be an integer >= 1, got {rounds!r}")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode: must be one of {', '.join(RENDER_MODES)} or None, got {render_mode!r}"
+            )
         self.rounds = rounds
-        self.render_mode = None
+        self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
         self._action_space = spaces.Discrete(2)
         self._observation_space = spaces.Dict(
             {
-                "observation": spaces.Box(0, 2, shape=(2,), dtype=np.int8),
+                "observation": spaces.Box(0, NONE_YET, shape=(2,), dtype=np.int8),
                 "action_mask": spaces.Box(0, 1, shape=(2,), dtype=np.int8),
             }
         )
+        #: the global state of :meth:`state`
+        self.state_space = spaces.Box(0, max(rounds, NONE_YET), shape=(3,), dtype=np.int64)
         self.bus = MessageBus(AGENTS)
         self.turn = 0
+        self._last: tuple[int, int] | None = None
+        self.score = dict.fromkeys(AGENTS, 0)
 
     def observation_space(self, agent: str):
         return self._observation_space
@@ -55,13 +59,22 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
     def action_space(self, agent: str):
         return self._action_space
 
-    def _observe(self) -> dict[str, Any]:
-        last = self._last if self._last is not None else (2, 2)
-        obs = {
-            "observation": np.array(last, dtype=np.int8),
-            "action_mask": np.ones(2, dtype=np.int8),
-        }
-        return {a: obs for a in self.agents}
+    def rules(self) -> dict[str, Any]:
+        """The payload of the ``rules`` message."""
+        return {"game": "matching_pennies", "rounds": self.rounds, "agents": list(AGENTS)}
+
+    def reset(self, seed: int | None = None, options: Mapping | None = None):
+        self._rng = np.random.default_rng(seed)
+        self.agents = list(AGENTS)
+        self.bus = MessageBus(AGENTS)
+        self.turn = 1
+        self._last = None
+        self.score = dict.fromkeys(AGENTS, 0)
+        self.bus.publish(
+            turn=1, sender=ENV, to=EVERYONE, channel="public", kind="rules", payload=self.rules()
+        )
+        self._announce_lucky_faces()
+        return self.observe_all(), self._infos()
 
     def _announce_lucky_faces(self) -> None:
         for agent in self.agents:
@@ -75,31 +88,24 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
                 payload={"face": face},
             )
 
-    def reset(self, seed: int | None = None, options: Mapping | None = None):
-        self._rng = np.random.default_rng(seed)
-        self.agents = list(AGENTS)
-        self.bus = MessageBus(AGENTS)
-        self.turn = 1
-        self._last: tuple[int, int] | None = None
-        self.score = {a: 0 for a in AGENTS}
-        self._announce_lucky_faces()
-        return self._observe(), {a: {"decision": "face"} for a in self.agents}
+    def _infos(self) -> dict[str, dict[str, Any]]:
+        return {a: {"decision": DECISION if self.agents else None} for a in AGENTS}
 
-    def _face(self, agent: str, action: Any) -> int:
+    # -- the DecisionEnv methods ----------------------------------------------------------------
+
+    def deciding(self) -> list[str]:
+        return list(self.agents)
+
+    def check_action(self, agent: str, action: Any) -> tuple[int, None]:
         value = action.get("face") if isinstance(action, Mapping) else action
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value in (0, 1):
-            return int(value)
+            return int(value), None
         raise ValueError(
             f"{agent}: expected an action in Discrete(2) or {{'face': 0|1, 'message': str}}, got {action!r}"
         )
 
-    def step(self, actions: Mapping[str, Any]):
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(
-                f"actions: no action for {missing}; every live agent decides each round"
-            )
-        faces = tuple(self._face(a, actions[a]) for a in AGENTS)  # validate all before any change
+    def apply(self, choices, flags):
+        faces = (choices["matcher"], choices["mismatcher"])
         matched = faces[0] == faces[1]
         rewards = {"matcher": 1 if matched else -1, "mismatcher": -1 if matched else 1}
         for agent, reward in rewards.items():
@@ -118,25 +124,43 @@ class raw_env(ParallelEnv):  # noqa: N801 - PettingZoo naming
         )
         self._last = faces
         done = self.turn >= self.rounds
-        terminations = {a: done for a in self.agents}
-        truncations = {a: False for a in self.agents}
-        observations = self._observe()
-        infos = {a: {"decision": None if done else "face"} for a in self.agents}
         if done:
             self.agents = []
         else:
             self.turn += 1
             self._announce_lucky_faces()
-        return observations, rewards, terminations, truncations, infos
+        return rewards, done, False, self._infos()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        last = self._last if self._last is not None else (NONE_YET, NONE_YET)
+        return {
+            "observation": np.array(last, dtype=np.int8),
+            "action_mask": np.full(2, 1 if self.agents else 0, dtype=np.int8),
+        }
+
+    # -- global views ---------------------------------------------------------------------------
+
+    def state(self) -> np.ndarray:
+        """``[round, matcher's last face, mismatcher's last face]`` (2 = none yet)."""
+        last = self._last if self._last is not None else (NONE_YET, NONE_YET)
+        return np.array([self.turn, *last], dtype=np.int64)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        if self._last is None:
+            shown = "no round played yet"
+        else:
+            matcher, mismatcher = (FACES[f] for f in self._last)
+            shown = f"last round: matcher {matcher}, mismatcher {mismatcher}"
+        text = (
+            f"Matching pennies, round {self.turn} of {self.rounds}\n{shown}\n"
+            f"score: matcher {self.score['matcher']}, mismatcher {self.score['mismatcher']}"
+        )
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def summary(self) -> dict[str, Any]:
         return {"score": dict(self.score)}
-
-
-def parallel_env(**kwargs: Any) -> raw_env:
-    return raw_env(**kwargs)
-
-
-def env(**kwargs: Any):
-    aec = parallel_to_aec(raw_env(**kwargs))
-    return wrappers.OrderEnforcingWrapper(aec)
