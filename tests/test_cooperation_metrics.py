@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -210,6 +212,13 @@ def test_a_discount_outside_zero_one_is_rejected_naming_it():
     rec = donation_record(everyone("cooperate"))
     with pytest.raises(ValueError, match="discount"):
         co.discounted_returns(rec, discount=1.5)
+
+
+def test_a_summary_without_its_discount_is_an_error_naming_the_setting():
+    rec = donation_record(everyone("cooperate"))
+    del rec.summary["discount"]
+    with pytest.raises(ValueError, match="'discount'"):
+        co.discounted_returns(rec)
 
 
 def test_donation_ratio_is_over_the_resources_before_donating():
@@ -437,3 +446,12 @@ def test_the_report_covers_a_real_episode_of_every_game():
     assert set(report["rounds"]["cell"]) == {"id=donation_v0", "id=prisoners_v0"}
     tones = report["tones"].set_index(["cell", "tone"])
     assert tones.loc[("id=donation_v0", "praising"), "share"] == 1.0
+
+
+def test_importing_the_metrics_loads_neither_pandas_nor_matplotlib():
+    code = (
+        "import sys, socialsim.analysis.cooperation; "
+        "print(sorted({'pandas', 'matplotlib'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
