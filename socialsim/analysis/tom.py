@@ -25,9 +25,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from socialsim.envs.decrypto.protocol import (
+    ENDINGS,
+    GOPNIK,
+    KEYWORD_QUESTIONS,
+    PIAGET,
+    SEATS,
+    UNKNOWN,
+)
 from socialsim.records import EpisodeRecord
 
-ENDINGS = ("intercept", "miscomm", "both", "survived")
 SEAT_SUFFIXES = ("_encoder", "_decoder", "_interceptor", "_guesser")
 EPISODES_PER_BLOCK = 32
 
@@ -139,9 +146,9 @@ def competitive_grid(
     """
     cells: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for record in _done(records):
-        encoder, decoder = label(record.seats["encoder"]), label(record.seats["decoder"])
+        encoder, decoder, interceptor = (label(record.seats[seat]) for seat in SEATS)
         if encoder == decoder:
-            cells[(encoder, label(record.seats["interceptor"]))].append(record)
+            cells[(encoder, interceptor)].append(record)
     rate = _loss_rate(("intercept", "both"))
     return {
         key: _block_stats(group, rate, episodes_per_block) for key, group in sorted(cells.items())
@@ -195,7 +202,7 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     """
     on_guess, on_interception, on_code = [], [], []
     for record in _done(records):
-        entries = _probe_entries(record, "piaget")
+        entries = _probe_entries(record, PIAGET)
         if not entries:
             continue
         log = {t["turn"]: t for t in record.summary["turn_log"]}
@@ -227,7 +234,7 @@ def same(a: Sequence[str], b: Sequence[str]) -> bool:
     ``"unknown"`` and whitespace; all four positions must agree."""
 
     def clean(word: str) -> str:
-        return "".join(word.casefold().replace("unknown", "").split())
+        return "".join(word.casefold().replace(UNKNOWN, "").split())
 
     return len(a) == len(b) and all(clean(x) == clean(y) for x, y in zip(a, b, strict=True))
 
@@ -258,11 +265,8 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
         truth = record.summary["keywords"]
         passes = {name: 0 for name in GOPNIK_SCORES}
         eligible = 0
-        for entry in _probe_entries(record, "gopnik"):
-            now, recalled, other = (
-                entry.get(k)
-                for k in ("keywords_now", "keywords_before_reveal", "keywords_other_interceptor")
-            )
+        for entry in _probe_entries(record, GOPNIK):
+            now, recalled, other = (entry.get(k) for k in KEYWORD_QUESTIONS)
             if now is None or recalled is None or other is None or same(now, truth):
                 continue
             eligible += 1
