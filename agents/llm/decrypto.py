@@ -10,7 +10,8 @@ Side questions         ``predict_interceptor_guess`` (encoder) -> a code list;
                        (interceptor) -> 4 words (see :mod:`socialsim.envs.decrypto.tom`)
 Counters               ``llm_calls``, ``invalid_answers``, ``fallbacks`` (game decisions and side
                        questions), ``tom_questions``, ``tom_invalid_answers``, ``tom_fallbacks``
-Prompts                ``agents/llm/prompts/decrypto/*.txt`` (``string.Template``)
+Prompts                ``agents/llm/prompts/decrypto/*.txt`` (``string.Template``), filled by
+                       :mod:`socialsim.agents.llm.decrypto_prompts`
 =====================  =========================================================================
 
 The conversation (as the Decrypto benchmark's LLM agents): each seat keeps one chat for the
@@ -110,6 +111,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.llm.base import LLMAgent, Outcome, render
+from socialsim.agents.llm.decrypto_prompts import (
+    GAME,
+    STYLES,
+    question_prompt,
+    system_prompt,
+    turn_prompt,
+)
 from socialsim.envs.decrypto import protocol
 from socialsim.envs.decrypto.core import validate_hints
 from socialsim.envs.decrypto.protocol import (
@@ -123,7 +131,6 @@ from socialsim.envs.decrypto.protocol import (
     SIDE_QUESTIONS,
     Rules,
     parse_code,
-    render_code,
 )
 
 from socialsim.agent import Question
@@ -132,9 +139,7 @@ from socialsim.llm import AnswerParseError, extract_answer
 
 KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
 
-GAME = protocol.GAME  # also the folder of the prompt templates
 ROLES = protocol.SEATS
-STYLES = ("plain", "rules", "briefing", "mission", "terse")
 
 #: The answer formats the game master repeats in a correction.
 FORMATS = {
@@ -148,9 +153,6 @@ PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
 
 #: Generation defaults of the paper (temperature 0.6, 750 tokens), used unless the table sets them.
 GENERATION_DEFAULTS = {"temperature": 0.6, "max_tokens": 750}
-
-DIVIDER = "------"
-HINT_LETTERS = "abc"
 
 
 def _schema(name: str, answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,125 +185,6 @@ RESPONSE_FORMATS = {
         {"keywords": {"type": "array", "items": {"type": "string"}, "minItems": 4, "maxItems": 4}},
     ),
 }
-
-
-# -- rendering --------------------------------------------------------------------------------
-
-
-def hint_limit(max_words: int, max_chars: int) -> str:
-    """The hint limit in words, as the prompts say it."""
-    words = {1: "a single word", 2: "one or two words"}.get(max_words, f"one to {max_words} words")
-    return f"{words} (at most {max_chars} characters)"
-
-
-def render_keywords(keywords: Sequence[str]) -> str:
-    """``{1: w1, 2: w2, 3: w3, 4: w4}``."""
-    return "{" + ", ".join(f"{i}: {w}" for i, w in enumerate(keywords, 1)) + "}"
-
-
-def render_hints(hints: Sequence[str]) -> str:
-    """``{a: h1, b: h2, c: h3}``: the hints as the guessers see them, lettered."""
-    return "{" + ", ".join(f"{HINT_LETTERS[i]}: {h}" for i, h in enumerate(hints)) + "}"
-
-
-def render_hint_lines(hint_history: Sequence[Sequence[str]]) -> str:
-    """One line per keyword number: ``    Keyword 1: h, h`` (nothing after the colon if none)."""
-    return "\n".join(
-        f"    Keyword {i}:" + (f" {', '.join(hints)}" if hints else "")
-        for i, hints in enumerate(hint_history, 1)
-    )
-
-
-def render_summary(last: Mapping[str, Any]) -> str:
-    """The previous turn's summary, with one line per token given (or a line saying none)."""
-    tokens = []
-    if last.get("miscommunication"):
-        tokens.append(render(GAME, "token_miscommunication"))
-    if last.get("interception"):
-        tokens.append(render(GAME, "token_interception"))
-    return render(
-        GAME,
-        "turn_summary",
-        turn=last["turn"],
-        code=render_code(last["code"]),
-        hints=", ".join(last["hints"]),
-        decoder_guess=render_code(last["decoder_guess"]),
-        interceptor_guess=render_code(last.get("interceptor_guess")),
-        tokens="\n".join(tokens) or render(GAME, "token_none"),
-    )
-
-
-def render_history(info: Mapping[str, Any]) -> str:
-    codes = ", ".join(render_code(c) for c in info.get("code_history") or []) or "none"
-    return render(
-        GAME, "turn_history", hint_lines=render_hint_lines(info["hint_history"]), codes=codes
-    )
-
-
-def turn_prompt(role: str, info: Mapping[str, Any], max_words: int, max_chars: int) -> str:
-    """The user message of a turn for ``role``, from the env's ``infos[role]``."""
-    last = info.get("last_turn")
-    if last is None:
-        envelope = render(GAME, "turn_first")
-    else:
-        envelope = f"{render_summary(last)}\n\n{render_history(info)}"
-    counters = {
-        "turn": info["turn"],
-        "miscommunications": info["miscommunications"],
-        "interceptions": info["interceptions"],
-    }
-    if role == "encoder":
-        keywords, code = info["keywords"], info["code"]
-        part = render(
-            GAME,
-            "turn_encoder",
-            **counters,
-            keywords=render_keywords(keywords),
-            code=render_code(code),
-            code_keywords="{" + ", ".join(f"{d}: {keywords[d - 1]}" for d in code) + "}",
-            hint_limit=hint_limit(max_words, max_chars),
-            first=keywords[code[0] - 1],
-            second=keywords[code[1] - 1],
-            third=keywords[code[2] - 1],
-        )
-    elif role == "decoder":
-        part = render(
-            GAME,
-            "turn_decoder",
-            **counters,
-            keywords=render_keywords(info["keywords"]),
-            hints=render_hints(info["hints"]),
-        )
-    else:
-        part = render(GAME, "turn_interceptor", **counters, hints=render_hints(info["hints"]))
-    return f"{envelope}\n{DIVIDER}\n{part}"
-
-
-def system_prompt(
-    role: str, prompt_style: str, role_style: str, max_turns: int, max_words: int, max_chars: int
-) -> str:
-    rules = render(
-        GAME,
-        f"system_{prompt_style}",
-        max_turns=max_turns,
-        hint_limit=hint_limit(max_words, max_chars),
-    )
-    return f"{rules}\n\n{render(GAME, f'role_{role}_{role_style}')}"
-
-
-def question_prompt(kind: str, context: Mapping[str, Any]) -> str:
-    """The user message of a side question (see :mod:`socialsim.envs.decrypto.tom`)."""
-    if kind == PREDICT_INTERCEPTOR_GUESS:
-        return render(
-            GAME,
-            "tom_predict_interceptor_guess",
-            hints=render_hints(context["hints"]),
-            code=render_code(context["code"]),
-        )
-    values = {"turn": context["turn"], "hint_lines": render_hint_lines(context["hint_history"])}
-    if kind != "keywords_now":
-        values["keywords"] = render_keywords(context["keywords"])
-    return render(GAME, f"tom_{kind}", **values)
 
 
 # -- reading answers --------------------------------------------------------------------------
