@@ -8,25 +8,30 @@ through a model built by :func:`socialsim.llm.build_model` (no cache, so every c
 request; concurrency limit = K), and prints CPU milliseconds per call and calls per second;
 the machine is shared, so ``--rounds`` repeats and the minimum and median are printed.
 
-``--compare`` interleaves rounds with :class:`~socialsim.llm.LiteLLMModel`'s unpriced-model
-shortcut switched off ("before") and on ("after"). The server sends with TCP_NODELAY (it
-writes headers and body in two sends, and Nagle's algorithm would hold the body until the
-client's delayed ACK, ~40 ms, which would dominate the sequential wall time).
-``--profile`` / ``--pyinstrument`` profile one sequential phase (main thread only); ``--set
-NAME=VALUE`` sets a litellm module attribute first, to try settings. It prints; it asserts
-nothing.
+The server sends with TCP_NODELAY (it writes headers and body in two sends, and Nagle's
+algorithm would hold the body until the client's delayed ACK, ~40 ms, which would dominate the
+sequential wall time). ``--profile`` / ``--pyinstrument`` profile one sequential phase (main
+thread only). It measures the library as shipped, unpatched; it prints and asserts nothing.
+
+Figures measured with it (2 shared cores): litellm spends 10-15 ms of CPU per call (request
+building in a worker thread, the OpenAI SDK, response conversion, pricing, its logging
+payload), nearly all of it fixed, which caps one process at about 70 calls a second. Before
+:class:`~socialsim.llm.LiteLLMModel` gave an unpriced model (a local server's) an explicit zero
+per-call price, litellm's failed cost-map searches for it were about a tenth of a call's Python
+work. Its httpx transport (``disable_aiohttp_transport``) measured slower, a shared client or
+``shared_session`` no faster, and its module settings (callbacks, logging, telemetry, message
+logging, token counter) no different from their defaults.
 
 Usage::
 
     python experiments/bench/litellm_overhead_bench.py [--calls 200] [--concurrency 16]
-        [--rounds 3] [--compare] [--latency 0] [--model openai/test]
-        [--profile [--sort tottime] [--top 40] | --pyinstrument] [--set NAME=VALUE ...]
+        [--rounds 3] [--latency 0] [--model openai/test]
+        [--profile [--sort tottime] [--top 40] | --pyinstrument]
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
 import contextlib
 import cProfile
@@ -42,10 +47,9 @@ from collections.abc import Iterator
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from socialsim.llm import LiteLLMModel, build_model, forget_models, load_litellm  # noqa: E402
+from socialsim.llm import build_model, forget_models, load_litellm  # noqa: E402
 
 KEY_ENV = "SOCIALSIM_BENCH_KEY"
-SHIPPED = LiteLLMModel._known_unpriced
 
 
 @contextlib.contextmanager
@@ -91,11 +95,6 @@ def measure(coroutine) -> tuple[float, float, float]:
     return time.process_time() - cpu, time.thread_time() - main, time.perf_counter() - wall
 
 
-def set_shortcut(on: bool) -> None:
-    """Switch LiteLLMModel's unpriced-model shortcut on (as shipped) or off (as before it)."""
-    LiteLLMModel._known_unpriced = SHIPPED if on else (lambda self, litellm, kwargs: False)
-
-
 def count_calls(model, n: int, offset: int) -> float:
     """Python function calls per call, in every thread (deterministic, unlike CPU time on a
     shared machine). The loop's executor threads are new, so they inherit the hook."""
@@ -131,9 +130,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=200, help="calls per phase")
     parser.add_argument("--rounds", type=int, default=3, help="repeats of both phases")
     parser.add_argument(
-        "--compare", action="store_true", help="interleave rounds without and with the shortcut"
-    )
-    parser.add_argument(
         "--latency", type=float, default=0.0, help="seconds the server waits per request"
     )
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight (K)")
@@ -144,20 +140,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pyinstrument", action="store_true", help="pyinstrument the sequential phase instead"
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set a litellm module attribute (a Python literal) before the calls, to try settings",
-    )
     args = parser.parse_args(argv)
 
     os.environ[KEY_ENV] = "bench-key"
-    litellm = load_litellm()  # import time is not per-call cost
-    for assignment in args.set:
-        name, _, value = assignment.partition("=")
-        setattr(litellm, name, ast.literal_eval(value))
+    load_litellm()  # import time is not per-call cost
     with server_process(args.latency) as url:
         forget_models()
         model = build_model(
@@ -172,31 +158,23 @@ def main(argv: list[str] | None = None) -> None:
         # Warm up: first-call imports and lazy setup (litellm loads provider modules lazily).
         measure(sequential(model, 20, 10**6))
         n, k = args.calls, args.concurrency
-        variants = ["before", "after"] if args.compare else ["as shipped"]
         runs: dict[str, list[tuple[float, float, float]]] = {}
         offset = 0
         for _ in range(args.rounds):
-            for variant in variants:
-                set_shortcut(variant != "before")
-                measure(sequential(model, 3, 10**7 + offset))  # the shortcut learns the price
-                runs.setdefault(f"{variant} sequential", []).append(
-                    measure(sequential(model, n, offset))
-                )
-                runs.setdefault(f"{variant} concurrent K={k}", []).append(
-                    measure(concurrent(model, n, k, offset + n))
-                )
-                offset += 2 * n
+            measure(sequential(model, 3, 10**7 + offset))  # the model learns it has no price
+            runs.setdefault("sequential", []).append(measure(sequential(model, n, offset)))
+            runs.setdefault(f"concurrent K={k}", []).append(
+                measure(concurrent(model, n, k, offset + n))
+            )
+            offset += 2 * n
         print(
             f"model {args.model}, server latency {args.latency} s, {n} calls per phase, "
             f"{args.rounds} rounds"
         )
         for label, measured in runs.items():
             report(label, n, measured)
-        for variant in variants:
-            set_shortcut(variant != "before")
-            calls = count_calls(model, 50, 10**8 + 50 * len(variant))
-            print(f"{variant:<24} Python function calls per call (all threads): {calls:8.0f}")
-        set_shortcut(True)
+        calls = count_calls(model, 50, 10**8)
+        print(f"{'':<24} Python function calls per call (all threads): {calls:8.0f}")
         if args.pyinstrument:
             from pyinstrument import Profiler
 

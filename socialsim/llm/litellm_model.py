@@ -11,21 +11,15 @@ fetching one. Retries are this package's business (:class:`~socialsim.llm.wrappe
 the OpenAI SDK's own retries are switched off; errors come out as :class:`ProviderError`
 (:class:`TransientProviderError` for those worth retrying).
 
-Per-call CPU. litellm spends 10-15 ms of CPU on each call (request building in a worker
-thread, the OpenAI SDK, response conversion, pricing, its logging payload), nearly all of it
-fixed. The part that is not: for a model whose price litellm does not know (a local server's
-model) it looks the model up about a dozen times per call while pricing the reply and
-logging it, and a lookup that fails is not cached, so each is a search through its cost map
-and its name generalisations (about a tenth of the call's Python work). So once a reply has
-come back with tokens but no price, the model's later calls carry an explicit zero per-call
-price (litellm keeps it with the call: it is never written into its cost map nor sent to the
-server), which litellm prices by arithmetic; their cost is still reported as unknown (None).
-Only models on litellm's OpenAI provider (``openai/...``, as local servers are named) take
-this path, since their requests were checked to go out unchanged.
-litellm's module settings (callbacks, logging, telemetry, message logging, token counter) are
-already at their cheapest defaults and measured no different; its httpx transport
-(``disable_aiohttp_transport``) measured slower, a shared client or ``shared_session`` no faster.
-``experiments/bench/litellm_overhead_bench.py`` measures all this.
+Unpriced models. For a model whose price litellm does not know (a local server's), litellm
+looks the model up about a dozen times per call while pricing and logging the reply, and a
+failed lookup is not cached. So once a reply has come back with tokens but no price, the
+model's later calls carry an explicit zero per-call price (kept with the call: never written into
+litellm's cost map nor sent to the server), which litellm prices by arithmetic; their cost is
+still reported as unknown (None). Only models on litellm's OpenAI provider (``openai/...``, as
+local servers are named) take this path, since their requests were checked to go out unchanged.
+``experiments/bench/litellm_overhead_bench.py`` measures the per-call CPU (figures in its
+docstring).
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ Reply                  text, tokens from the server's ``usage``, latency, ``fini
                        None (there is no price table on this path, and local models have no price)
 =====================  ===============================================================================
 
-Why. litellm spends 11-13 ms of CPU per call (see :mod:`socialsim.llm.litellm_model`), which caps
-one process at about 70 calls a second; with a local server and many requests in flight that
-CPU, not the server, sets the pace. This path does only what an OpenAI-compatible endpoint
+Why. litellm's CPU per call (``experiments/bench/litellm_overhead_bench.py``) caps the calls a
+process makes per second; with a local server and many requests in flight that CPU, not the
+server, sets the pace. This path does only what an OpenAI-compatible endpoint
 needs: build a JSON body, send it, read ``choices[0]`` and ``usage``.
 
 The same request gives the same reply whichever transport sends it, so the transport is not part
