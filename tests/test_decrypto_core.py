@@ -6,15 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
-from socialsim.envs.decrypto import core
-from socialsim.envs.decrypto.core import (
-    CODES,
-    FALLBACK_HINT,
-    DecryptoGame,
-    apply_hint_fallback,
-    parse_code,
-    validate_hints,
-)
+from socialsim.envs.decrypto.core import DecryptoGame, apply_hint_fallback, validate_hints
+from socialsim.envs.decrypto.protocol import CODES, ENDINGS, FALLBACK_HINT, parse_code
 from socialsim.envs.decrypto.words import (
     KEYWORDS_PATH,
     RL_HINTS_PATH,
@@ -356,4 +349,4 @@ def test_summary_lists_the_turns_as_json():
             }
         ],
     }
-    assert core.ENDINGS == ("intercept", "miscomm", "both", "survived")
+    assert ENDINGS == ("intercept", "miscomm", "both", "survived")

@@ -10,9 +10,8 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 from socialsim.agents.scripted.decrypto import RandomEncoder, RandomGuesser
 from socialsim.envs import decrypto_v0
-from socialsim.envs.decrypto.core import CODES, FALLBACK_HINT
 from socialsim.envs.decrypto.env import TEAMS
-from socialsim.envs.decrypto.protocol import Rules
+from socialsim.envs.decrypto.protocol import CODES, FALLBACK_HINT, Rules
 
 from socialsim.agent import Agent
 from socialsim.bus import audience_of

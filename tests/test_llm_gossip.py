@@ -31,21 +31,8 @@ MARKET4 = {"n_sellers": 2, "n_buyers": 2}
 
 # -- helpers ------------------------------------------------------------------------------------
 
+
 #: a tone-free log line whose message warns against the agent it is about
-WARNING = re.compile(r'^(Round \d+: \S+ about (\S+)): (".*\bBeware of \2\.")$', re.MULTILINE)
-
-
-class MessageReader(GossipPolicy):
-    """The kit's policy, judging a gossip by its message where the prompt shows no tone (the
-    donation, PD and trust prompts, as in the reference): "Beware of X." criticises X."""
-
-    def __call__(self, messages: list[dict[str, Any]], request: Any = None) -> str:
-        read = [
-            {**m, "content": WARNING.sub(r"\1 (criticism): \3", m["content"])} for m in messages
-        ]
-        return super().__call__(read, request)
-
-
 def scripted_episode(
     env_id: str, env_kwargs: dict[str, Any], policy, seed: int = 0, **options: Any
 ) -> tuple[Any, dict[str, GossipLLMAgent]]:
@@ -127,7 +114,7 @@ def sent_prompts(server) -> list[str]:
 
 @pytest.fixture(scope="module")
 def donation_episode():
-    return scripted_episode("donation_v0", DONATION4, MessageReader({"Emma"}))
+    return scripted_episode("donation_v0", DONATION4, GossipPolicy({"Emma"}))
 
 
 def test_donation_system_prompt_matches_golden(donation_episode):
@@ -151,7 +138,7 @@ def test_donor_prompt_shows_the_log_as_lines_and_matches_golden(donation_episode
 
 def test_silent_donor_prompt_has_no_log_and_matches_golden():
     _, agents = scripted_episode(
-        "donation_v0", {**DONATION4, "gossip": False}, MessageReader({"Emma"})
+        "donation_v0", {**DONATION4, "gossip": False}, GossipPolicy({"Emma"})
     )
     system, prompt = (m["content"] for m in chat_of(agents["agent_2"], 6))
     assert "gossip log" not in prompt and "tones" not in system
@@ -162,7 +149,7 @@ def test_silent_donor_prompt_has_no_log_and_matches_golden():
 
 
 def test_prisoners_play_prompt_matches_golden():
-    _, agents = scripted_episode("prisoners_v0", DONATION4, MessageReader({"Emma"}))
+    _, agents = scripted_episode("prisoners_v0", DONATION4, GossipPolicy({"Emma"}))
     system, prompt = (m["content"] for m in chat_of(agents["agent_0"], 5))
     assert_golden("prisoners_system", system)
     assert_golden("prisoners_play", prompt)
@@ -172,7 +159,7 @@ def test_trust_return_prompt_in_a_finite_game_without_knowledge_matches_golden()
     _, agents = scripted_episode(
         "trust_v0",
         DONATION4,
-        MessageReader({"Emma"}),
+        GossipPolicy({"Emma"}),
         horizon="finite",
         equilibrium_knowledge=False,
     )
@@ -183,7 +170,7 @@ def test_trust_return_prompt_in_a_finite_game_without_knowledge_matches_golden()
 
 
 def test_market_buyer_prompts_match_golden():
-    _, agents = scripted_episode("market_v0", MARKET4, MessageReader({"Kate"}))
+    _, agents = scripted_episode("market_v0", MARKET4, GossipPolicy({"Kate"}))
     buy, gossip = chat_of(agents["agent_3"], 4, 0), chat_of(agents["agent_3"], 4, 1)
     assert_golden("market_system", buy[0]["content"])
     assert_golden("market_buy", buy[1]["content"])
@@ -195,7 +182,7 @@ def test_donation_prompts_quote_gossip_without_its_tone_unless_show_tones():
     prompts = {}
     for show in (False, True):
         _, agents = scripted_episode(
-            "donation_v0", DONATION4, MessageReader({"Emma"}), show_tones=show
+            "donation_v0", DONATION4, GossipPolicy({"Emma"}), show_tones=show
         )
         prompts[show] = chat_of(agents["agent_2"], 6)[1]["content"]
     message = '"Emma exploited me. Beware of Emma."'
@@ -208,7 +195,7 @@ def test_donation_prompts_quote_gossip_without_its_tone_unless_show_tones():
 
 
 def test_market_prompts_show_the_tone_beside_the_message_as_the_reference_does():
-    _, agents = scripted_episode("market_v0", MARKET4, MessageReader({"Kate"}))
+    _, agents = scripted_episode("market_v0", MARKET4, GossipPolicy({"Kate"}))
     prompt = chat_of(agents["agent_3"], 4, 0)[1]["content"]
     assert 'Round 1: Jack about Kate (criticism): "Kate exploited me. Beware of Kate."' in prompt
 
@@ -223,7 +210,7 @@ def test_market_prompts_show_the_tone_beside_the_message_as_the_reference_does()
     ],
 )
 def test_every_prompt_of_every_game_is_readable_text(env_id, kwargs, defector):
-    _, agents = scripted_episode(env_id, kwargs, MessageReader({defector}), horizon="finite")
+    _, agents = scripted_episode(env_id, kwargs, GossipPolicy({defector}), horizon="finite")
     chats = [chat for agent in agents.values() for chat in agent.model.received]
     assert chats
     for chat in chats:
@@ -235,7 +222,7 @@ def test_every_prompt_of_every_game_is_readable_text(env_id, kwargs, defector):
 
 
 def test_gossip_on_donation_ostracises_the_defector_exactly(llm_server, http_model):
-    llm_server.policy = MessageReader({"Emma"})
+    llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("donation_v0", DONATION4, http_model)
     assert record.status == "done", record.error
     interactions = record.summary["interactions"]
@@ -267,7 +254,7 @@ def test_gossip_on_donation_ostracises_the_defector_exactly(llm_server, http_mod
 
 
 def test_without_gossip_the_defector_is_never_found_out(llm_server, http_model):
-    llm_server.policy = MessageReader({"Emma"})
+    llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("donation_v0", {**DONATION4, "gossip": False}, http_model)
     assert record.status == "done", record.error
     actions = [i["action"] for i in record.summary["interactions"]]
@@ -283,7 +270,7 @@ def test_without_gossip_the_defector_is_never_found_out(llm_server, http_model):
 
 
 def test_prisoners_episode_punishes_the_defector_and_its_victims_gossip(llm_server, http_model):
-    llm_server.policy = MessageReader({"Emma"})
+    llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("prisoners_v0", DONATION4, http_model)
     assert record.status == "done", record.error
     moves = [tuple(i["actions"][p] for p in i["players"]) for i in record.summary["interactions"]]
@@ -294,7 +281,7 @@ def test_prisoners_episode_punishes_the_defector_and_its_victims_gossip(llm_serv
 
 
 def test_trust_episode_sends_exact_amounts(llm_server, http_model):
-    llm_server.policy = MessageReader({"Emma"})
+    llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("trust_v0", DONATION4, http_model)
     assert record.status == "done", record.error
     flows = [(i["investment"], i["returned"]) for i in record.summary["interactions"]]
@@ -310,7 +297,7 @@ def test_trust_episode_sends_exact_amounts(llm_server, http_model):
 
 
 def test_market_buyers_shun_the_low_quality_seller_after_a_review(llm_server, http_model):
-    llm_server.policy = MessageReader({"Kate"})
+    llm_server.policy = GossipPolicy({"Kate"})
     record = http_episode("market_v0", MARKET4, http_model)
     assert record.status == "done", record.error
     trades = [
@@ -332,7 +319,7 @@ def test_market_buyers_shun_the_low_quality_seller_after_a_review(llm_server, ht
 
 
 def test_donors_of_one_random_matching_round_ask_the_model_at_once(llm_server, http_model):
-    llm_server.policy = MessageReader()
+    llm_server.policy = GossipPolicy()
     llm_server.latency_s = 0.3  # each reply waits, so the three donors' requests overlap
     kwargs = {"n_agents": 6, "schedule": "random", "rounds": 1}
     record = http_episode("donation_v0", kwargs, http_model, horizon="finite")
@@ -342,7 +329,7 @@ def test_donors_of_one_random_matching_round_ask_the_model_at_once(llm_server, h
 
 
 def test_structured_output_sends_the_answer_schema(llm_server, http_model):
-    llm_server.policy = MessageReader({"Emma"})
+    llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("donation_v0", {"n_agents": 2}, http_model, structured_output=True)
     assert record.status == "done", record.error
     donor, recipient = (r["response_format"] for r in llm_server.answered)
@@ -355,7 +342,7 @@ def test_structured_output_sends_the_answer_schema(llm_server, http_model):
 
 
 def test_reflection_adds_one_summarising_call_per_decision(llm_server, http_model):
-    llm_server.policy = MessageReader({"Emma"})
+    llm_server.policy = GossipPolicy({"Emma"})
     record = http_episode("donation_v0", DONATION4, http_model, reflection=True)
     assert record.status == "done", record.error
     assert [i["action"] for i in record.summary["interactions"]][-1] == "defect"
@@ -379,7 +366,7 @@ def first_donor_prompt(env_kwargs: dict[str, Any] | None = None, **options: Any)
     _, agents = scripted_episode(
         "donation_v0",
         {"n_agents": 9, "rounds": 1, **(env_kwargs or {})},
-        MessageReader(),
+        GossipPolicy(),
         **options,
     )
     system, user = (m["content"] for m in agents["agent_0"].model.received[0])
@@ -424,7 +411,7 @@ def test_display_names_default_to_the_reference_names_and_can_be_switched_off():
 
 def test_the_entrant_the_rules_message_names_goes_by_the_reference_name_max():
     _, agents = scripted_episode(
-        "donation_v0", {"entrant": "isolated", "rounds": 1}, MessageReader()
+        "donation_v0", {"entrant": "isolated", "rounds": 1}, GossipPolicy()
     )
     system, user = (m["content"] for m in agents["agent_0"].model.received[0])
     assert system.startswith("You are John, one of 9 agents")
@@ -444,7 +431,7 @@ def test_one_seat_table_follows_the_envs_gossip_setting_from_the_rules_message()
     prompts = {}
     for gossip in (True, False):
         _, agents = scripted_episode(
-            "donation_v0", {**DONATION4, "gossip": gossip}, MessageReader({"Emma"})
+            "donation_v0", {**DONATION4, "gossip": gossip}, GossipPolicy({"Emma"})
         )
         assert agents["agent_2"].gossip is gossip
         prompts[gossip] = [m["content"] for m in chat_of(agents["agent_2"], 6)]
@@ -454,7 +441,7 @@ def test_one_seat_table_follows_the_envs_gossip_setting_from_the_rules_message()
 
 def test_a_decision_without_a_rules_message_in_the_inbox_is_an_error():
     agent = GossipLLMAgent("scripted")
-    agent.model = ScriptedModel(MessageReader())
+    agent.model = ScriptedModel(GossipPolicy())
     agent.reset("agent_0", "agent_0", 0)
     info = {"decision": "donate", "round": 1, "role": "donor", "counterpart": "agent_1"}
     with pytest.raises(ValueError, match="agent_0: no 'rules' message reached this agent"):
@@ -527,7 +514,7 @@ def invalid_events(record, agent_id: str) -> list[str]:
 
 
 def test_bad_json_is_re_prompted_with_the_game_masters_reason(llm_server, http_model):
-    policy = bad_first(MessageReader(), ["I think I will cooperate."], '"donor_action"')
+    policy = bad_first(GossipPolicy(), ["I think I will cooperate."], '"donor_action"')
     record = one_round(llm_server, http_model, policy)
     assert record.summary["interactions"][0]["action"] == "cooperate"
     counters = record.counters["agent_0"]
@@ -545,7 +532,7 @@ def test_bad_json_is_re_prompted_with_the_game_masters_reason(llm_server, http_m
 def test_cooperate_with_a_capital_and_a_bang_ends_in_the_logged_defect_fallback(
     llm_server, http_model
 ):
-    policy = bad_first(MessageReader(), [valid(donor_action="Cooperate!")] * 3, '"donor_action"')
+    policy = bad_first(GossipPolicy(), [valid(donor_action="Cooperate!")] * 3, '"donor_action"')
     record = one_round(llm_server, http_model, policy)
     interaction = record.summary["interactions"][0]
     assert interaction["action"] == "defect" and interaction["invalid"] is False
@@ -564,7 +551,7 @@ def test_cooperate_with_a_capital_and_a_bang_ends_in_the_logged_defect_fallback(
 
 
 def test_spacing_and_case_of_a_choice_are_forgiven(llm_server, http_model):
-    policy = bad_first(MessageReader(), [valid(donor_action=" Cooperate ")], '"donor_action"')
+    policy = bad_first(GossipPolicy(), [valid(donor_action=" Cooperate ")], '"donor_action"')
     record = one_round(llm_server, http_model, policy)
     assert record.summary["interactions"][0]["action"] == "cooperate"
     assert record.counters["agent_0"]["invalid_answers"] == 0
@@ -573,7 +560,7 @@ def test_spacing_and_case_of_a_choice_are_forgiven(llm_server, http_model):
 def test_unknown_tone_and_overlong_gossip_are_re_prompted(llm_server, http_model):
     long_message = " ".join(["blah"] * 200)
     bad = [valid(tone="angry", gossip="Bad."), valid(tone="criticism", gossip=long_message)]
-    record = one_round(llm_server, http_model, bad_first(MessageReader(), bad, '"tone"'))
+    record = one_round(llm_server, http_model, bad_first(GossipPolicy(), bad, '"tone"'))
     interaction = record.summary["interactions"][0]
     assert (interaction["tone"], interaction["message"]) == ("praising", "John treated me well.")
     counters = record.counters["agent_1"]
@@ -589,7 +576,7 @@ def test_unknown_tone_and_overlong_gossip_are_re_prompted(llm_server, http_model
 
 def test_a_149_word_message_is_accepted(llm_server, http_model):
     message = " ".join(["fine"] * 149)
-    policy = bad_first(MessageReader(), [valid(tone="neutral", gossip=message)], '"tone"')
+    policy = bad_first(GossipPolicy(), [valid(tone="neutral", gossip=message)], '"tone"')
     record = one_round(llm_server, http_model, policy)
     assert record.summary["interactions"][0]["message"] == message
     assert record.counters["agent_1"]["invalid_answers"] == 0
@@ -597,7 +584,7 @@ def test_a_149_word_message_is_accepted(llm_server, http_model):
 
 def test_gossip_that_never_parses_falls_back_to_a_neutral_empty_message(llm_server, http_model):
     bad = ['{"justification": "x", "tone": "praising"}', "{{{", "praising!"]
-    record = one_round(llm_server, http_model, bad_first(MessageReader(), bad, '"tone"'))
+    record = one_round(llm_server, http_model, bad_first(GossipPolicy(), bad, '"tone"'))
     interaction = record.summary["interactions"][0]
     assert (interaction["tone"], interaction["message"]) == ("neutral", "")
     counters = record.counters["agent_1"]
@@ -607,7 +594,7 @@ def test_gossip_that_never_parses_falls_back_to_a_neutral_empty_message(llm_serv
 
 
 def test_an_investment_beyond_the_stock_is_re_prompted(llm_server, http_model):
-    policy = bad_first(MessageReader(), [valid(investor_action=99)], '"investor_action"')
+    policy = bad_first(GossipPolicy(), [valid(investor_action=99)], '"investor_action"')
     record = one_round(llm_server, http_model, policy, env_id="trust_v0")
     assert record.summary["interactions"][0]["investment"] == 5.0
     assert invalid_events(record, "agent_0") == [
@@ -673,7 +660,7 @@ def test_one_set_option_chooses_the_model_of_every_llm_seat():
 
 
 def test_entrant_file_played_through_the_cli_ostracises_max(llm_server, fresh_models, tmp_path):
-    llm_server.policy = MessageReader()
+    llm_server.policy = GossipPolicy()
     out = tmp_path / "entrant"
     code = main(
         [

@@ -145,7 +145,7 @@ def test_frames_have_a_row_per_seat_step_and_message(tmp_path):
     recs = read_records(tmp_path / "o")
     assert len(records.episodes_frame(recs)) == 4
     assert len(records.steps_frame(recs)) == 2 * 3 * 2
-    assert len(records.messages_frame(recs)) == 2 * (3 * 2 + 3)  # lucky faces and reveals
+    assert len(records.messages_frame(recs)) == 2 * (1 + 3 * 2 + 3)  # rules, lucky faces, reveals
 
 
 def test_worker_processes_log_the_same_episodes_as_one_process(tmp_path):

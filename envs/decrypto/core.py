@@ -58,9 +58,6 @@ from typing import Any
 
 import numpy as np
 from socialsim.envs.decrypto.protocol import (
-    CODE_INDEX,
-    CODES,
-    ENDINGS,
     FALLBACK_HINT,
     MAX_HINT_CHARS,
     MAX_HINT_WORDS,
@@ -69,27 +66,9 @@ from socialsim.envs.decrypto.protocol import (
     TOKENS_TO_LOSE,
     Options,
     parse_code,
-    render_code,
 )
 
-# the names the game is played with, for readers of this file
-__all__ = [
-    "CODES",
-    "CODE_INDEX",
-    "ENDINGS",
-    "FALLBACK_HINT",
-    "MAX_HINT_CHARS",
-    "MAX_HINT_WORDS",
-    "MAX_TURNS",
-    "SEATS",
-    "TOKENS_TO_LOSE",
-    "DecryptoGame",
-    "TurnResult",
-    "apply_hint_fallback",
-    "parse_code",
-    "render_code",
-    "validate_hints",
-]
+__all__ = ["DecryptoGame", "TurnResult", "apply_hint_fallback", "validate_hints"]
 
 
 # -- hints ----------------------------------------------------------------------------------------

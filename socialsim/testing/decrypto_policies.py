@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from socialsim.envs.decrypto.core import CODES, render_code
+from socialsim.envs.decrypto.protocol import CODES, render_code
 from socialsim.envs.decrypto.words import hint_vocabulary
 
 GAME_MASTER = "[GAME MASTER]"

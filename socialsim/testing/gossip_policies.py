@@ -2,7 +2,9 @@
 agent sent, as a model would, and answers in the JSON the prompt asks for.
 
 ``GossipPolicy(defectors)`` plays every game and role by one rule: cooperate unless the public
-log holds a criticism of the counterpart; the agents named in ``defectors`` always defect. It
+log holds a criticism of the counterpart (a line with the tone ``criticism`` or, where the
+prompt shows no tones, as the reference's donation, PD and trust prompts do, a message that
+says "Beware of X."); the agents named in ``defectors`` always defect. It
 gossips the truth: praising for a cooperative move, criticism otherwise. The policies take
 ``(messages, request)`` as the test server calls them (``ScriptedModel`` passes its settings as
 the second argument, which they ignore too).
@@ -18,6 +20,7 @@ from typing import Any
 Policy = Callable[[list[dict[str, Any]], Any], str]
 
 LOG_LINE = re.compile(r"^Round \d+: (\S+) about (\S+) \((\w+)\): ", re.MULTILINE)
+WARNING = re.compile(r'^Round \d+: \S+ about (\S+): ".*\bBeware of \1\."$', re.MULTILINE)
 NAME = re.compile(r"^You are (\S+), one of", re.MULTILINE)
 REFLECTION = "So far everyone I met treated me as I treated them."
 
@@ -30,7 +33,9 @@ def first_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str, str]:
 
 
 def criticised(prompt: str, name: str) -> bool:
-    return any(about == name and tone == "criticism" for _, about, tone in LOG_LINE.findall(prompt))
+    if any(about == name and tone == "criticism" for _, about, tone in LOG_LINE.findall(prompt)):
+        return True
+    return name in WARNING.findall(prompt)
 
 
 def answer(justification: str, **fields: Any) -> str:
