@@ -79,7 +79,8 @@ from typing import Any
 from socialsim.agents.llm import gossip_answers as answers
 from socialsim.agents.llm.base import LLMAgent
 from socialsim.agents.llm.gossip_prompts import HORIZONS, SeatPrompts, fragment
-from socialsim.envs.gossip.protocol import GAME_OF_ROLE, GOSSIP, Meeting, Notebook
+from socialsim.envs.gossip.notebook import Meeting, Notebook
+from socialsim.envs.gossip.protocol import GAME_OF_ROLE, GOSSIP
 
 from socialsim.bus import Message
 

@@ -24,7 +24,8 @@ import math
 from typing import Any
 
 from socialsim.agents.llm.gossip_prompts import amount, fragment
-from socialsim.envs.gossip.protocol import GOSSIP, TONES, Game, Meeting, trust_received
+from socialsim.envs.gossip.notebook import Meeting
+from socialsim.envs.gossip.protocol import GOSSIP, TONES, Game, trust_received
 
 from socialsim.llm import AnswerParseError, extract_json, require_fields
 

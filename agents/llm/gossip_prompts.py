@@ -22,11 +22,10 @@ from importlib import resources
 from typing import Any
 
 from socialsim.agents.llm.base import render
+from socialsim.envs.gossip.notebook import Meeting, Notebook
 from socialsim.envs.gossip.protocol import (
     REFERENCE_ENTRANT_NAME,
     REFERENCE_NAMES,
-    Meeting,
-    Notebook,
     trust_received,
 )
 

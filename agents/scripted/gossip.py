@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.protocol import COOPERATIVE_RETURN_SHARE, GOSSIP, Meeting, Notebook
+from socialsim.envs.gossip.notebook import Meeting, Notebook
+from socialsim.envs.gossip.protocol import COOPERATIVE_RETURN_SHARE, GOSSIP
 
 from socialsim.agent import Agent
 from socialsim.bus import Message

@@ -37,7 +37,13 @@ from socialsim.envs.aec import DecisionEnv
 from socialsim.envs.gossip import core
 from socialsim.envs.gossip.actions import ActionCodec
 from socialsim.envs.gossip.observation import Layout
-from socialsim.envs.gossip.protocol import GOSSIP, TONES, MatchPayload, RulesPayload
+from socialsim.envs.gossip.protocol import (
+    GOSSIP,
+    TONES,
+    GossipSummary,
+    MatchPayload,
+    RulesPayload,
+)
 
 from socialsim.bus import ENV, EVERYONE, MessageBus
 
@@ -277,9 +283,9 @@ class GossipEnv(DecisionEnv):
 
     # -- the record -----------------------------------------------------------------------------
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> GossipSummary:
         game = self.game
-        out: dict[str, Any] = {"game": game.game, **self.params}
+        out = GossipSummary(game=game.game, **self.params)
         out["agents"] = list(self.possible_agents)
         out["entrant"] = self.entrant_id
         stocks = {a: float(game.resources[i]) for i, a in enumerate(self.possible_agents)}

@@ -1,10 +1,12 @@
 """The vocabulary of the four ALIGN gossip games, written once.
 
+(About 520 lines on purpose: the family's whole vocabulary is one file that everyone imports.)
+
 Everything that crosses a wall is here: the roles and the decisions of each phase, the action
 table of each game's ``Discrete`` space (index <-> decision <-> choice), the fallbacks, the
-payoff functions, the typed bus payloads (``rules``, ``match``, ``action``, ``gossip``), what a
-seat learns from them (:class:`Notebook`), the interaction records that the analysis reads, and
-the validated constructor options. The core, the env adapter, every agent family and the
+payoff functions, the typed bus payloads (``rules``, ``match``, ``action``, ``gossip``), the
+interaction records that the analysis reads, and the validated constructor options. What one
+seat learns from the payloads is read by the one parser :mod:`.notebook`. The core, the env adapter, every agent family and the
 analysis import it; nothing restates it. Pure data and functions: no bus, no I/O.
 
 | game        | roles (first, second)  | phases (gossip on)                                   | moves               |
@@ -20,7 +22,7 @@ Gossip is one of five :data:`TONES`; its choice is ``(tone index, message or Non
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -310,139 +312,6 @@ def check_rules(payload: Mapping[str, Any]) -> RulesPayload:
     return RulesPayload(**payload)  # type: ignore[typeddict-item]
 
 
-# -- what a seat learns from its inbox --------------------------------------------------------
-
-
-@dataclass
-class Meeting:
-    """One of a seat's matches, as it learns it from the bus and from its own moves."""
-
-    round: int
-    role: str
-    other: str
-    own: float  # my stock (total payoff in PD and market) when the round started
-    theirs: float
-    mine: dict[str, Any] = field(default_factory=dict)  # decision -> my choice
-    received: dict[str, Any] = field(default_factory=dict)  # what the counterpart did to me
-    said: tuple[str, str | None] | None = None  # (tone, message) I published about them
-    heard: tuple[str, str | None] | None = None  # (tone, message) they published about me
-
-    @property
-    def game(self) -> str:
-        return GAME_OF_ROLE[self.role]
-
-    @property
-    def invested(self) -> float:
-        """The trust game's investment (mine or theirs)."""
-        return float(self.mine.get("invest", self.received.get("invest", 0.0)))
-
-    @property
-    def returned(self) -> float:
-        """The trust game's return (mine or theirs)."""
-        return float(self.mine.get("return", self.received.get("return", 0.0)))
-
-
-class Notebook:
-    """What one seat knows of a gossip game, read from its inbox: the rules, its meetings by
-    round, every gossip in the order published, and the tones published about each agent.
-
-    Every agent family reads the bus through this one parser; an agent records its own moves
-    with :meth:`note_move` (the bus tells the acted-upon agent, not the actor).
-    """
-
-    def __init__(self, agent_id: str):
-        self.agent_id = agent_id
-        self.rules: RulesPayload | None = None
-        self.meetings: dict[int, Meeting] = {}
-        self.gossip: list[GossipPayload] = []
-        self.tones: dict[str, list[str]] = {}
-
-    @property
-    def game(self) -> Game:
-        if self.rules is None:
-            raise ValueError(
-                f"{self.agent_id}: no 'rules' message reached this agent; the gossip envs "
-                "publish one to everyone at reset, before anything else"
-            )
-        return GAMES[self.rules["game"]]
-
-    def rule(self, key: str, default: Any = None) -> Any:
-        """A setting of the rules message (raises if none was read)."""
-        self.game  # noqa: B018 - raises the clear error when no rules were read
-        return self.rules.get(key, default)  # type: ignore[union-attr]
-
-    def read(self, messages: Iterable[Any]) -> None:
-        """Take in bus messages (anything with ``kind`` and ``payload``), oldest first."""
-        me = self.agent_id
-        for message in messages:
-            kind, payload = message.kind, message.payload
-            if kind == "gossip":
-                self.gossip.append(payload)
-                self.tones.setdefault(payload["about"], []).append(payload["tone"])
-                meeting = self.meetings.get(payload["round"])
-                if meeting is not None:
-                    said = (payload["tone"], payload.get("message"))
-                    if payload["author"] == me and payload["about"] == meeting.other:
-                        meeting.said = said
-                    elif payload["about"] == me and payload["author"] == meeting.other:
-                        meeting.heard = said
-            elif kind == "action" and payload["target"] == me:
-                meeting = self.meetings.get(payload["round"])
-                if meeting is not None:
-                    action = payload["action"]
-                    if isinstance(action, Mapping):
-                        meeting.received.update(action)
-                    else:
-                        meeting.received["move"] = action
-            elif kind == "match":
-                roles, stocks = payload["roles"], payload["resources"]
-                other = next(a for a in roles if a != me)
-                self.meetings[payload["round"]] = Meeting(
-                    payload["round"], roles[me], other, float(stocks[me]), float(stocks[other])
-                )
-            elif kind == "rules":
-                self.rules = check_rules(payload)
-
-    def note_move(self, round_: int, decision: str, choice: Any) -> None:
-        """Record my own move of ``round_`` (what the bus does not tell me)."""
-        meeting = self.meetings.get(round_)
-        if meeting is not None:
-            meeting.mine[decision] = choice
-
-    def current(self, round_: int) -> Meeting:
-        meeting = self.meetings.get(round_)
-        if meeting is None:
-            raise ValueError(f"{self.agent_id}: no match message for round {round_}")
-        return meeting
-
-    def payoffs(self, meeting: Meeting) -> tuple[float, float]:
-        """(mine, theirs) of a finished or current meeting, by the rules in force."""
-        game = meeting.game
-        if game == "donation":
-            donor, recipient = donation_payoffs(
-                meeting.mine.get("donate", meeting.received.get("move")),
-                self.rule("cost"),
-                self.rule("benefit"),
-            )
-            return (donor, recipient) if meeting.role == "donor" else (recipient, donor)
-        if game == "prisoners":
-            mine, theirs = meeting.mine.get("play"), meeting.received.get("move")
-            cost, benefit = self.rule("cost"), self.rule("benefit")
-            return (
-                prisoners_payoff(mine, theirs, cost, benefit),
-                prisoners_payoff(theirs, mine, cost, benefit),
-            )
-        if game == "trust":
-            investor, responder = trust_payoffs(
-                meeting.invested, meeting.returned, self.rule("multiplier")
-            )
-            return (investor, responder) if meeting.role == "investor" else (responder, investor)
-        if meeting.role == "seller":
-            return market_payoffs(meeting.mine["sell"], meeting.received["move"])
-        seller, buyer = market_payoffs(meeting.received["move"], meeting.mine["buy"])
-        return buyer, seller
-
-
 # -- interaction records (``summary()["interactions"]``, read by the analysis) ----------------
 
 
@@ -495,6 +364,32 @@ class MarketInteraction(TypedDict):
 
 
 Interaction = DonationInteraction | PrisonersInteraction | TrustInteraction | MarketInteraction
+
+
+class GossipSummary(TypedDict, total=False):
+    """An episode's ``summary()`` (the record's ``summary``): ``game``, the constructor options in
+    force (as the rules message states them, ``entrant`` being the entrant's id), the final
+    ``resources`` (``payoffs`` in the market) by agent, and the ``interactions`` in order."""
+
+    game: str
+    agents: list[str]
+    entrant: str | None
+    n_agents: int
+    cost: float
+    benefit: float
+    multiplier: float
+    initial_resources: float
+    n_sellers: int
+    n_buyers: int
+    discount: float
+    gossip: bool
+    schedule: str
+    rounds: int | None
+    pairs_per_round: int | None
+    entrant_round: int | None
+    resources: dict[str, float]
+    payoffs: dict[str, float]
+    interactions: list[Interaction]
 
 
 # -- constructor options ----------------------------------------------------------------------
