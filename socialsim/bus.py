@@ -6,8 +6,10 @@ A :class:`Message` is immutable once published. Its audience ``to`` is one of
 * ``"team:NAME"`` — every member of a team the bus was created with,
 * a tuple of agent ids.
 
-The bus keeps one append-only log and, per agent, a read cursor over the messages that agent
-may see. ``read(agent)`` returns the messages new since that agent last looked. The log answers
+The bus keeps one append-only log, and each message's id in one *stream* by its audience: the
+public stream, a team's stream, or the streams of the agents it names. An agent follows the
+public stream, its teams' and its own, with a read cursor on each, so publishing to everyone
+costs the same whatever the number of agents. ``read(agent)`` returns the messages new since that agent last looked. The log answers
 the two questions theory-of-mind analysis and the information-hiding tests ask:
 ``audience_of(m)`` (which agents could see message ``m``) and ``visible_to(agent, turn)`` (what
 could ``agent`` see up to turn ``t``).
@@ -16,9 +18,8 @@ could ``agent`` see up to turn ``t``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 EVERYONE = "*"
 ENV = "env"  # the sender id of messages the environment publishes
@@ -49,9 +50,12 @@ def _freeze(value: Any) -> Any:
     if type(value) in _SCALARS:
         return value
     if isinstance(value, Mapping):
-        if not all(type(key) is str for key in value):
-            raise TypeError
-        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
+        frozen = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise TypeError
+            frozen[key] = item if type(item) in _SCALARS else _freeze(item)
+        return MappingProxyType(frozen)
     if type(value) is list or type(value) is tuple:
         return tuple(_freeze(item) for item in value)
     if isinstance(value, (bool, str, int, float)):
@@ -90,8 +94,9 @@ def thaw(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
+    """One published message: immutable (a named tuple of plain values and a frozen payload)."""
+
     id: int
     turn: int
     sender: str
@@ -147,8 +152,21 @@ class MessageBus:
         self._everyone = frozenset(self.agents)
         self._log: list[Message] = []
         self._audiences: list[frozenset[str]] = []
-        self._inbox: dict[str, list[int]] = {agent: [] for agent in self.agents}
-        self._cursor: dict[str, int] = {agent: 0 for agent in self.agents}
+        # message ids by audience: "*", "team:NAME" and one stream per agent id
+        self._streams: dict[str, list[int]] = {EVERYONE: []}
+        self._streams.update({team(name): [] for name in self.teams})
+        self._streams.update({agent: [] for agent in self.agents})
+        self._follows: dict[str, tuple[list[int], ...]] = {
+            agent: (
+                self._streams[EVERYONE],
+                *(self._streams[team(n)] for n, members in self.teams.items() if agent in members),
+                self._streams[agent],
+            )
+            for agent in self.agents
+        }
+        self._cursors: dict[str, list[int]] = {
+            agent: [0] * len(streams) for agent, streams in self._follows.items()
+        }
 
     # -- publishing -------------------------------------------------------------------------
 
@@ -193,23 +211,29 @@ class MessageBus:
         )
         self._log.append(message)
         self._audiences.append(audience)
-        for agent in audience:
-            self._inbox[agent].append(message.id)
+        if isinstance(to, str):
+            self._streams[to].append(message.id)
+        else:
+            for agent in audience:
+                self._streams[agent].append(message.id)
         return message
 
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, agent: str) -> list[Message]:
-        """Messages ``agent`` may see that are new since its last ``read``."""
-        inbox = self._inbox[agent]
-        start = self._cursor[agent]
-        self._cursor[agent] = len(inbox)
-        return [self._log[i] for i in inbox[start:]]
+        """Messages ``agent`` may see that are new since its last ``read``, oldest first."""
+        messages = self.peek(agent)
+        self._cursors[agent] = [len(stream) for stream in self._follows[agent]]
+        return messages
 
     def peek(self, agent: str) -> list[Message]:
-        """Like :meth:`read` but leaves the cursor where it is."""
-        inbox = self._inbox[agent]
-        return [self._log[i] for i in inbox[self._cursor[agent] :]]
+        """Like :meth:`read` but leaves the cursors where they are."""
+        new: list[int] = []
+        for stream, start in zip(self._follows[agent], self._cursors[agent], strict=True):
+            new += stream[start:]
+        new.sort()  # several streams interleave; ids are publication order
+        log = self._log
+        return [log[i] for i in new]
 
     @property
     def log(self) -> tuple[Message, ...]:
@@ -222,11 +246,10 @@ class MessageBus:
 
     def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
         """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""
-        if agent not in self._inbox:
+        if agent not in self._follows:
             raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
-        return [
-            self._log[i] for i in self._inbox[agent] if turn is None or self._log[i].turn <= turn
-        ]
+        seen = sorted(i for stream in self._follows[agent] for i in stream)
+        return [self._log[i] for i in seen if turn is None or self._log[i].turn <= turn]
 
 
 def audience_of(
