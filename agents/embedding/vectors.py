@@ -13,7 +13,7 @@
 =====================  ==========================================================================
 
 :func:`load_vectors` caches what it loads in a module-level table, so that every agent of a
-process shares one copy (GloVe 6B 50d takes about 2 s to read and 160 MB of memory).
+process shares one copy (the vectors are large and slow to read).
 
 Lookup follows the reference baselines: a word is looked up by **exact, case-sensitive** match
 (GloVe 6B is uncased, so ``"Paris"`` is out of vocabulary while ``"paris"`` is not), and an
