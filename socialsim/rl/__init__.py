@@ -1,0 +1,25 @@
+"""RL on socialsim's games: Gymnasium seat views (one learner seat, every other seat an agent).
+
+* :class:`~socialsim.rl.view.SeatView`: a ``gymnasium.Env`` over any socialsim env whose other
+  seats are played by agents built from experiment-style specs and fed as the runner feeds them.
+* :mod:`socialsim.rl.features`: optional extra observation keys a seat could compute from what
+  it perceives (its observation, its inbox, its info), shared by the view and the ``rl`` agent.
+* :mod:`socialsim.rl.registration`: the Gymnasium ids (``socialsim/Donation-v0``, ...),
+  registered when ``socialsim`` is imported.
+
+Importing this package loads none of them (``import socialsim`` stays light); ``SeatView`` is
+imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["SeatView"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SeatView":
+        return importlib.import_module("socialsim.rl.view").SeatView
+    raise AttributeError(f"module 'socialsim.rl' has no attribute {name!r}")

@@ -1,0 +1,185 @@
+"""The Gymnasium seat views: the Gymnasium contract, seeding, the runner's episodes, vector envs."""
+
+import subprocess
+import sys
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from socialsim.envs.decrypto.protocol import CODES
+
+import socialsim  # noqa: F401 - registers the socialsim/... ids
+from socialsim import registry
+from socialsim.rl.registration import VIEWS
+from socialsim.rl.view import SeatView
+from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.seeding import agent_seed
+
+POPULATION = {"agent_0": {"kind": "stern_judging"}} | {
+    f"agent_{i}": {"kind": "always_defect" if i >= 5 else "stern_judging"} for i in range(1, 7)
+}
+GOSSIP_KWARGS = {"n_agents": 7, "schedule": "random", "rounds": 12}
+
+
+def first_legal(observation) -> int:
+    return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def play(view, seed, policy=first_legal):
+    observation, info = view.reset(seed=seed)
+    trajectory, done = [], False
+    while not done:
+        action = policy(observation)
+        observation, reward, terminated, truncated, info = view.step(action)
+        trajectory.append((action, reward, observation["observation"].tolist()))
+        done = terminated or truncated
+    return trajectory
+
+
+@pytest.mark.parametrize("env_id", sorted(VIEWS))
+def test_every_registered_view_passes_gymnasiums_check_env(env_id):
+    view = gymnasium.make(env_id).unwrapped
+    assert isinstance(view, SeatView)
+    check_env(view, skip_render_check=True)
+
+
+def test_the_view_with_features_and_a_decrypto_guesser_pass_check_env():
+    check_env(SeatView("donation_v0", "agent_3", {"kind": "image_scoring"}, ["counterpart"]))
+    view = gymnasium.make(
+        "socialsim/Decrypto-v0",
+        seat="decoder",
+        others={
+            "encoder": {"kind": "decrypto_random_encoder"},
+            "interceptor": {"kind": "decrypto_random_guesser"},
+        },
+    ).unwrapped
+    check_env(view)
+    assert view.action_space == gymnasium.spaces.Discrete(len(CODES))
+
+
+def test_a_seeded_view_gives_identical_trajectories_twice():
+    others = list(POPULATION.values())[1:]
+    view = SeatView("donation_v0", "agent_0", others, **GOSSIP_KWARGS)
+    assert play(view, 5) == play(view, 5)
+    again = SeatView("donation_v0", "agent_0", others, **GOSSIP_KWARGS)
+    view.reset(seed=3)
+    again.reset(seed=3)
+    # without a seed the next episode seed comes from the view's np_random
+    assert play(view, None) == play(again, None)
+    assert view.record.seed == again.record.seed != 3
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "seat", "seats"),
+    [
+        ("donation_v0", GOSSIP_KWARGS, "agent_0", POPULATION),
+        (
+            "prisoners_v0",
+            {"n_agents": 4},
+            "agent_1",
+            {f"agent_{i}": {"kind": "stern_judging"} for i in range(4)},
+        ),
+        (
+            "decrypto_v0",
+            {},
+            "interceptor",
+            {
+                "encoder": {"kind": "decrypto_random_encoder"},
+                "decoder": {"kind": "decrypto_random_guesser"},
+                "interceptor": {"kind": "decrypto_random_guesser"},
+            },
+        ),
+    ],
+)
+def test_the_views_episode_is_the_runners_for_the_same_seed_and_agents(env_id, kwargs, seat, seats):
+    """A scripted agent in the learner's seat, fed what the view gives it, replays the runner's
+    episode message for message."""
+    others = {a: s for a, s in seats.items() if a != seat}
+    view = SeatView(env_id, seat, others, learner=seats[seat], **kwargs)
+    for seed in (0, 1):
+        agent = registry.build_agent(seats[seat])
+        agent.reset(seat, seat, agent_seed(seed, seat))
+        observation, info = view.reset(seed=seed)
+        done, total = False, 0.0
+        while not done:
+            action = agent.act(observation, view.messages, info)
+            observation, reward, terminated, truncated, info = view.step(action)
+            total += reward
+            done = terminated or truncated
+        ours = view.record
+        theirs = play_episode(EpisodeSpec(env_id, seed, seats, kwargs, episode=ours.episode))
+        assert theirs.status == "done"
+        for field in ("messages", "steps", "returns", "summary", "counters", "seats"):
+            assert getattr(ours, field) == getattr(theirs, field), field
+        assert total == pytest.approx(ours.returns[seat])
+
+
+def test_action_masks_is_the_observations_mask_and_ends_all_zero():
+    view = SeatView("donation_v0", "agent_0", {"kind": "stern_judging"}, n_agents=4)
+    observation, _ = view.reset(seed=0)
+    done = False
+    while not done:
+        assert view.action_masks().tolist() == observation["action_mask"].astype(bool).tolist()
+        assert view.record is None
+        observation, _, terminated, truncated, _ = view.step(first_legal(observation))
+        done = terminated or truncated
+    assert not observation["action_mask"].any()
+    assert view.record is not None and view.record.status == "done"
+
+
+def test_bad_others_name_the_seats():
+    with pytest.raises(ValueError, match="one agent spec per other seat"):
+        SeatView("donation_v0", "agent_0", [{"kind": "stern_judging"}], n_agents=4)
+    with pytest.raises(ValueError, match="missing"):
+        SeatView("donation_v0", "agent_0", {"agent_1": {"kind": "stern_judging"}}, n_agents=4)
+    with pytest.raises(ValueError, match="seat: 'agent_9'"):
+        SeatView("donation_v0", "agent_9", {"kind": "stern_judging"}, n_agents=4)
+    with pytest.raises(ValueError, match="unknown agent kind"):
+        SeatView("donation_v0", "agent_0", {"kind": "nobody"}, n_agents=4)
+
+
+def test_gymnasium_module_id_form_works_in_a_fresh_interpreter():
+    code = (
+        "import gymnasium\n"
+        "env = gymnasium.make('socialsim:socialsim/Donation-v0', seat='agent_1', "
+        "others={'kind': 'always_defect'}, n_agents=4)\n"
+        "obs, info = env.reset(seed=0)\n"
+        "print(type(env.unwrapped).__name__, *sorted(obs), info['decision'] is not None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["SeatView", "action_mask", "observation", "True"]
+
+
+def make_view():
+    return SeatView(
+        "donation_v0", "agent_0", {"kind": "stern_judging"}, ["counterpart"], n_agents=4
+    )
+
+
+@pytest.mark.parametrize(
+    "vector", [gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv]
+)
+def test_the_view_runs_vectorised(vector):
+    envs = vector([make_view, make_view])
+    try:
+        observations, _ = envs.reset(seed=[0, 1])
+        assert observations["action_mask"].shape == (2, 7)
+        assert observations["counterpart"].shape == (2, 11)
+        steps = 0
+        for _ in range(20):  # past the end of the episodes: the vector env resets them
+            masks = observations["action_mask"]
+            actions = np.array([int(np.flatnonzero(m)[0]) if m.any() else 0 for m in masks])
+            observations, rewards, terminated, truncated, _ = envs.step(actions)
+            steps += 1
+        assert steps == 20
+    finally:
+        envs.close()
+    single = make_view()
+    first, _ = single.reset(seed=0)
+    again = vector([make_view])
+    try:
+        vectored, _ = again.reset(seed=[0])
+    finally:
+        again.close()
+    assert np.array_equal(vectored["observation"][0], first["observation"])
