@@ -36,6 +36,7 @@ AGENT_MODULES = (
     "socialsim.agents.embedding",
     "socialsim.agents.llm.gossip",
     "socialsim.agents.llm.decrypto",
+    "socialsim.agents.rl",
 )
 
 PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
