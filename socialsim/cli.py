@@ -3,6 +3,7 @@
     socialsim run FILE [--out DIR] [--set path.to.key=value ...]
     socialsim list
     socialsim report DIR
+    socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
 
 A bad experiment file or override exits with status 2 and writes nothing.
 """
@@ -76,6 +77,8 @@ def llm_models(experiment: config_module.Experiment, out: Path) -> list[dict]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     experiment = config_module.load(args.file, args.set or [])
+    for note in experiment.notes:
+        print(f"socialsim: {note}", file=sys.stderr)
     out = Path(args.out) if args.out else Path("results") / experiment.name
     held = records.read_manifest(out)
     if held is not None and held.get("config") != experiment.config:
@@ -185,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         "--set",
         action="append",
         metavar="PATH=VALUE",
-        help="override a key of the file (repeatable)",
+        help="override a key of the file (repeatable; VALUE is TOML, else a string). An "
+        "override wins: it replaces a grid axis at the same key (a line says so); "
+        "grid.PATH=[...] sets an axis; seats.*.PATH reaches every seat, merged into the "
+        "tables a named seat has of its own",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)
@@ -197,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-files", action="store_true", help="print only; write no CSV or PNG files"
     )
     rep.set_defaults(func=cmd_report)
+    from socialsim.play.command import add_play_command
+
+    add_play_command(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

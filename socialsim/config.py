@@ -36,6 +36,7 @@ variables, ``"${SOCIALSIM_MODEL:-openai/gpt-4o-mini}"``, expanded when the file 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import os
 import re
@@ -47,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from socialsim import registry
+from socialsim.plain_json import canonical_json
 from socialsim.runner import EpisodeSpec
 from socialsim.seeding import episode_seed
 
@@ -76,6 +78,7 @@ DEFAULT_SEAT = "*"
 class Experiment:
     config: dict[str, Any]  # the resolved file, overrides applied, grid included
     cells: list[tuple[dict[str, Any], dict[str, Any]]]  # (grid assignment, resolved config)
+    notes: tuple[str, ...] = ()  # what the overrides changed beyond their own key (grid axes)
 
     @property
     def name(self) -> str:
@@ -163,8 +166,15 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def apply_override(config: dict[str, Any], assignment: str) -> None:
-    """Apply one ``path.to.key=value`` override in place."""
+def apply_override(config: dict[str, Any], assignment: str) -> list[str]:
+    """Apply one ``path.to.key=value`` override in place; return a line for each grid axis it
+    replaces.
+
+    An override always wins: a grid axis at the overridden path (or below it) is dropped, so the
+    value set is the one that runs; ``grid.PATH=[...]`` sets the axis itself. ``seats.*.PATH``
+    reaches every seat: the ``"*"`` default and each seat the file names, merged into the tables
+    a seat has of its own (a seat's own ``model`` table gets ``seats.*.model.api_base`` too).
+    """
     path, sep, text = assignment.partition("=")
     if not sep or not path.strip():
         raise ConfigError(f"--set: expected path.to.key=value, got {assignment!r}")
@@ -172,18 +182,66 @@ def apply_override(config: dict[str, Any], assignment: str) -> None:
     path = path.strip()
     if path.startswith("grid."):
         config.setdefault("grid", {})[path[len("grid.") :]] = value
-        return
-    _set_path(config, path.split("."), value, "--set")
+        return []
+    keys = path.split(".")
+    targets = [keys]
+    seats = config.get("seats")
+    if len(keys) > 2 and keys[:2] == ["seats", DEFAULT_SEAT] and isinstance(seats, dict):
+        targets += [
+            ["seats", seat, *keys[2:]]
+            for seat, spec in seats.items()
+            if seat != DEFAULT_SEAT and isinstance(spec, dict)
+        ]
+    notes = []
+    for target in targets:
+        notes += _replace_grid_axes(config, ".".join(target), assignment)
+        _set_path(config, target, value, "--set")
+    return notes
+
+
+def _replace_grid_axes(config: dict[str, Any], path: str, assignment: str) -> list[str]:
+    """Drop the grid axes that ``--set path=...`` overrides; refuse one that would overwrite
+    the override in every cell."""
+    grid = config.get("grid")
+    if not isinstance(grid, dict):
+        return []
+    notes = []
+    for axis in list(grid):
+        if axis == path or axis.startswith(path + "."):
+            notes.append(
+                f"--set {assignment.strip()} replaces the grid axis {axis} = {grid.pop(axis)!r}"
+            )
+        elif path.startswith(axis + "."):
+            raise ConfigError(
+                f"--set {assignment.strip()}: the grid sweeps {axis}, which holds {path}; "
+                f"set the axis instead (--set 'grid.{axis}=[...]')"
+            )
+    if not grid:
+        del config["grid"]
+    return notes
 
 
 def _fill_named_seats(config: dict[str, Any]) -> None:
-    """A seat named only to set a parameter (``seats.agent_3.p = 1``) starts from the '*' spec."""
+    """A seat named without a kind (``seats.agent_3.p = 1``) starts from the '*' spec, its own
+    keys merged in, table into table (``seats.encoder.model.model = ...`` keeps the other keys
+    of the default's ``model`` table)."""
     seats = config.get("seats")
     if not isinstance(seats, dict) or not isinstance(seats.get(DEFAULT_SEAT), dict):
         return
     for seat, spec in seats.items():
         if seat != DEFAULT_SEAT and isinstance(spec, dict) and "kind" not in spec:
-            seats[seat] = {**copy.deepcopy(seats[DEFAULT_SEAT]), **spec}
+            seats[seat] = _merged(seats[DEFAULT_SEAT], spec)
+
+
+def _merged(default: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``default`` with ``own`` merged in, table into table (``own`` wins)."""
+    merged = copy.deepcopy(dict(default))
+    for key, value in own.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merged(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
 
 
 def _set_path(config: dict[str, Any], keys: list[str], value: Any, where: str) -> None:
@@ -206,10 +264,11 @@ def load(name_or_path: str, overrides: Iterable[str] = ()) -> Experiment:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     config = expand_variables(config)
+    notes = []
     for assignment in overrides:
-        apply_override(config, assignment)
+        notes += apply_override(config, assignment)
     _fill_named_seats(config)
-    return resolve(config)
+    return dataclasses.replace(resolve(config), notes=tuple(notes))
 
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -250,6 +309,9 @@ def resolve(config: dict[str, Any]) -> Experiment:
     for key in ("episodes", "max_concurrent", "workers"):
         if key in config and config[key] < 1:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
+    if config.get("seed", 0) < 0:
+        raise ConfigError(f"seed: must be an integer >= 0, got {config['seed']}")
+    built: dict[str, None] = {}  # seat specs already built once (cells share most of them)
     grid = config.pop("grid", {})
     cells = []
     for assignment in expand_grid(grid):
@@ -257,7 +319,9 @@ def resolve(config: dict[str, Any]) -> Experiment:
         for key, value in assignment.items():
             _set_path(cell_config, key.split("."), value, f"grid.{key}")
         _fill_named_seats(cell_config)
-        check_cell(cell_config, where=f"grid cell {assignment}: " if assignment else "")
+        check_cell(
+            cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
+        )
         cells.append((assignment, cell_config))
     resolved = dict(config)
     if grid:
@@ -282,10 +346,17 @@ def expand_grid(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def check_cell(config: dict[str, Any], where: str = "") -> None:
-    """Check one fully resolved configuration (no grid)."""
+def check_cell(
+    config: dict[str, Any], where: str = "", built: dict[str, None] | None = None
+) -> None:
+    """Check one fully resolved configuration (no grid): its keys, its env (built once), and
+    every seat's agent (built once per distinct spec, so that a bad parameter or a missing
+    optional package is found before anything is written)."""
+    built = {} if built is None else built
     try:
         _check_keys(where, config, TOP_KEYS)
+        if config.get("seed", 0) < 0:
+            raise ConfigError(f"{where}seed: must be an integer >= 0, got {config['seed']}")
         env = config["env"]
         _check_keys(f"{where}env.", env, ENV_KEYS)
         if "id" not in env:
@@ -302,8 +373,13 @@ def check_cell(config: dict[str, Any], where: str = "") -> None:
         registry.check_kwargs(f"{where}env.kwargs", module.raw_env, kwargs)
         try:
             possible_agents = list(module.raw_env(**kwargs).possible_agents)
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"{where}env.kwargs: {error}") from None
+        except (TypeError, ValueError) as error:  # "name: must be ..." names the keyword
+            raise ConfigError(f"{where}env.kwargs{_dotted(str(error))}") from None
+        except MemoryError as error:  # numpy names the size it could not allocate
+            raise ConfigError(
+                f"{where}env.kwargs: {env['id']} with {kwargs} is too large for this machine: "
+                f"{error}"
+            ) from None
         seats = config["seats"]
         for seat, spec in seats.items():
             if seat != DEFAULT_SEAT and seat not in possible_agents:
@@ -311,6 +387,7 @@ def check_cell(config: dict[str, Any], where: str = "") -> None:
                     f"{where}seats.{seat}: unknown seat {seat!r}; the env's seats are {', '.join(possible_agents)} (or '*' for all)"
                 )
             registry.check_agent_spec(f"{where}seats.{seat}", spec)
+            _build_once(f"{where}seats.{seat}", spec, built)
         missing = [a for a in possible_agents if a not in seats and DEFAULT_SEAT not in seats]
         if missing:
             raise ConfigError(
@@ -331,6 +408,25 @@ def check_cell(config: dict[str, Any], where: str = "") -> None:
     except ValueError as error:  # registry errors already name the key
         text = str(error)
         raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
+
+
+def _dotted(message: str) -> str:
+    """``"rounds: must be ..."`` -> ``".rounds: must be ..."``, else ``": message"``."""
+    head, sep, _ = message.partition(": ")
+    return f".{message}" if sep and head.isidentifier() else f": {message}"
+
+
+def _build_once(where: str, spec: Mapping[str, Any], built: dict[str, None]) -> None:
+    """Build the agent of ``spec`` once: its constructor checks its parameters and loads what it
+    needs (word vectors, an optional package). LLM agents make no request when built."""
+    key = canonical_json(spec)
+    if key in built:
+        return
+    try:
+        registry.build_agent(spec)
+    except (TypeError, ValueError, ImportError) as error:
+        raise ConfigError(f"{where}: {spec['kind']}: {error}") from None
+    built[key] = None
 
 
 def resolve_seats(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import typing
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -37,6 +38,7 @@ AGENT_MODULES = (
     "socialsim.agents.llm.gossip",
     "socialsim.agents.llm.decrypto",
     "socialsim.agents.rl",
+    "socialsim.agents.human",
 )
 
 PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
@@ -90,6 +92,49 @@ def check_kwargs(where: str, target, kwargs: Mapping[str, Any]) -> None:
         raise ValueError(
             f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed) or '(none)'}"
         )
+    hints = _type_hints(target)
+    for name, value in kwargs.items():
+        allowed_types = _PLAIN_TYPES.get(hints.get(name))
+        if allowed_types is not None and not _is_instance(value, allowed_types):
+            raise ValueError(
+                f"{where}.{name}: expected {_describe(allowed_types)}, got {value!r} "
+                f"({type(value).__name__})"
+            )
+
+
+# The annotations a keyword's value is checked against (others are left to the target itself).
+_PLAIN_TYPES: dict[Any, tuple[type, ...]] = {
+    bool: (bool,),
+    int: (int,),
+    float: (int, float),
+    str: (str,),
+    bool | None: (bool, type(None)),
+    int | None: (int, type(None)),
+    float | None: (int, float, type(None)),
+    str | None: (str, type(None)),
+}
+_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _type_hints(target) -> dict[str, Any]:
+    function = target.__init__ if inspect.isclass(target) else target
+    try:
+        return typing.get_type_hints(function)
+    except Exception:  # noqa: BLE001 - an annotation we cannot evaluate is simply not checked
+        return {}
+
+
+def _is_instance(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and bool not in types:
+        return False
+    return isinstance(value, types)
+
+
+def _describe(types: tuple[type, ...]) -> str:
+    words = [
+        _TYPE_WORDS[t] for t in types if t in _TYPE_WORDS and not (t is int and float in types)
+    ]
+    return " or ".join(words + (["none"] if type(None) in types else []))
 
 
 def make_env(env_id: str, form: str = "parallel", **kwargs: Any):

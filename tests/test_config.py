@@ -71,7 +71,7 @@ def test_set_overrides_any_key_and_grid_entries(tmp_path):
         ("episodes=true", "episodes: expected an integer, got True (bool)"),
         ("env.kwarg.rounds=3", "env.kwarg: unknown key 'kwarg'; allowed keys: id, form, kwargs"),
         ("env.kwargs.roundz=3", "env.kwargs: unknown key 'roundz'; allowed keys: rounds"),
-        ("grid.env.kwargs.rounds=[0]", "env.kwargs: rounds: must be an integer >= 1, got 0"),
+        ("grid.env.kwargs.rounds=[0]", "env.kwargs.rounds: must be an integer >= 1, got 0"),
         ("env.id='chess_v9'", "env.id: unknown env 'chess_v9'; allowed: matching_pennies_v0"),
         ("env.form='serial'", "env.form: 'serial' is not allowed; allowed: parallel, aec"),
         ("seats.mismatcher.kind='genius'", "kind: unknown agent kind 'genius'; allowed: "),
@@ -97,7 +97,7 @@ def test_bad_config_names_the_key_and_what_is_allowed(tmp_path, override, messag
 
 def test_grid_value_of_the_wrong_kind_is_caught_before_running(tmp_path):
     with pytest.raises(
-        config.ConfigError, match=r"grid cell .*env.kwargs: rounds: must be an integer >= 1, got -1"
+        config.ConfigError, match=r"grid cell .*env.kwargs.rounds: must be an integer >= 1, got -1"
     ):
         config.load(str(write(tmp_path, GOOD)), ["grid.env.kwargs.rounds=[2, -1]"])
 
@@ -156,3 +156,71 @@ def test_a_seat_named_for_one_parameter_gets_its_own_copy_of_the_default():
     cfg["seats"]["b"]["model"]["t"] = 9
     assert cfg["seats"]["*"]["model"] == {"t": 1}
     assert cfg["seats"]["b"] == {"kind": "x", "model": {"t": 9}, "p": 2}
+
+
+def test_set_of_a_key_the_grid_sweeps_replaces_the_axis_and_says_so(tmp_path):
+    experiment = config.load(str(write(tmp_path, GOOD)), ["env.kwargs.rounds=3"])
+    assert [cell for cell, _ in experiment.cells] == [
+        {"seats.matcher.p_heads": 0.0},
+        {"seats.matcher.p_heads": 1.0},
+    ]
+    assert {s.env_kwargs["rounds"] for s in experiment.specs()} == {3}
+    assert experiment.config["grid"] == {"seats.matcher.p_heads": [0.0, 1.0]}
+    assert experiment.notes == (
+        "--set env.kwargs.rounds=3 replaces the grid axis env.kwargs.rounds = [2, 4]",
+    )
+
+
+def test_set_of_a_table_replaces_the_axes_below_it_and_the_last_axis_drops_the_grid(tmp_path):
+    experiment = config.load(
+        str(write(tmp_path, GOOD)),
+        ["env.kwargs={rounds = 5}", "seats.matcher={kind = 'pennies_copycat'}"],
+    )
+    assert [cell for cell, _ in experiment.cells] == [{}]
+    assert "grid" not in experiment.config
+    assert experiment.specs()[0].seats["matcher"] == {"kind": "pennies_copycat"}
+    assert len(experiment.notes) == 2
+
+
+def test_set_inside_a_value_the_grid_sweeps_is_refused_naming_the_axis(tmp_path):
+    text = GOOD.replace('"env.kwargs.rounds" = [2, 4]', '"env.kwargs" = [{rounds = 2}]')
+    with pytest.raises(config.ConfigError, match=r"the grid sweeps env.kwargs, which holds"):
+        config.load(str(write(tmp_path, text)), ["env.kwargs.rounds=3"])
+
+
+def test_bundled_quickstart_overrides_reach_the_episodes():
+    experiment = config.load("align_quickstart", ["seats.*.kind=always_defect"])
+    kinds = {spec.seats[s]["kind"] for spec in experiment.specs() for s in spec.seats}
+    assert kinds == {"always_defect"}  # seats.* reaches the named entrant too
+    experiment = config.load("align_quickstart", ["env.kwargs.gossip=false"])
+    assert {s.env_kwargs["gossip"] for s in experiment.specs()} == {False}
+    with pytest.raises(
+        config.ConfigError, match=r"env.kwargs.gossip: must be true or false, got 'yes'"
+    ):
+        config.load("align_quickstart", ["env.kwargs.gossip=yes"])
+
+
+def test_set_seats_star_merges_into_a_seat_s_own_model_table():
+    base = "http://127.0.0.1:8000/v1"
+    experiment = config.load(
+        "llm_decrypto_piaget",
+        [f"seats.*.model.api_base={base}", "seats.interceptor.model.model=openai/other"],
+    )
+    seats = experiment.specs()[0].seats
+    assert {seats[s]["model"]["api_base"] for s in seats} == {base}
+    assert seats["interceptor"]["model"]["model"] == "openai/other"
+    assert seats["interceptor"]["model"]["max_tokens"] == 1000  # its own table, merged into
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("seed=-1", "seed: must be an integer >= 0, got -1"),
+        ("seats.matcher.p_heads=yes", "seats.matcher.p_heads: expected a number, got 'yes' (str)"),
+        ("seats.matcher.p_heads=2.0", "seats.matcher: pennies_random: p_heads: must be in [0, 1]"),
+    ],
+)
+def test_bad_seed_and_agent_parameters_are_config_errors(tmp_path, override, message):
+    with pytest.raises(config.ConfigError) as error:
+        config.load(str(write(tmp_path, GOOD)), [override])
+    assert message in str(error.value)
