@@ -14,8 +14,11 @@ A Parallel env takes part by implementing :class:`DecisionEnv`: the Parallel ``s
 only the agent asked (:meth:`~DecisionEnv.observe`).
 
 A shim gets all three PettingZoo entry points from :func:`entry_points`: ``raw_env`` (the AEC
-class, as in PettingZoo), ``env`` (``raw_env`` with PettingZoo's order checks) and
-``parallel_env``, each with the Parallel class's signature and docstring.
+class, as in PettingZoo), ``env`` and ``parallel_env``, each with the Parallel class's signature
+and docstring. The AEC class keeps the order checks of PettingZoo's ``OrderEnforcingWrapper``
+itself (the same errors and warning: step, observe, render, state and ``agent_iter`` before
+``reset``; a step once every agent is done; a loop over ``agent_iter`` that does not step), so
+``env()`` needs no wrapper layer between a training loop and the game.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable, AECIterator
+from pettingzoo.utils.env_logger import EnvLogger
 
 
 class DecisionEnv(ParallelEnv):
@@ -109,6 +113,8 @@ class DecisionAEC(AECEnv):
         self.metadata = self.parallel.metadata
         self.possible_agents = list(self.parallel.possible_agents)
         self.render_mode = self.parallel.render_mode
+        self._has_reset = False
+        self._has_updated = False
 
     # the episode state of the Parallel env, under the same names
     bus = property(lambda self: self.parallel.bus)
@@ -118,10 +124,19 @@ class DecisionAEC(AECEnv):
         return self.parallel.summary()
 
     def state(self) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_state_before_reset()
         return self.parallel.state()
 
     def render(self) -> str | None:
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
         return self.parallel.render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _CheckedIterable(self, max_iter)
 
     def close(self) -> None:
         self.parallel.close()
@@ -133,9 +148,12 @@ class DecisionAEC(AECEnv):
         return self.parallel.action_space(agent)
 
     def observe(self, agent: str) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
         return self.parallel.observe(agent)
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        self._has_reset = self._has_updated = True
         parallel = self.parallel
         _, self.infos = parallel.reset(seed=seed, options=options)
         self.agents = list(parallel.agents)
@@ -152,6 +170,12 @@ class DecisionAEC(AECEnv):
         self.agent_selection = self._queue[0]
 
     def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -180,13 +204,29 @@ class DecisionAEC(AECEnv):
             self._start_step()
 
 
+class _CheckedIterable(AECIterable):
+    def __iter__(self) -> AECIterator:
+        return _CheckedIterator(self.env, self.max_iter)
+
+
+class _CheckedIterator(AECIterator):
+    """``agent_iter``'s iterator, asserting that the loop stepped since the last agent."""
+
+    def __next__(self) -> str:
+        agent = super().__next__()
+        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        self.env._has_updated = False
+        return agent
+
+
 def entry_points(
     parallel_class: type[DecisionEnv],
 ) -> tuple[type[DecisionAEC], Callable[..., AECEnv], Callable[..., DecisionEnv]]:
     """``(raw_env, env, parallel_env)`` of a shim, as PettingZoo's own envs offer them.
 
-    ``raw_env`` is the AEC class; ``env`` adds PettingZoo's order checks; ``parallel_env``
-    builds the Parallel env. All three take and show the Parallel class's arguments.
+    ``raw_env`` is the AEC class (with the order checks built in); ``env`` builds it, as
+    PettingZoo's ``env()`` builds the AEC env its users step; ``parallel_env`` builds the
+    Parallel env. All three take and show the Parallel class's arguments.
     """
     signature = inspect.signature(parallel_class)
     name = parallel_class.metadata["name"]
@@ -204,7 +244,7 @@ def entry_points(
 
     @functools.wraps(parallel_class, assigned=("__doc__",), updated=())
     def env(*args: Any, **kwargs: Any) -> AECEnv:
-        return wrappers.OrderEnforcingWrapper(raw_env(*args, **kwargs))
+        return raw_env(*args, **kwargs)
 
     @functools.wraps(parallel_class, assigned=("__doc__",), updated=())
     def parallel_env(*args: Any, **kwargs: Any) -> DecisionEnv:

@@ -642,3 +642,24 @@ def test_factories_show_the_envs_arguments():
         parameters = inspect.signature(factory).parameters
         assert list(parameters)[:3] == ["n_agents", "cost", "benefit"]
         assert parameters["n_agents"].default == 9
+
+
+def test_the_aec_form_keeps_pettingzoos_order_checks_without_a_wrapper():
+    env = donation_v0.env(n_agents=3)
+    for call in (lambda: env.step(0), lambda: env.observe("agent_0"), env.render, env.state):
+        with pytest.raises(AssertionError, match="reset\\(\\) needs to be called before"):
+            call()
+    with pytest.raises(AttributeError):
+        env.agent_selection  # noqa: B018 - nothing to select before reset
+    env.reset(seed=0)
+    with pytest.raises(AssertionError, match="need to call step\\(\\) or reset\\(\\)"):
+        for _ in env.agent_iter():
+            pass  # a loop that never steps
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        env.step(None if env.terminations[agent] else 0)
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    EnvLogger.flush()
+    env.step(0)  # logged as PettingZoo's wrapper logs it, and ignored
+    assert any("step() called after all agents are terminated" in m for m in EnvLogger.mqueue)
