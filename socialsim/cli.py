@@ -3,6 +3,7 @@
     socialsim run FILE [--out DIR] [--set path.to.key=value ...]
     socialsim list
     socialsim report DIR
+    socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
 
 A bad experiment file or override exits with status 2 and writes nothing.
 """
@@ -202,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-files", action="store_true", help="print only; write no CSV or PNG files"
     )
     rep.set_defaults(func=cmd_report)
+    from socialsim.play.command import add_play_command
+
+    add_play_command(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -1,0 +1,3 @@
+"""The ``human`` agent kind: a person in any seat, through a terminal or browser front end."""
+
+KINDS = {"human": "socialsim.agents.human.agent:Human"}

@@ -1,0 +1,172 @@
+"""The ``human`` agent kind: a person in a seat, through a front end (terminal or browser).
+
+A person is an agent like any other: the runner hands the seat its observation, its new inbox
+messages and its info, and the agent returns an action that goes through the env's own
+validation. What the person is shown (the *view*) is built from that inbox and info only, by
+the game's view module (:mod:`.decrypto`, :mod:`.gossip`), never from the env.
+
+The agent talks to the person through a :class:`Console`, found in the run's shared resources
+under :data:`CONSOLES` (seat -> console), which the front ends fill in (``socialsim play``,
+``socialsim serve``). The console shows the view and returns the person's answer to a
+:class:`Request` (named text fields); the agent checks the answer with the game's rules and asks
+again, with the reason, until it is valid. Invalid answers are counted (``invalid_inputs``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from socialsim.agent import Agent
+from socialsim.bus import Message
+
+#: the key of ``RunContext.shared`` holding ``{seat: Console}``
+CONSOLES = "human_consoles"
+#: the longest text accepted in any field (a gossip message, a hint)
+MAX_FIELD_CHARS = 280
+
+
+@dataclass(frozen=True)
+class Field:
+    """One text field of a request. ``check(text)`` returns the value or raises ``ValueError``
+    with a message for the person; ``choices`` lists the accepted words where there are few."""
+
+    name: str
+    label: str
+    check: Callable[[str], Any]
+    choices: tuple[str, ...] = ()
+    placeholder: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "choices": list(self.choices),
+            "placeholder": self.placeholder,
+            "max_length": MAX_FIELD_CHARS,
+        }
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the person must decide now: a title, the fields, and how the checked values become
+    the env action (``build(values) -> action``; it may raise ``ValueError`` too)."""
+
+    decision: str
+    title: str
+    fields: tuple[Field, ...]
+    build: Callable[[dict[str, Any]], Any]
+    help: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "title": self.title,
+            "help": self.help,
+            "fields": [f.to_json() for f in self.fields],
+        }
+
+    def check_field(self, name: str, text: Any) -> Any:
+        """The checked value of one field (``ValueError`` with the reason)."""
+        if not isinstance(text, str):
+            raise ValueError(f"{name}: expected text")
+        if len(text) > MAX_FIELD_CHARS:
+            raise ValueError(f"at most {MAX_FIELD_CHARS} characters, please")
+        for f in self.fields:
+            if f.name == name:
+                return f.check(text)
+        raise ValueError(f"unknown field {name!r}")
+
+    def read(self, answer: Mapping[str, Any]) -> Any:
+        """The env action of a whole answer (``ValueError`` naming the first bad field)."""
+        if not isinstance(answer, Mapping):
+            raise ValueError("the answer must give every field")
+        values = {}
+        for f in self.fields:
+            if f.name not in answer:
+                raise ValueError(f"{f.label}: missing")
+            try:
+                values[f.name] = self.check_field(f.name, answer[f.name])
+            except ValueError as error:
+                raise ValueError(f"{f.label}: {error}") from None
+        return self.build(values)
+
+
+class Console(Protocol):
+    """A front end for one or more human seats."""
+
+    async def ask(
+        self, seat: str, view: Mapping[str, Any], request: Request, error: str | None
+    ) -> Mapping[str, Any]:
+        """Show ``view`` (and ``error``, the reason the last answer was refused) and return the
+        person's answer to ``request``: field name -> text."""
+        ...
+
+
+class Human(Agent):
+    """A person's seat. ``name`` is how the front ends greet them (recorded in the seat spec)."""
+
+    def __init__(self, name: str = ""):
+        if not isinstance(name, str) or len(name) > 60:
+            raise ValueError(f"name: must be a string of at most 60 characters, got {name!r}")
+        self.name = name
+
+    def reset(self, agent_id: str, seat: str, seed: int) -> None:
+        super().reset(agent_id, seat, seed)
+        self.inbox: list[Message] = []
+        self.game: Any = None  # the game's view module, chosen from the rules message
+
+    def console(self) -> Console:
+        consoles = getattr(self, "run", None) and self.run.shared.get(CONSOLES)
+        console = consoles.get(self.agent_id) if consoles else None
+        if console is None:
+            raise RuntimeError(
+                f"{self.agent_id}: a human seat needs a front end; play it with "
+                "`socialsim play` or `socialsim serve`"
+            )
+        return console
+
+    async def aact(
+        self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
+    ) -> Any:
+        self.inbox.extend(messages)
+        if self.game is None:
+            self.game = game_module(self.inbox)
+        view = self.game.view(self.agent_id, self.inbox, info)
+        request = self.game.request(self.agent_id, self.inbox, info)
+        console = self.console()
+        error = None
+        started = time.monotonic()
+        while True:
+            answer = await console.ask(self.agent_id, view, request, error)
+            try:
+                action = request.read(answer)
+            except ValueError as refused:
+                error = str(refused)
+                self.count("invalid_inputs")
+                continue
+            self.events.append(
+                {
+                    "turn": view.get("turn"),
+                    "decision": request.decision,
+                    "seconds": round(time.monotonic() - started, 3),
+                }
+            )
+            return action
+
+
+def game_module(messages: Sequence[Message]):
+    """The view module of the game whose ``rules`` message is among ``messages``."""
+    from socialsim.agents.human import decrypto, gossip
+
+    for message in messages:
+        if message.kind == "rules":
+            game = message.payload.get("game")
+            if game == decrypto.GAME:
+                return decrypto
+            if game in gossip.GAMES:
+                return gossip
+            raise ValueError(f"human: no view for the game {game!r}")
+    raise ValueError("human: no 'rules' message reached this seat before its first decision")

@@ -1,0 +1,244 @@
+"""What a person in a gossip-game seat sees and answers, from the seat's inbox and info only.
+
+The inbox is read by the protocol's one parser (:class:`~socialsim.envs.gossip.notebook.Notebook`),
+as every agent family does. The view is plain JSON: the game and round, this round's role and
+counterpart, both stocks at the start of the round (from the ``match`` message), what the
+counterpart did to the seat this round, and the public gossip about the counterpart and about
+the seat. Moves are checked against the game's action table (names and aliases), amounts
+against what the seat may send, tones against the five tones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from socialsim.agents.human.agent import Field, Request
+from socialsim.envs.gossip.notebook import Notebook
+from socialsim.envs.gossip.protocol import GAMES, GOSSIP, TONE_INDEX, TONES, trust_received
+
+from socialsim.bus import Message
+
+__all__ = ["GAMES", "ending", "request", "rules_text", "view"]
+
+#: how a move's choice is said to a person
+SAID = {
+    "cooperate": "cooperate (give)",
+    "defect": "defect (keep)",
+    "C": "C (cooperate)",
+    "D": "D (defect)",
+    "H": "H (high quality)",
+    "L": "L (low quality)",
+    "c": "c (buy customised)",
+    "s": "s (buy standard)",
+    "none": "none (buy nothing)",
+}
+
+
+def _notebook(seat: str, messages: Sequence[Message]) -> Notebook:
+    notebook = Notebook(seat)
+    notebook.read(messages)
+    return notebook
+
+
+def rules_text(notebook: Notebook) -> list[str]:
+    """The rules of the game in force, told once."""
+    rules = notebook.rules or {}
+    game = notebook.game
+    lines = [
+        f"The {game.title}: {rules.get('n_agents')} players, {rules.get('rounds')} rounds. "
+        "Each round some players are paired; you learn your role and your counterpart."
+    ]
+    if game.name == "donation":
+        lines.append(
+            f"The donor may cooperate (pay {rules.get('cost'):g} so that the recipient gets "
+            f"{rules.get('benefit'):g}) or defect (nothing changes hands)."
+        )
+    elif game.name == "prisoners":
+        lines.append(
+            f"Both players choose C or D at once: each C costs its player {rules.get('cost'):g} "
+            f"and gives the other {rules.get('benefit'):g}."
+        )
+    elif game.name == "trust":
+        lines.append(
+            "The investor sends any amount up to its resources; the responder receives "
+            f"{rules.get('multiplier'):g} times it and returns any part of what it received."
+        )
+    else:
+        lines.append(
+            "The seller offers high (H) or low (L) quality without the buyer seeing it; the "
+            "buyer buys customised (c), standard (s) or nothing. (seller, buyer) payoffs: "
+            "H+c 2,3; H+s 0,2; L+c 3,0; L+s 1,1; none 0,0."
+        )
+    if rules.get("gossip"):
+        lines.append(
+            "After a meeting, gossip is published for everyone to read: a tone ("
+            + ", ".join(TONES)
+            + ") and a short message about the other player. Gossip is how reputations form."
+        )
+    else:
+        lines.append("Gossip is off in this game: nobody hears about anybody else's moves.")
+    lines.append("Your moves are seen only by your counterpart; gossip is public.")
+    return lines
+
+
+def _gossip_json(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "round": g["round"],
+            "author": g["author"],
+            "about": g["about"],
+            "tone": g["tone"],
+            "message": g.get("message"),
+        }
+        for g in items
+    ]
+
+
+def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``seat`` may see now: read from its ``info`` and inbox, nothing else."""
+    notebook = _notebook(seat, messages)
+    game = notebook.game
+    number = int(info["round"])
+    counterpart = info.get("counterpart")
+    meeting = notebook.meetings.get(number)
+    stock = "total payoff" if game.name in ("prisoners", "market") else "resources"
+    out: dict[str, Any] = {
+        "game": game.name,
+        "title": game.title,
+        "seat": seat,
+        "rules": rules_text(notebook),
+        "decision": info.get("decision"),
+        "turn": number,
+        "round": number,
+        "rounds": notebook.rule("rounds"),
+        "role": info.get("role"),
+        "counterpart": counterpart,
+        "stock_name": stock,
+        "resources": meeting.own if meeting else None,
+        "counterpart_resources": meeting.theirs if meeting else None,
+        "received": dict(meeting.received) if meeting else {},
+        "about_counterpart": _gossip_json(
+            [g for g in notebook.gossip if g["about"] == counterpart]
+        ),
+        "about_me": _gossip_json([g for g in notebook.gossip if g["about"] == seat]),
+    }
+    return out
+
+
+def _move_check(choices: Mapping[str, str], shown: Sequence[str]):
+    def check(text: str) -> str:
+        key = text.strip()
+        value = choices.get(key, choices.get(key.lower()))
+        if value is None:
+            raise ValueError(f"{key!r} is not a move here: type one of {', '.join(shown)}")
+        return value
+
+    return check
+
+
+def _amount_check(limit: float):
+    def check(text: str) -> float:
+        try:
+            amount = float(text.strip())
+        except ValueError:
+            raise ValueError(
+                f"{text.strip()!r} is not a number: type an amount from 0 to {limit:g}"
+            ) from None
+        if not math.isfinite(amount) or not 0.0 <= amount <= limit + 1e-9:
+            raise ValueError(f"{amount:g} is out of range: send from 0 to {limit:g}")
+        return min(amount, limit)
+
+    return check
+
+
+def _tone(text: str) -> str:
+    key = text.strip().lower()
+    if key.isdigit() and 1 <= int(key) <= len(TONES):
+        return TONES[int(key) - 1]
+    if key in TONE_INDEX:
+        return key
+    numbered = ", ".join(f"{i} {t}" for i, t in enumerate(TONES, 1))
+    raise ValueError(f"{text.strip()!r} is not a tone: type one of {numbered}")
+
+
+def _message(text: str) -> str | None:
+    return text.strip() or None
+
+
+def request(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> Request:
+    """The decision due, as fields the person fills in."""
+    notebook = _notebook(seat, messages)
+    game = notebook.game
+    decision = info["decision"]
+    counterpart = info.get("counterpart")
+    if decision == GOSSIP:
+        return Request(
+            decision=GOSSIP,
+            title=f"Gossip about {counterpart}: everyone will read it",
+            fields=(
+                Field("tone", "Tone", _tone, choices=TONES, placeholder="neutral"),
+                Field("message", "Message", _message, placeholder=f"what {counterpart} did"),
+            ),
+            build=lambda v: {"tone": v["tone"], "message": v["message"]},
+            help="A tone (" + ", ".join(TONES) + ", or its number 1-5) and a short message.",
+        )
+    if decision in ("invest", "return"):
+        meeting = notebook.current(int(info["round"]))
+        if decision == "invest":
+            limit = max(meeting.own, 0.0)
+            title = f"How much do you invest with {counterpart}? (0 to {limit:g})"
+        else:
+            invested = float(meeting.received.get("invest", 0.0))
+            limit = trust_received(invested, notebook.rule("multiplier"))
+            title = (
+                f"{counterpart} invested {invested:g}; you received {limit:g}. "
+                f"How much do you return? (0 to {limit:g})"
+            )
+        return Request(
+            decision=decision,
+            title=title,
+            fields=(Field("amount", "Amount", _amount_check(limit), placeholder="0"),),
+            build=lambda v: {"amount": v["amount"]},
+            help=f"A number from 0 to {limit:g}.",
+        )
+    names = game.move_choices(decision)
+    choices: dict[str, str] = {}
+    for name in names:
+        choices[name] = name
+        choices.setdefault(name.lower(), name)
+    for alias, name in game.aliases.items():
+        if name in names:
+            choices.setdefault(alias, name)
+            choices.setdefault(alias.lower(), name)
+    if decision in game.cooperative:
+        good, bad = game.cooperative[decision]
+        for word, name in (("cooperate", good), ("defect", bad)):
+            choices.setdefault(word, name)
+    shown = [SAID.get(n, n) for n in names]
+    return Request(
+        decision=decision,
+        title=f"Your move with {counterpart}: " + " or ".join(shown),
+        fields=(Field("move", "Move", _move_check(choices, names), choices=tuple(names)),),
+        build=lambda v: {"action": v["move"]},
+        help="Type " + ", ".join(names) + ".",
+    )
+
+
+def ending(record: Mapping[str, Any], seat: str) -> dict[str, Any]:
+    """What a seat is told when the game is over (from the episode record)."""
+    summary = record.get("summary") or {}
+    stocks = summary.get("resources") or summary.get("payoffs") or {}
+    ranked = sorted(stocks, key=lambda a: -stocks[a])
+    return {
+        "game": summary.get("game"),
+        "seat": seat,
+        "over": True,
+        "status": record.get("status"),
+        "outcome": f"The game is over after {summary.get('rounds')} rounds.",
+        "return": (record.get("returns") or {}).get(seat, 0.0),
+        "final": stocks.get(seat),
+        "rank": ranked.index(seat) + 1 if seat in ranked else None,
+        "players": len(ranked),
+    }

@@ -1,0 +1,96 @@
+"""``socialsim play GAME --as SEAT [--as SEAT ...] [--with SPEC|FILE ...]``: a game in the
+terminal with people in the ``--as`` seats (several: hot-seat) and agents in the others."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+EPILOG = """examples:
+  socialsim play decrypto --as decoder --with encoder=glove_encoder --with interceptor=glove_interceptor
+  socialsim play decrypto --as interceptor --with decrypto_quickstart
+  socialsim play donation --as agent_3 --with '*=image_scoring' --set env.kwargs.rounds=6
+  socialsim play decrypto --as encoder --as decoder          (hot-seat: two people, one keyboard)
+"""
+
+
+def add_play_command(sub) -> None:
+    play = sub.add_parser(
+        "play",
+        help="play a game in the terminal, beside agents",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    play.add_argument("game", help="decrypto, donation, prisoners, trust or market")
+    play.add_argument(
+        "--as",
+        dest="humans",
+        action="append",
+        required=True,
+        metavar="SEAT",
+        help="a seat you play (repeat for hot-seat play)",
+    )
+    play.add_argument(
+        "--with",
+        dest="others",
+        action="append",
+        default=[],
+        metavar="SEAT=KIND|FILE",
+        help="the agent of another seat ('*' for all the rest), or an experiment file",
+    )
+    play.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    play.add_argument("--seed", type=int, help="the game's seed (default: a random one)")
+    play.add_argument("--out", help="results directory (default: results/play_GAME_TIME)")
+    play.set_defaults(func=cmd_play)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from socialsim import records
+    from socialsim.play import session
+    from socialsim.play.terminal import Terminal, render_ending
+
+    out = Path(args.out) if args.out else None
+    seed = args.seed
+    if seed is None and out is not None and (held := records.read_manifest(out)):
+        seed = held.get("config", {}).get("seed")  # a directory of games keeps its seed
+    experiment = session.human_experiment(args.game, args.humans, args.others, args.set, seed)
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+        out = Path("results") / f"play_{args.game}_{stamp}"
+    spec = session.prepare(experiment, out)
+    humans = session.human_seats(experiment)
+    terminal = Terminal(hot_seat=len(humans) > 1)
+    others = ", ".join(f"{s}: {v['kind']}" for s, v in spec.seats.items() if s not in humans)
+    terminal.say(f"socialsim: {spec.env_id}, seed {spec.seed}; you play {', '.join(humans)}")
+    terminal.say(f"the other seats: {others}")
+    # Ctrl-C must interrupt the blocking read at once; asyncio.run's own handler would only
+    # cancel the game at the next loop iteration, after the read.
+    previous = signal.signal(signal.SIGINT, _interrupt)
+    try:
+        game = session.play_game(experiment, spec, out, dict.fromkeys(humans, terminal))
+        record = asyncio.run(game)
+    except (KeyboardInterrupt, EOFError):
+        terminal.say("\nGame abandoned; nothing was logged.")
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if record.status != "done":
+        print(f"socialsim: the game failed: {record.error}", file=sys.stderr)
+        return 1
+    from socialsim.agents.human import decrypto, gossip
+
+    module = decrypto if record.env_id == "decrypto_v0" else gossip
+    if terminal.hot_seat:
+        terminal.stdout.write("\x1b[2J\x1b[H")
+    for seat in humans:
+        terminal.say(render_ending(module.ending(record.to_json(), seat)))
+    terminal.say(f"Logged to {out} (socialsim report {out})")
+    return 0

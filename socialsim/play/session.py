@@ -1,0 +1,189 @@
+"""One game with people in some seats, shared by the terminal and the browser front ends.
+
+:func:`human_experiment` turns "this game, these seats are people, the other seats are these
+agents (or this experiment file)" into a checked :class:`~socialsim.config.Experiment` whose
+human seats have the ``human`` kind; :func:`play_game` plays one episode of it through the one
+runner, with each human seat's console in the run's shared resources, and logs it with the same
+:class:`~socialsim.records.EventLog` and manifest as ``socialsim run``, so ``socialsim report``
+reads it like any other result.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import secrets
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from socialsim import config as config_module
+from socialsim import records, registry, runner
+from socialsim.agent import RunContext
+from socialsim.agents.human.agent import CONSOLES
+from socialsim.config import ConfigError
+
+#: the game names of ``socialsim play GAME``
+GAME_ENVS: Mapping[str, str] = {
+    "decrypto": "decrypto_v0",
+    "donation": "donation_v0",
+    "prisoners": "prisoners_v0",
+    "trust": "trust_v0",
+    "market": "market_v0",
+}
+#: the other seats when ``--with`` names none
+DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
+    "decrypto": {
+        "encoder": {"kind": "glove_encoder"},
+        "decoder": {"kind": "glove_decoder"},
+        "interceptor": {"kind": "glove_interceptor"},
+    },
+    **{game: {"*": {"kind": "image_scoring"}} for game in GAME_ENVS if game != "decrypto"},
+}
+HUMAN = "human"
+
+
+def _env_id(game: str) -> str:
+    if game in GAME_ENVS:
+        return GAME_ENVS[game]
+    if game in GAME_ENVS.values():
+        return game
+    raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(GAME_ENVS)}")
+
+
+def _seat_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """``SEAT=KIND`` or ``SEAT={kind = "...", ...}`` (a TOML inline table)."""
+    seat, _, value = text.partition("=")
+    seat, value = seat.strip(), value.strip()
+    if not seat or not value:
+        raise ConfigError(
+            f'--with: expected SEAT=KIND, SEAT={{kind = "...", ...}} or an experiment file, got {text!r}'
+        )
+    spec = config_module.parse_value(value)
+    if isinstance(spec, str):
+        spec = {"kind": spec}
+    if not isinstance(spec, dict):
+        raise ConfigError(f"--with {seat}: expected a kind or a table, got {value!r}")
+    return seat, spec
+
+
+def human_experiment(
+    game: str,
+    humans: Sequence[str],
+    others: Sequence[str] = (),
+    overrides: Sequence[str] = (),
+    seed: int | None = None,
+    names: Mapping[str, str] | None = None,
+) -> config_module.Experiment:
+    """The experiment of one game of ``game`` with people in the ``humans`` seats.
+
+    ``others`` are ``SEAT=KIND`` / ``SEAT={...}`` specs, or one experiment file (a path or a
+    bundled name) whose first grid cell gives the env and the seats; ``overrides`` are
+    ``--set path=value``. Every seat and key is checked as ``socialsim run`` checks them.
+    """
+    env_id = _env_id(game)
+    game = next(g for g, e in GAME_ENVS.items() if e == env_id)
+    if not humans:
+        raise ConfigError("--as: name at least one seat to play")
+    files = [o for o in others if "=" not in o]
+    if len(files) > 1:
+        raise ConfigError(f"--with: at most one experiment file, got {', '.join(files)}")
+    if files:
+        base = config_module.load(files[0])
+        _, cell = base.cells[0]
+        config = copy.deepcopy(cell)
+        if config["env"]["id"] != env_id:
+            raise ConfigError(
+                f"--with {files[0]}: the file plays {config['env']['id']}, not {env_id}"
+            )
+        config["name"] = f"play_{config['name']}"
+    else:
+        config = {"name": f"play_{game}", "env": {"id": env_id}, "seats": {}}
+        config["seats"] = copy.deepcopy(dict(DEFAULT_SEATS[game]))
+    config.pop("grid", None)
+    config.pop("probes", None)  # side questions are for models, not for people at a table
+    config["description"] = f"{game} with people in {', '.join(humans)}"
+    config["episodes"] = 1
+    config["seed"] = int(seed) if seed is not None else secrets.randbelow(2**31 - 1)
+    config["max_concurrent"] = 1
+    config["workers"] = 1
+    for text in others:
+        if "=" in text:
+            seat, spec = _seat_spec(text)
+            config["seats"][seat] = spec
+    for text in overrides:
+        config_module.apply_override(config, text)
+    for seat in humans:
+        config["seats"][seat] = {"kind": HUMAN, "name": (names or {}).get(seat, "")}
+    try:
+        env = registry.env_module(env_id).raw_env(**config["env"].get("kwargs", {}))
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"env.kwargs: {error}") from None
+    unknown = [s for s in humans if s not in env.possible_agents]
+    if unknown:
+        raise ConfigError(
+            f"--as: unknown seat {unknown[0]!r}; the seats of {env_id} are "
+            f"{', '.join(env.possible_agents)}"
+        )
+    return config_module.resolve(config)
+
+
+def human_seats(experiment: config_module.Experiment) -> list[str]:
+    return [s for s, spec in experiment.specs()[0].seats.items() if spec["kind"] == HUMAN]
+
+
+def prepare(experiment: config_module.Experiment, out: Path) -> runner.EpisodeSpec:
+    """The spec of the next game to log in ``out``: episode ``i`` is the ``i``-th logged one,
+    with seed ``seed + i`` (a directory holding another experiment is refused)."""
+    held = records.read_manifest(out)
+    if held is not None and held.get("config") != experiment.config:
+        raise ConfigError(
+            f"--out {out}: the directory holds another game's results; choose another directory"
+        )
+    spec = experiment.specs()[0]
+    index = len(records.read_records(out, include_failed=True)) if out.exists() else 0
+    return dataclasses.replace(spec, episode=index, seed=spec.seed + index)
+
+
+def manifest(experiment: config_module.Experiment, episodes: int) -> dict[str, Any]:
+    from socialsim.cli import git_commit, package_versions
+
+    return {
+        "config": experiment.config,
+        "cells": [cell for cell, _ in experiment.cells],
+        "episodes_total": episodes,
+        "llm": [],
+        "humans": human_seats(experiment),
+        "versions": package_versions(),
+        "git_commit": git_commit(),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": sys.argv,
+    }
+
+
+def write_manifest(experiment: config_module.Experiment, out: Path, episodes: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    records.write_manifest(out, manifest(experiment, episodes))
+
+
+async def play_game(
+    experiment: config_module.Experiment,
+    spec: runner.EpisodeSpec,
+    out: Path,
+    consoles: Mapping[str, Any],
+) -> records.EpisodeRecord:
+    """Play ``spec`` with ``consoles`` (seat -> console) in the human seats and append the
+    record to ``out``'s log. An interruption (Ctrl-C, a cancelled session) logs nothing."""
+    run = RunContext(directory=out, shared={CONSOLES: dict(consoles)})
+    record = await runner.play_episode_async(spec, run=run)
+    held = records.read_manifest(out)
+    if held is None:
+        write_manifest(experiment, out, spec.episode + 1)
+    else:
+        held["episodes_total"] = max(held.get("episodes_total", 0), spec.episode + 1)
+        records.write_manifest(out, held)
+    with records.EventLog(out) as log:
+        log.append(record)
+    return record
