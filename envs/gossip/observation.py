@@ -67,7 +67,9 @@ class Layout:
         """Every agent's observation now, filled for all of them at once (one row each)."""
         vectors = np.empty((game.n, self.size), dtype=np.float32)
         vectors[:, 0] = game.resources
-        vectors[:, 1 : self.tone_offset] = self.seat_table[0 if game.done else game.seat_codes]
+        vectors[:, 1 : self.tone_offset] = (
+            self.seat_table[0] if game.done else self.seat_table.take(game.seat_codes, axis=0)
+        )
         vectors[:, self.tone_offset :] = game.tone_counts.reshape(1, -1)
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
         for agent, (decision, _, _) in game.pending().items():
