@@ -73,7 +73,7 @@ class DecisionEnv(ParallelEnv):
     def step(self, actions: Mapping[str, Any]):
         if not self.agents:
             raise ValueError("step: the episode is over; call reset()")
-        if not isinstance(actions, Mapping):
+        if type(actions) is not dict and not isinstance(actions, Mapping):
             raise ValueError(f"actions: expected a dict agent id -> action, got {actions!r}")
         deciding = self.deciding()
         missing = [agent for agent in deciding if agent not in actions]

@@ -47,16 +47,17 @@ def freeze(value: Any, where: str = "payload") -> Any:
 
 def _freeze(value: Any) -> Any:
     # Raises a bare TypeError: the path of the bad part is only worked out on failure.
-    if type(value) in _SCALARS:
+    kind = type(value)
+    if kind in _SCALARS:
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):  # a plain dict skips the abc check
         frozen = {}
         for key, item in value.items():
             if type(key) is not str:
                 raise TypeError
             frozen[key] = item if type(item) in _SCALARS else _freeze(item)
         return MappingProxyType(frozen)
-    if type(value) is list or type(value) is tuple:
+    if kind is list or kind is tuple:
         return tuple(_freeze(item) for item in value)
     if isinstance(value, (bool, str, int, float)):
         return value
