@@ -11,6 +11,7 @@ import pytest
 from socialsim.envs.gossip.protocol import TONES, market_payoffs
 
 from socialsim.analysis import cooperation as co
+from socialsim.analysis import entrant as en
 from socialsim.analysis import figures, tables
 from socialsim.records import EpisodeRecord
 
@@ -267,6 +268,48 @@ def test_ostracism_without_an_entrant_is_nan():
     assert math.isnan(co.ostracism(donation_record(everyone("cooperate"))))
 
 
+def test_refusing_the_entrant_does_not_count_against_the_residents_cooperation():
+    # A joining entrant: agent_8 plays the reference's order; it defects, the residents help
+    # each other, and the donors after its first gossiped defection (round 8: 8 -> 0) refuse.
+    def choose(round_, donor, recipient):
+        if donor == "agent_8":
+            return "defect"
+        if recipient == "agent_8" and round_ > 8:
+            return "defect"
+        return "cooperate"
+
+    rec = donation_record(choose, entrant="agent_8")
+    split = en.cooperation_split(rec)
+    assert split["cooperation_residents"] == 1.0
+    assert split["cooperation_by_entrant"] == 0.0
+    # agent_8 is recipient 4 times: round 15 (1->8), 26 (3->8), 33 (5->8), 36 (7->8), all after
+    assert split["cooperation_to_entrant"] == 0.0
+    assert split["cooperation_to_entrant_after"] == 0.0
+    assert math.isnan(split["cooperation_to_entrant_before"])
+    assert en.exposure_round(rec) == 8
+    assert co.cooperation_rate(rec) == 28 / 36  # the blended rate the headline no longer shows
+
+
+def test_without_an_entrant_everyone_is_a_resident_and_the_entrant_metrics_are_undefined():
+    split = en.cooperation_split(donation_record(everyone("cooperate")))
+    assert split["cooperation_residents"] == 1.0
+    assert math.isnan(split["cooperation_to_entrant"])
+    assert math.isnan(split["cooperation_by_entrant"])
+
+
+def test_cooperation_by_round_is_split_by_who_chose_towards_whom():
+    rec = donation_record(
+        lambda r, d, rc: "defect" if "agent_8" in (d, rc) else "cooperate",
+        pairs=ISOLATED_9 + [(0, 1)],
+        entrant="agent_8",
+    )
+    by_round = en.cooperation_by_round_split(rec)
+    assert by_round[1]["by_entrant"] == 0.0
+    assert math.isnan(by_round[1]["residents"]) and math.isnan(by_round[1]["to_entrant"])
+    assert by_round[2]["to_entrant"] == 0.0
+    assert by_round[9]["residents"] == 1.0
+
+
 def test_reputation_accuracy_scores_non_neutral_tones_against_the_donors_action():
     # a liar who praises every defection and a neutral gossiper who makes no claim
     def tone(action, donor, recipient):
@@ -379,7 +422,15 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
             }
             records.append(rec)
     report = tables.cooperation_report(records)
-    assert set(report) == {"cells", "episodes", "agents", "kinds", "rounds", "tones"}
+    assert set(report) == {
+        "cells",
+        "episodes",
+        "agents",
+        "kinds",
+        "rounds",
+        "tones",
+        "tones_by_action",
+    }
     cells = report["cells"].set_index("cell")
     assert cells.loc["gossip=True", "social_welfare"] == 144.0
     assert cells.loc["gossip=False", "social_welfare"] == 0.0
@@ -390,7 +441,11 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
     assert len(rounds) == 2 * 36
     assert set(rounds["cooperation_rate"]) == {0.0, 1.0}
     paths = figures.plot_cooperation(report, tmp_path)
-    assert [p.name for p in paths] == ["cooperation_by_round.png", "returns_by_kind.png"]
+    assert [p.name for p in paths] == [
+        "cooperation_by_round.png",
+        "returns_by_kind.png",
+        "tones_by_action.png",
+    ]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 

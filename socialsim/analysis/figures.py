@@ -1,76 +1,314 @@
-"""Figures of the analysis, drawn from its tables with matplotlib's Agg canvas through
-:class:`~matplotlib.figure.Figure` (no pyplot state)."""
+"""Figures of the gossip games, drawn from the analysis's tables with matplotlib's Agg canvas
+through :class:`~matplotlib.figure.Figure` (no pyplot state). Decrypto's are in
+:mod:`~socialsim.analysis.decrypto_figures`.
+
+Every figure has a title and labelled axes, and stays readable for any grid: the grid's factors
+that vary become facets (:func:`facets`: gossip on/off side by side as columns, the agents'
+kind as the hue, the other factors as rows), series that are identical to the last bit are
+drawn once and labelled ``a = b``, and the entrant's joining round is marked.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from socialsim.analysis.tables import factor_name, value_label
+from socialsim.envs.gossip.protocol import TONES
 
-def plot_cooperation(tables: Mapping[str, pd.DataFrame], directory: str | Path) -> list[Path]:
-    """Write the figures of the cooperation tables
-    (:func:`~socialsim.analysis.tables.cooperation_report`) as PNG files in ``directory`` and
-    return their paths:
+DPI = 110
 
-    * ``cooperation_by_round.png``: cooperation rate by round (mean and standard error over
-      episodes), one line per cell (donation, PD);
-    * ``returns_by_kind.png``: mean return per agent kind, one group of horizontal bars per cell.
 
-    Figures grow with the number of cells so that a large grid stays readable.
+def plot_cooperation(
+    tables: Mapping[str, pd.DataFrame],
+    directory: str | Path,
+    identical: Sequence[Sequence[str]] = (),
+) -> list[Path]:
+    """Write the gossip games' figures (:func:`~socialsim.analysis.tables.cooperation_report`)
+    as PNG files in ``directory`` and return their paths:
+
+    * ``cooperation_by_round.png``: cooperation among residents by round, mean and standard
+      error band over episodes (donation, PD);
+    * ``returns_by_kind.png``: mean return per agent kind and cell;
+    * ``tones_by_action.png``: the share of each tone published about a move, by the move;
+    * ``entrant.png``: the residents' cooperation towards the entrant before and after its
+      first gossiped defection, and the entrant's return beside the residents'.
+
+    ``identical`` lists groups of cells whose results are the same (titles say so).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    if not tables["rounds"].empty:
-        written.append(_plot_rounds(tables["rounds"], directory / "cooperation_by_round.png"))
+    rounds = tables["rounds"]
+    if not rounds.empty:
+        joins = _entrant_rounds(tables["cells"])
+        written.append(_plot_rounds(rounds, joins, directory / "cooperation_by_round.png"))
     kinds = tables["kinds"]
     if not kinds.empty and "return" in kinds.columns:
         written.append(_plot_returns(kinds, directory / "returns_by_kind.png"))
+    by_action = tables.get("tones_by_action")
+    if by_action is not None and not by_action.empty and by_action["count"].sum() > 0:
+        written.append(_plot_tones(by_action, directory / "tones_by_action.png"))
+    cells = tables["cells"]
+    if "cooperation_to_entrant" in cells.columns and cells["cooperation_to_entrant"].notna().any():
+        written.append(_plot_entrant(cells, kinds, directory / "entrant.png"))
     return written
 
 
-def _plot_rounds(rounds: pd.DataFrame, path: Path) -> Path:
-    cells = sorted(rounds["cell"].unique())
-    # The legend sits under the axes; each cell's line of legend adds height.
-    figure = Figure(figsize=(9, 4 + 0.2 * len(cells)), layout="constrained")
-    axes = figure.add_subplot()
-    for index, cell in enumerate(cells):
-        block = rounds[rounds["cell"] == cell]
-        style = ("-", "--", ":", "-.")[index // 10 % 4]  # the colour cycle repeats after 10
-        axes.plot(block["round"], block["cooperation_rate"], style, marker=".", label=cell)
-        if len(cells) <= 8:  # bands of many cells hide each other
-            low = block["cooperation_rate"] - block["cooperation_rate_se"]
-            high = block["cooperation_rate"] + block["cooperation_rate_se"]
-            axes.fill_between(block["round"], low, high, alpha=0.2)
-    axes.set_xlabel("round")
-    axes.set_ylabel("cooperation rate")
-    axes.set_ylim(-0.05, 1.05)
-    figure.legend(
-        loc="outside lower center", fontsize="x-small", ncols=1 if len(cells) > 4 else len(cells)
+# -- facets ---------------------------------------------------------------------------------------
+
+
+def readable(value: str) -> str:
+    """A grid value stored as text (``"{'kind': 'liar'}"``, ``"True"``) as a reader names it."""
+    try:
+        return value_label(ast.literal_eval(value))
+    except (ValueError, SyntaxError):
+        return value
+
+
+@dataclass(frozen=True)
+class Facets:
+    """Which grid factors (``cell.<path>`` columns) make the columns, the hue and the rows."""
+
+    column: str | None
+    hue: str | None
+    rows: tuple[str, ...]
+
+    def label(self, factor: str | None, value: str) -> str:
+        return f"{factor_name(factor[5:])}={readable(value)}" if factor else ""
+
+    def row_label(self, block: pd.Series | Mapping) -> str:
+        return ", ".join(self.label(f, str(block[f])) for f in self.rows)
+
+
+def facets(frame: pd.DataFrame) -> Facets:
+    """Gossip (or the first factor) as columns, the agents' kind (or the last other factor) as
+    the hue, every other factor that varies as rows."""
+    factors = [
+        c for c in frame.columns if c.startswith("cell.") and frame[c].astype(str).nunique() > 1
+    ]
+    column = next((f for f in factors if f.endswith("gossip")), None)
+    if column is None and len(factors) > 1:
+        column = factors[0]
+    rest = [f for f in factors if f != column]
+    hue = next((f for f in rest if f.endswith("*.kind")), rest[-1] if rest else None)
+    return Facets(column, hue, tuple(f for f in rest if f != hue))
+
+
+def _values(frame: pd.DataFrame, factor: str | None) -> list[str]:
+    return sorted(frame[factor].astype(str).unique()) if factor else [""]
+
+
+def _select(frame: pd.DataFrame, factor: str | None, value: str) -> pd.DataFrame:
+    return frame[frame[factor].astype(str) == value] if factor else frame
+
+
+def _entrant_rounds(cells: pd.DataFrame) -> dict[str, float]:
+    if "entrant_round" not in cells.columns:
+        return {}
+    return {c: r for c, r in zip(cells["cell"], cells["entrant_round"], strict=True) if r == r}
+
+
+def _row_blocks(frame: pd.DataFrame, f: Facets) -> list[tuple[str, pd.DataFrame]]:
+    if not f.rows:
+        return [("", frame)]
+    return [
+        (f.row_label(dict(zip(f.rows, key if isinstance(key, tuple) else (key,), strict=True))), b)
+        for key, b in frame.groupby(list(f.rows), sort=True)
+    ]
+
+
+# -- cooperation by round -------------------------------------------------------------------------
+
+
+def _plot_rounds(rounds: pd.DataFrame, joins: Mapping[str, float], path: Path) -> Path:
+    f = facets(rounds)
+    column = "cooperation_residents" if "cooperation_residents" in rounds else "cooperation_rate"
+    columns = _values(rounds, f.column)
+    rows = _row_blocks(rounds, f)
+    figure = Figure(figsize=(5.6 * len(columns), 0.8 + 3.4 * len(rows)), layout="constrained")
+    grid = figure.subplots(len(rows), len(columns), squeeze=False, sharey=True)
+    for r, (row_label, row_block) in enumerate(rows):
+        for c, col_value in enumerate(columns):
+            axes = grid[r][c]
+            block = _select(row_block, f.column, col_value)
+            _draw_series(axes, block, f, column)
+            marks = sorted({joins[cell] for cell in block["cell"].unique() if cell in joins})
+            for mark in marks:
+                axes.axvline(mark, color="grey", linestyle=":", linewidth=1)
+                axes.annotate(
+                    " entrant joins", (mark, 0.55), fontsize="x-small", color="grey", rotation=90
+                )
+            title = ", ".join(t for t in (f.label(f.column, col_value), row_label) if t)
+            axes.set_title(title or "all episodes", fontsize="small")
+            axes.set_ylim(-0.05, 1.05)
+            axes.set_xlabel("round")
+            if c == 0:
+                axes.set_ylabel("share of choices that cooperate")
+            axes.grid(alpha=0.3)
+    figure.suptitle(
+        "Cooperation by round: among residents (solid, ± SE over episodes) "
+        "and residents towards the entrant (dotted)"
     )
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=DPI)
     return path
 
 
+def _draw_series(axes, block: pd.DataFrame, f: Facets, column: str) -> None:
+    """One line per hue value (cooperation among residents, solid with its SE band; towards
+    the entrant, dotted, where it has choices), identical lines drawn once under the joined
+    label."""
+    towards = "cooperation_to_entrant"
+    series: dict[tuple, list[str]] = {}
+    data: dict[tuple, pd.DataFrame] = {}
+    for hue_value in _values(block, f.hue):
+        part = _select(block, f.hue, hue_value).sort_values("round")
+        if part.empty:
+            continue
+        key = tuple(np.round(part[column].fillna(-1).to_numpy(dtype=float), 12))
+        key += tuple(part["round"])
+        if towards in part:
+            key += tuple(np.round(part[towards].fillna(-1).to_numpy(dtype=float), 12))
+        series.setdefault(key, []).append(readable(hue_value) if f.hue else "all")
+        data[key] = part
+    for index, (key, names) in enumerate(series.items()):
+        part = data[key]
+        label = " = ".join(names) + (" (identical)" if len(names) > 1 else "")
+        x = part["round"].to_numpy()
+        y = part[column].to_numpy(dtype=float)
+        se = part.get(f"{column}_se", part.get("cooperation_rate_se"))
+        (line,) = axes.plot(x, y, "-", marker=".", markersize=3, label=label, zorder=3 - index)
+        if se is not None:
+            se = se.to_numpy(dtype=float)
+            axes.fill_between(x, y - se, y + se, alpha=0.15, color=line.get_color())
+        if towards in part and part[towards].notna().any():
+            seen = part[part[towards].notna()]
+            axes.plot(
+                seen["round"],
+                seen[towards],
+                ":",
+                marker="v",
+                markersize=4,
+                color=line.get_color(),
+                label=f"{label} → entrant",
+            )
+    axes.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+
+
+# -- returns --------------------------------------------------------------------------------------
+
+
 def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
-    cells = sorted(kinds["cell"].unique())
+    f = facets(kinds)
+    columns = _values(kinds, f.column)
+    others = [x for x in (*f.rows, f.hue) if x]
+    labels = sorted({" | ".join(readable(str(r[x])) for x in others) for _, r in kinds.iterrows()})
     kind_names = sorted(kinds["kind"].astype(str).unique())
     height = 0.8 / max(1, len(kind_names))
-    bars = len(cells) * max(2, len(kind_names))
-    figure = Figure(figsize=(12, min(40.0, 1.5 + 0.1 * bars)), layout="constrained")
+    figure = Figure(
+        figsize=(5.5 * len(columns) + 2, 1.6 + 0.28 * len(labels) * max(1, len(kind_names)) / 1.5),
+        layout="constrained",
+    )
+    grid = figure.subplots(1, len(columns), squeeze=False, sharey=True, sharex=True)
+    for c, col_value in enumerate(columns):
+        axes = grid[0][c]
+        block = _select(kinds, f.column, col_value).copy()
+        block["label"] = [
+            " | ".join(readable(str(r[x])) for x in others) for _, r in block.iterrows()
+        ]
+        for k, kind in enumerate(kind_names):
+            part = block[block["kind"].astype(str) == kind].set_index("label").reindex(labels)
+            positions = np.arange(len(labels)) + k * height
+            axes.barh(
+                positions, part["return"], height, xerr=part["return_se"], label=kind, capsize=2
+            )
+        axes.set_yticks(np.arange(len(labels)) + 0.4 - height / 2, labels, fontsize="x-small")
+        axes.axvline(0.0, color="black", linewidth=0.5)
+        axes.set_xlabel("mean return per agent (resources)")
+        axes.set_title(f.label(f.column, col_value) or "all episodes", fontsize="small")
+    grid[0][0].invert_yaxis()
+    if others:
+        grid[0][0].set_ylabel(" | ".join(factor_name(x[5:]) for x in others), fontsize="small")
+    grid[0][-1].legend(title="agent kind", fontsize="x-small", loc="lower right")
+    figure.suptitle("Mean return per agent by kind (± SE over agents)")
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+# -- tones ----------------------------------------------------------------------------------------
+
+
+def _plot_tones(by_action: pd.DataFrame, path: Path) -> Path:
+    cells = sorted(by_action["cell"].unique())
+    actions = sorted(by_action["action"].unique())
+    matrix = np.full((len(cells), len(actions) * len(TONES)), np.nan)
+    for i, cell in enumerate(cells):
+        for a, action in enumerate(actions):
+            part = by_action[(by_action["cell"] == cell) & (by_action["action"] == action)]
+            counts = part.set_index("tone")["count"].reindex(TONES).fillna(0).to_numpy()
+            if counts.sum() > 0:
+                matrix[i, a * len(TONES) : (a + 1) * len(TONES)] = counts / counts.sum()
+    figure = Figure(figsize=(11, 2.2 + 0.26 * len(cells)), layout="constrained")
     axes = figure.add_subplot()
-    for k, kind in enumerate(kind_names):
-        block = kinds[kinds["kind"].astype(str) == kind].set_index("cell").reindex(cells)
-        positions = np.arange(len(cells)) + k * height
-        axes.barh(positions, block["return"], height, xerr=block["return_se"], label=kind)
-    axes.set_yticks(np.arange(len(cells)) + 0.4 - height / 2, cells, fontsize="x-small")
-    axes.invert_yaxis()  # first cell on top
-    axes.set_xlabel("mean return per agent")
-    axes.axvline(0.0, color="black", linewidth=0.5)
-    figure.legend(loc="outside right upper", fontsize="small")
-    figure.savefig(path, dpi=120)
+    image = axes.imshow(matrix, aspect="auto", cmap="viridis", vmin=0, vmax=1)
+    axes.set_xticks(
+        range(matrix.shape[1]),
+        [f"{tone}\nafter {action}" for action in actions for tone in TONES],
+        fontsize="x-small",
+        rotation=45,
+        ha="right",
+    )
+    axes.set_yticks(range(len(cells)), cells, fontsize="x-small")
+    for a in range(1, len(actions)):
+        axes.axvline(a * len(TONES) - 0.5, color="white", linewidth=2)
+    for i in range(len(cells)):
+        if np.isnan(matrix[i]).all():
+            axes.text(matrix.shape[1] / 2 - 0.5, i, "no gossip published", ha="center", va="center")
+    figure.colorbar(image, ax=axes, label="share of the tones about that move")
+    axes.set_title("Tones published about a move, by what the donor actually did")
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+# -- the entrant ----------------------------------------------------------------------------------
+
+
+def _plot_entrant(cells: pd.DataFrame, kinds: pd.DataFrame, path: Path) -> Path:
+    with_entrant = cells[cells["cooperation_to_entrant"].notna()].sort_values("cell")
+    labels = list(with_entrant["cell"])
+    y = np.arange(len(labels))
+    figure = Figure(figsize=(13, 2.6 + 0.3 * len(labels)), layout="constrained")
+    left, right = figure.subplots(1, 2, sharey=True)
+    for offset, (column, name) in enumerate(
+        (("cooperation_to_entrant_before", "before"), ("cooperation_to_entrant_after", "after"))
+    ):
+        values = with_entrant.get(column, pd.Series(np.nan, index=with_entrant.index))
+        left.barh(
+            y + 0.4 * offset, values.fillna(0), 0.4, label=f"{name} its first gossiped defection"
+        )
+        for yy, v in zip(y, values, strict=True):
+            if v != v:
+                left.annotate("n/a", (0.01, yy + 0.4 * offset), fontsize="xx-small", va="center")
+    left.set_xlim(0, 1.05)
+    left.set_xlabel("share of residents' choices towards the entrant that were cooperation")
+    left.set_title("Treatment of the entrant", fontsize="small")
+    left.set_yticks(y + 0.2, labels, fontsize="x-small")
+    left.invert_yaxis()
+    left.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2)
+    entrant = kinds[kinds["kind"] == "entrant"].set_index("cell")["return"]
+    residents = kinds[kinds["kind"] != "entrant"].groupby("cell")["return"].mean()
+    right.barh(y, entrant.reindex(labels), 0.4, label="entrant", color="tab:red")
+    right.barh(y + 0.4, residents.reindex(labels), 0.4, label="residents (mean)", color="tab:blue")
+    right.axvline(0.0, color="black", linewidth=0.5)
+    right.set_xlabel("mean return per agent (resources)")
+    right.set_title("Does defecting pay?", fontsize="small")
+    right.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2)
+    figure.suptitle("The always-defect entrant: its treatment and its payoff")
+    figure.savefig(path, dpi=DPI)
     return path

@@ -1,138 +1,364 @@
-"""``socialsim report DIR``: the text report of an experiment's log, and its CSV and PNG files.
+"""``socialsim report DIR``: the text report of an experiment's log, its CSV, JSON and PNG files,
+and ``report.html``.
 
-The episode counts and mean returns of every grid cell and seat, then the tables of each game
-family present in the log: the cooperation tables for the gossip games (records whose
-``summary["game"]`` is a game of the gossip protocol), the outcomes and theory-of-mind scores for
-Decrypto.
+The report is a list of :class:`Section` (a title, a table or text, and a note with the units),
+printed as text and rendered by :mod:`~socialsim.analysis.page` as one self-contained HTML file:
+the episode counts, failures by reason, invalid actions, invalid answers and fallbacks, LLM
+health per seat (:mod:`~socialsim.analysis.health`), the mean return per cell and seat, then
+the tables of each game family in the log: cooperation for the gossip games (residents, towards
+the entrant and by the entrant apart; :mod:`~socialsim.analysis.entrant`), outcomes, grids and
+theory-of-mind scores for Decrypto; and per cell metric its mean, SEM and 95% bootstrap
+confidence interval. Undefined values follow :mod:`~socialsim.analysis.stats`.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from socialsim import records
-from socialsim.analysis import figures, tables, tom
+from socialsim.analysis import decrypto_figures, figures, health, stats, tables, tom
 from socialsim.envs.gossip.protocol import GAMES
 
+DECRYPTO = "decrypto_v0"
 
-def report(directory: str | Path, write_files: bool = True) -> str:
-    """What ``socialsim report DIR`` prints; with ``write_files``, every table as CSV and the
-    figures as PNG in ``DIR``."""
+
+@dataclass
+class Section:
+    """One block of the report: a table (or text) with a note saying what its numbers are."""
+
+    title: str
+    table: pd.DataFrame | None = None
+    text: str = ""
+    note: str = ""
+    printed: bool = True  # False: in report.html and the CSV files only (a long table)
+
+
+@dataclass
+class Report:
+    manifest: dict
+    sections: list[Section] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+
+    def text(self) -> str:
+        lines: list[str] = []
+        for section in self.sections:
+            if not section.printed:
+                continue
+            if section.title:
+                lines += ["", f"{section.title}:"] if lines else [f"{section.title}:"]
+            if section.note:
+                lines.append(f"  ({section.note})")
+            if section.table is not None:
+                lines.append(fmt(section.table))
+            if section.text:
+                lines.append(section.text)
+        if self.figures:
+            lines += ["", "figures: " + ", ".join(p.name for p in self.figures)]
+        return "\n".join(lines)
+
+
+def fmt(frame: pd.DataFrame) -> str:
+    """A table as text, with :func:`~socialsim.analysis.stats.number` for every value."""
+    if frame.empty:
+        return "  (none)"
+    return frame.to_string(
+        index=False, na_rep=stats.UNDEFINED, formatters={c: stats.number for c in frame.columns}
+    )
+
+
+def build(directory: str | Path, write_files: bool = True) -> Report:
+    """Every section of the report; with ``write_files``, the CSV, JSON and PNG files too."""
     directory = Path(directory)
     recs = records.read_records(directory, include_failed=True)
     done = [r for r in recs if r.status == "done"]
     failed = [r for r in recs if r.status != "done"]
     manifest = records.read_manifest(directory) or {}
-    lines = [
+    out = directory if write_files else None
+    totals = health.invalid_totals(recs)
+    head = [
         f"experiment: {manifest.get('config', {}).get('name', '?')}",
         f"episodes: {len(done)} done, {len(failed)} failed (of {manifest.get('episodes_total', '?')})",
+        "invalid actions: {invalid_actions}, invalid answers: {invalid_answers}, "
+        "fallbacks: {fallbacks}".format(**totals),
     ]
-    invalid = sum(c.get("invalid_actions", 0) for r in done for c in r.counters.values())
-    lines.append(f"invalid actions: {invalid}")
+    if not recs:
+        head.append(
+            f"no episode is logged yet in {directory / records.EPISODES}: run the experiment first"
+        )
+    result = Report(manifest, [Section("", text="\n".join(head))])
+    reasons = health.failures_by_reason(recs)
+    if reasons:
+        frame = pd.DataFrame([{"episodes": n, "reason": r} for r, n in reasons.items()])
+        result.sections.append(Section("failed episodes by reason", frame))
+    llm = health.llm_health(recs)
+    if llm:
+        frame = pd.DataFrame(llm, columns=list(health.COLUMNS))
+        result.sections.append(
+            Section(
+                "LLM health per seat",
+                frame,
+                note="tokens and cost (US$) of fresh replies; latency in seconds; "
+                "cache_hit_rate a share of calls",
+            )
+        )
+        if out is not None:
+            frame.to_csv(out / "llm_health.csv", index=False)
     if done:
-        table = tables.returns_table(done)
-        lines += [
-            "",
-            "mean return per seat:",
-            _fmt(table),
-        ]
-        if write_files:
-            table.to_csv(directory / "returns.csv", index=False)
+        returns = tables.returns_table(done)
+        result.sections.append(
+            Section("mean return per seat", returns, note="mean and sem over episodes, ddof=0")
+        )
+        if out is not None:
+            returns.to_csv(out / "returns.csv", index=False)
     gossip = [r for r in done if r.summary.get("game") in GAMES]
     if gossip:
-        lines += ["", gossip_report(gossip, directory if write_files else None)]
-    if any(r.env_id == "decrypto_v0" for r in done):
-        lines += [
-            "",
-            decrypto_report(
-                [r for r in done if r.env_id == "decrypto_v0"], directory if write_files else None
-            ),
-        ]
-    return "\n".join(lines)
+        gossip_sections(result, gossip, out)
+    decrypto = [r for r in done if r.env_id == DECRYPTO]
+    if decrypto:
+        decrypto_sections(result, decrypto, out)
+    if out is not None:
+        from socialsim.analysis import page
+
+        (out / "report.html").write_text(page.render(result), encoding="utf-8")
+    return result
 
 
-def _fmt(frame: pd.DataFrame) -> str:
-    return frame.to_string(index=False, float_format=lambda x: f"{x:.4g}")
+def report(directory: str | Path, write_files: bool = True) -> str:
+    """What ``socialsim report DIR`` prints; with ``write_files``, every table as CSV, the
+    figures as PNG and ``report.html`` in ``DIR``."""
+    return build(directory, write_files).text()
 
 
-def gossip_report(recs: list[records.EpisodeRecord], directory: Path | None) -> str:
-    """Cooperation tables per grid cell; with a directory, every table as CSV and the figures."""
+HEADLINE = [
+    "cell",
+    "game",
+    "n",
+    "cooperation_residents",
+    "cooperation_residents_se",
+    "cooperation_to_entrant",
+    "cooperation_by_entrant",
+    "cooperation_to_entrant_before",
+    "cooperation_to_entrant_after",
+    "ostracism",
+    "social_welfare",
+    "social_welfare_se",
+    "reputation_accuracy",
+    "deal_rate",
+    "welfare_per_round",
+]
+CELL_METRICS = [
+    "cooperation_residents",
+    "cooperation_to_entrant",
+    "cooperation_by_entrant",
+    "ostracism",
+    "social_welfare",
+    "mean_return",
+    "reputation_accuracy",
+    "deal_rate",
+    "welfare_per_round",
+]
+
+
+def cell_statistics(episodes: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Per (cell, metric): n (episodes where it is defined), mean, SEM (ddof=1) and the 95%
+    bootstrap confidence interval of the mean (:func:`~socialsim.analysis.stats.summary`)."""
+    rows = []
+    for cell, block in episodes.groupby("cell", sort=True):
+        for metric in metrics:
+            if metric in block.columns:
+                rows.append({"cell": cell, "metric": metric, **stats.summary(block[metric])})
+    return pd.DataFrame(rows)
+
+
+def gossip_sections(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
     cooperation = tables.cooperation_report(recs)
     cells = cooperation["cells"]
-    wanted = [
-        "cell",
-        "game",
-        "n",
-        "cooperation_rate",
-        "cooperation_rate_se",
-        "social_welfare",
-        "social_welfare_se",
-        "ostracism",
-        "reputation_accuracy",
-        "deal_rate",
-        "welfare_per_round",
-    ]
-    shown = cells[[c for c in wanted if c in cells.columns]]
+    shown = cells[[c for c in HEADLINE if c in cells.columns]]
+    shown = shown.dropna(axis="columns", how="all")
+    result.sections.append(
+        Section(
+            "cooperation per cell",
+            shown,
+            note="shares of cooperate/defect choices (0-1): residents with residents, residents "
+            "towards the entrant, the entrant's own; before/after its first gossiped defection; "
+            "ostracism = share refused after it; mean and se (ddof=0) over episodes; "
+            "social welfare in resource units",
+        )
+    )
+    same = tables.identical_cells(cooperation["episodes"])
+    if same:
+        result.sections.append(
+            Section(
+                "identical cells",
+                text="\n".join("  " + "\n    = ".join(group) for group in same),
+                note="every episode of these cells has the same metrics to the last bit",
+            )
+        )
     kinds = cooperation["kinds"]
     kind_cols = [
         c
         for c in ("cell", "kind", "n", "return", "return_se", "image_score", "discounted_return")
         if c in kinds.columns
     ]
-    lines = [
-        "cooperation per cell (mean, standard error over episodes):",
-        _fmt(shown),
-        "",
-        "per agent kind:",
-        _fmt(kinds[kind_cols]),
-    ]
-    if directory is not None:
+    result.sections.append(
+        Section("per agent kind", kinds[kind_cols], note="resource units; mean and se over agents")
+    )
+    statistics = cell_statistics(cooperation["episodes"], CELL_METRICS)
+    result.sections.append(
+        Section(
+            "cell metrics: mean, SEM and 95% bootstrap CI",
+            statistics,
+            note="over episodes where defined; sem ddof=1; percentile bootstrap, 2000 resamples, "
+            "seed 0; also in cooperation_statistics.csv",
+            printed=False,
+        )
+    )
+    if out is not None:
         for name, table in cooperation.items():
-            table.to_csv(directory / f"cooperation_{name}.csv", index=False)
-        written = figures.plot_cooperation(cooperation, directory)
-        lines.append("figures: " + ", ".join(p.name for p in written))
-    return "\n".join(lines)
+            table.to_csv(out / f"cooperation_{name}.csv", index=False)
+        statistics.to_csv(out / "cooperation_statistics.csv", index=False)
+        result.figures += figures.plot_cooperation(cooperation, out, same)
 
 
-def decrypto_report(recs: list[records.EpisodeRecord], directory: Path | None) -> str:
-    """Decrypto outcomes per cell, the competitive grid and the ToM scores where probed."""
+OUTCOME_UNITS = {
+    "interception_rate": "IR (%)",
+    "miscommunication_rate": "MR (%)",
+    "win_rate": "win_rate (share)",
+    "avg_turns": "avg_turns (turns)",
+    "avg_interception_turn": "avg_interception_turn (turn)",
+    "avg_miscommunication_turn": "avg_miscommunication_turn (turn)",
+}
+
+
+def grid_frame(grid: dict[tuple[str, str], tom.GridCell], row: str, column: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                row: a,
+                column: b,
+                "loss_rate": c.mean,
+                "loss_rate_sem": c.sem,
+                "blocks": c.blocks,
+                "games": c.games,
+                "avg_turns": c.avg_turns,
+                "avg_turns_sem": c.turns_sem,
+            }
+            for (a, b), c in grid.items()
+        ]
+    )
+
+
+def decrypto_outcomes(recs: list[records.EpisodeRecord]) -> pd.DataFrame:
     by_cell: dict[str, list[records.EpisodeRecord]] = {}
     for record in recs:
         by_cell.setdefault(tables.cell_label(record.cell), []).append(record)
     rows = []
     for cell, group in by_cell.items():
         out = tom.outcomes(group)
+        encoder, decoder, eve = (tom.agent_label(group[0].seats[s]) for s in tom.SEATS)
         rows.append(
             {
                 "cell": cell,
+                "matchup": f"{encoder} + {decoder} vs {eve}",
                 **{k: v for k, v in out.items() if not isinstance(v, dict)},
                 **out.get("endings", {}),
             }
         )
-    outcomes = pd.DataFrame(rows)
-    lines = ["Decrypto outcomes per cell:", _fmt(outcomes)]
-    grid = tom.competitive_grid(recs)
-    if grid:
-        lines += [
-            "",
-            "competitive grid, interception-loss rate (team = encoder = decoder, mean +- SEM over seed blocks of 32):",
-        ]
-        lines += [
-            f"  {team:>24s} vs {eve:<24s} {c.mean:.3f} +- {c.sem:.3f}  ({c.games} games, {c.avg_turns:.2f} turns)"
-            for (team, eve), c in grid.items()
-        ]
+    return pd.DataFrame(rows)
+
+
+def decrypto_episodes(recs: list[records.EpisodeRecord]) -> pd.DataFrame:
+    """One row per game: its cell, whether the team survived, lost to interceptions or to
+    miscommunications (a game ending ``both`` counts for both), and its turns."""
+    rows = []
+    for record in recs:
+        ending = record.summary["ending"]
+        rows.append(
+            {
+                "cell": tables.cell_label(record.cell),
+                "episode": record.episode,
+                "survived": float(ending == "survived"),
+                "interception_loss": float(ending in ("intercept", "both")),
+                "miscommunication_loss": float(ending in ("miscomm", "both")),
+                "turns": float(record.summary["turns"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def cooperative_grids(recs: list[records.EpisodeRecord]) -> dict[str, dict]:
+    """Interceptor label -> its encoder x decoder grid."""
+    interceptors = sorted({tom.agent_label(r.seats["interceptor"]) for r in recs})
+    return {eve: tom.cooperative_grid(recs, interceptor=eve) for eve in interceptors}
+
+
+def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
+    outcomes = decrypto_outcomes(recs).rename(columns=OUTCOME_UNITS)
+    result.sections.append(
+        Section(
+            "Decrypto outcomes per cell",
+            outcomes,
+            note="IR% / MR%: interceptions / miscommunications per two tokens a game, in percent; "
+            "endings are game counts",
+        )
+    )
+    competitive = grid_frame(tom.competitive_grid(recs), "team", "interceptor")
+    if not competitive.empty:
+        result.sections.append(
+            Section(
+                "competitive grid: interception-loss rate",
+                competitive,
+                note="team = encoder = decoder; loss rate a share of games, mean and sem over "
+                f"seed blocks of {tom.EPISODES_PER_BLOCK}; turns mean and sem over games",
+            )
+        )
+    grids = cooperative_grids(recs)
+    cooperative = pd.concat(
+        [grid_frame(g, "encoder", "decoder").assign(interceptor=eve) for eve, g in grids.items()],
+        ignore_index=True,
+    )
+    result.sections.append(
+        Section(
+            "cooperative grid: miscommunication-loss rate",
+            cooperative,
+            note="per interceptor, every encoder x decoder; loss rate a share of games, mean "
+            f"and sem over seed blocks of {tom.EPISODES_PER_BLOCK}",
+        )
+    )
+    statistics = cell_statistics(
+        decrypto_episodes(recs),
+        ["survived", "interception_loss", "miscommunication_loss", "turns"],
+    )
+    result.sections.append(
+        Section(
+            "cell metrics: mean, SEM and 95% bootstrap CI",
+            statistics,
+            note="per game; shares of games, turns in turns; sem ddof=1; percentile bootstrap, "
+            "2000 resamples, seed 0; also in decrypto_statistics.csv",
+            printed=False,
+        )
+    )
     scores = {}
     if any(r.probes for r in recs):
         scores = {
             "perspective_taking": tom.perspective_taking(recs),
             "representational_change": tom.representational_change(recs),
         }
-        lines += ["", "theory of mind:", json.dumps(scores, indent=2)]
-    if directory is not None:
-        outcomes.to_csv(directory / "decrypto_outcomes.csv", index=False)
+        result.sections.append(
+            Section(
+                "theory of mind", text=stats.strict_json(scores), note="shares; null = undefined"
+            )
+        )
+    if out is not None:
+        outcomes.to_csv(out / "decrypto_outcomes.csv", index=False)
+        competitive.to_csv(out / "decrypto_competitive_grid.csv", index=False)
+        cooperative.to_csv(out / "decrypto_cooperative_grid.csv", index=False)
+        statistics.to_csv(out / "decrypto_statistics.csv", index=False)
         if scores:
-            (directory / "decrypto_tom.json").write_text(json.dumps(scores, indent=2) + "\n")
-    return "\n".join(lines)
+            (out / "decrypto_tom.json").write_text(stats.strict_json(scores) + "\n")
+        result.figures += decrypto_figures.plot_decrypto(
+            decrypto_outcomes(recs), competitive, cooperative, scores, out
+        )

@@ -11,7 +11,9 @@ from typing import Any
 import pandas as pd
 
 from socialsim.analysis import cooperation as co
+from socialsim.analysis import entrant as en
 from socialsim.analysis.interactions import agents_of, game_of
+from socialsim.analysis.stats import bootstrap_ci
 from socialsim.envs.gossip.protocol import DONATION, MARKET, PRISONERS, TRUST
 from socialsim.records import EpisodeRecord, episodes_frame
 
@@ -33,14 +35,31 @@ def returns_table(recs: list[EpisodeRecord]) -> pd.DataFrame:
     return table.drop(columns="std")
 
 
+def factor_name(key: str) -> str:
+    """The grid factor's short name: the last part of its path (the seat for
+    ``seats.SEAT.kind``; ``*`` reads ``all seats``)."""
+    path = key.split(".")
+    name = path[-2] if key.endswith(".kind") and len(path) > 1 else path[-1]
+    return "all seats" if name == "*" else name
+
+
+def value_label(value: Any) -> str:
+    """A grid value as a reader names it: an agent table ``{"kind": "liar", "mode": "invert"}``
+    is ``liar(mode=invert)``, the empty table (the seat plays as every other) ``as others``."""
+    if isinstance(value, Mapping):
+        if not value:
+            return "as others"
+        kind = value.get("kind", "?")
+        params = ", ".join(f"{k}={v}" for k, v in sorted(value.items()) if k != "kind")
+        return f"{kind}({params})" if params else str(kind)
+    return str(value)
+
+
 def cell_label(cell: Mapping[str, Any]) -> str:
-    """A short readable name for a grid cell, as ``socialsim report`` writes it: ``key=value``
-    on the last part of each path (the seat for ``seats.SEAT.kind``), ``(all)`` without a grid."""
-    parts = []
-    for key, value in cell.items():
-        path = key.split(".")
-        name = path[-2] if key.endswith(".kind") and len(path) > 1 else path[-1]
-        parts.append(f"{name}={value}")
+    """A short readable name for a grid cell, as ``socialsim report`` writes it:
+    ``factor=value`` for each grid factor (:func:`factor_name`, :func:`value_label`), ``(all)``
+    without a grid."""
+    parts = [f"{factor_name(key)}={value_label(value)}" for key, value in cell.items()]
     return ", ".join(parts) or "(all)"
 
 
@@ -57,8 +76,11 @@ def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
     row["mean_discounted_return"] = co.mean_of(list(discounted.values()))
     row["se_discounted_return"] = co.standard_error(discounted.values())
     if game in (DONATION.name, PRISONERS.name):
+        row.update(en.cooperation_split(record))
         row["cooperation_rate"] = co.cooperation_rate(record)
         row["ostracism"] = co.ostracism(record)
+        joins = record.summary.get("entrant_round")
+        row["entrant_round"] = float(joins) if joins is not None else NAN
         final = record.summary.get("resources")
         row["gini"] = co.gini(final.values()) if final else co.gini(returns.values())
     if game == TRUST.name:
@@ -125,11 +147,13 @@ def cooperation_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFra
     * ``agents``: one row per (episode, agent) with its kind (:func:`agent_metrics`);
     * ``kinds``: per (cell, agent kind), mean and standard error of the per-agent metrics;
     * ``rounds``: per (cell, round), the cooperation rate averaged over episodes (donation, PD);
-    * ``tones``: per (cell, tone), the tone count and share over all episodes of the cell.
+    * ``tones``: per (cell, tone), the tone count and share over all episodes of the cell;
+    * ``tones_by_action``: per (cell, action, tone), the count of the tones published about a
+      move, by what the actor actually did (:func:`~socialsim.analysis.cooperation.tones_by_action`).
 
     Failed episodes are skipped.
     """
-    episodes, agents, rounds, tones = [], [], [], []
+    episodes, agents, rounds, tones, by_action = [], [], [], [], []
     for record in records:
         if record.status != "done" or not record.summary:
             continue
@@ -143,10 +167,15 @@ def cooperation_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFra
         for agent, metrics in agent_metrics(record).items():
             agents.append({**base, "agent": agent, "kind": _kind(record, agent), **metrics})
         if base["game"] in (DONATION.name, PRISONERS.name):
+            split = en.cooperation_by_round_split(record)
             for round_, rate in co.cooperation_by_round(record).items():
-                rounds.append({**base, "round": round_, "cooperation_rate": rate})
+                groups = {f"cooperation_{g}": v for g, v in split.get(round_, {}).items()}
+                rounds.append({**base, "round": round_, "cooperation_rate": rate, **groups})
         for tone, count in co.tone_counts(record).items():
             tones.append({**base, "tone": tone, "count": count})
+        for action, counts in co.tones_by_action(record).items():
+            for tone, count in counts.items():
+                by_action.append({**base, "action": action, "tone": tone, "count": count})
 
     episodes_df = pd.DataFrame(episodes)
     agents_df = pd.DataFrame(agents)
@@ -157,6 +186,7 @@ def cooperation_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFra
         "kinds": _mean_and_se(agents_df, ["cell", "game", "kind"], exclude=("episode", "seed")),
         "rounds": _rounds_table(pd.DataFrame(rounds)),
         "tones": _tones_table(pd.DataFrame(tones)),
+        "tones_by_action": _tones_by_action_table(pd.DataFrame(by_action)),
     }
 
 
@@ -185,6 +215,7 @@ def _mean_and_se(frame: pd.DataFrame, keys: list[str], exclude: Sequence[str] = 
             row[metric] = float(values.mean()) if len(values) else NAN
             if not metric.startswith("se_"):  # no standard error of a standard error
                 row[f"{metric}_se"] = co.standard_error(values) if len(values) else NAN
+                row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = bootstrap_ci(values)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -197,12 +228,50 @@ def _rounds_table(frame: pd.DataFrame) -> pd.DataFrame:
     keys = _cell_keys(frame) + ["cell", "round"]
     frame = frame.copy()
     frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    groups = frame.groupby(keys, sort=True)
     table = (
-        frame.groupby(keys, sort=True)["cooperation_rate"]
+        groups["cooperation_rate"]
         .agg(cooperation_rate="mean", cooperation_rate_se=co.standard_error, n="size")
         .reset_index()
     )
+    for column in [
+        c for c in frame.columns if c.startswith("cooperation_") and c != "cooperation_rate"
+    ]:
+        table[column] = groups[column].mean().to_numpy()
+        table[f"{column}_se"] = (
+            groups[column]
+            .agg(lambda v: co.standard_error(v.dropna()) if v.notna().any() else NAN)
+            .to_numpy()
+        )
     return table
+
+
+def _tones_by_action_table(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        return pd.DataFrame(columns=["cell", "action", "tone", "count"])
+    keys = _cell_keys(frame) + ["cell", "action", "tone"]
+    frame = frame.copy()
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    return frame.groupby(keys, sort=False)["count"].sum().reset_index()
+
+
+def identical_cells(episodes: pd.DataFrame) -> list[list[str]]:
+    """Groups of two or more cells whose every episode has the same metrics, to the last bit
+    (e.g. three norms that never disagree in a population with one defector)."""
+    if episodes.empty or "cell" not in episodes.columns:
+        return []
+    metrics = [
+        c
+        for c in episodes.columns
+        if not c.startswith("cell")
+        and c not in ("game", "seed")
+        and pd.api.types.is_numeric_dtype(episodes[c])
+    ]
+    by_content: dict[tuple, list[str]] = {}
+    for cell, block in episodes.groupby("cell", sort=True):
+        content = tuple(map(tuple, block.sort_values("episode")[metrics].fillna(-1e300).to_numpy()))
+        by_content.setdefault(content, []).append(str(cell))
+    return [cells for cells in by_content.values() if len(cells) > 1]
 
 
 def _tones_table(frame: pd.DataFrame) -> pd.DataFrame:

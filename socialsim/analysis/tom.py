@@ -99,13 +99,15 @@ def agent_label(spec: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class GridCell:
-    """One grid cell: the metric's mean and SEM over seed blocks (SEM is NaN with one block)."""
+    """One grid cell: the metric's mean and SEM over seed blocks (SEM is NaN with one block),
+    and the games' average length in turns with its SEM over games (NaN with one game)."""
 
     mean: float
     sem: float
     blocks: int
     games: int
     avg_turns: float
+    turns_sem: float = math.nan
 
 
 def _block_stats(
@@ -124,7 +126,11 @@ def _block_stats(
         sem = math.sqrt(variance / k)
     else:
         sem = math.nan
-    return GridCell(mean, sem, k, len(records), _mean([r.summary["turns"] for r in records]))
+    turns = [r.summary["turns"] for r in records]
+    avg = _mean(turns)
+    n = len(turns)
+    turns_sem = math.sqrt(sum((t - avg) ** 2 for t in turns) / (n - 1) / n) if n > 1 else math.nan
+    return GridCell(mean, sem, k, n, avg, turns_sem)
 
 
 def _loss_rate(endings: tuple[str, str]) -> Callable[[Sequence[EpisodeRecord]], float]:
