@@ -64,9 +64,14 @@ def fmt(frame: pd.DataFrame) -> str:
     """A table as text, with :func:`~socialsim.analysis.stats.number` for every value."""
     if frame.empty:
         return "  (none)"
-    return frame.to_string(
-        index=False, na_rep=stats.UNDEFINED, formatters={c: stats.number for c in frame.columns}
-    )
+    formatters = {}
+    for column in frame.columns:
+        if frame[column].map(type).eq(str).all():
+            width = int(frame[column].str.len().max())
+            formatters[column] = lambda v, w=width: str(v).ljust(w)  # text reads left to right
+        else:
+            formatters[column] = stats.number
+    return frame.to_string(index=False, na_rep=stats.UNDEFINED, formatters=formatters)
 
 
 def build(directory: str | Path, write_files: bool = True) -> Report:
