@@ -132,6 +132,20 @@ def read_records(directory: str | os.PathLike, include_failed: bool = False) -> 
     return sorted(records, key=lambda r: r.key)
 
 
+def read_failures(directory: str | os.PathLike) -> list[EpisodeRecord]:
+    """The last ``failed`` record of each key that has no ``done`` one."""
+    return [r for r in read_records(directory, include_failed=True) if r.status != "done"]
+
+
+def failure_reasons(failed: Iterable[EpisodeRecord]) -> list[tuple[str, int, EpisodeRecord]]:
+    """``(reason, count, first record)`` for each distinct error, the most frequent first."""
+    groups: dict[str, list[EpisodeRecord]] = {}
+    for record in failed:
+        groups.setdefault(record.error or "(no reason recorded)", []).append(record)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    return [(reason, len(group), group[0]) for reason, group in ordered]
+
+
 def done_keys(directory: str | os.PathLike) -> set[tuple[str, int]]:
     return {
         (cell_id(d["cell"]), d["episode"]) for d in iter_lines(directory) if d["status"] == "done"

@@ -46,6 +46,14 @@ class EpisodeSpec:
     max_steps: int = 1_000_000
 
 
+class SeatError(Exception):
+    """An agent raised while deciding: the record names its seat and kind."""
+
+    def __init__(self, seat: str, kind: str, error: Exception):
+        self.seat, self.kind, self.error = seat, kind, error
+        super().__init__(f"seat {seat} ({kind}): {type(error).__name__}: {error}")
+
+
 @dataclass
 class ProbeContext:
     """What a probe sees just before the runner asks ``acting`` agents for their actions."""
@@ -141,6 +149,12 @@ class _Episode:
         for probe in self.probes:
             await probe.before_decisions(ctx)
 
+    def seat_error(self, agent_id: str, error: BaseException) -> BaseException:
+        if not isinstance(error, Exception):  # KeyboardInterrupt, cancellation: not a failure
+            return error
+        agent = self.agents[agent_id]
+        return SeatError(agent_id, getattr(agent, "kind", "") or type(agent).__name__, error)
+
     def log_step(
         self, turn: int, actions: Mapping[str, Any], rewards: Mapping[str, float], infos
     ) -> None:
@@ -182,9 +196,15 @@ class _Episode:
                 )
             await self.run_probes(acting, observations, infos)
             turn = self.turn()
+            # Every sibling is awaited even when one fails, so that the calls it makes to its
+            # model are in the record (and nothing runs on unattended after the episode ends).
             chosen = await asyncio.gather(
-                *(self.agents[a].aact(observations[a], self.inbox(a), infos[a]) for a in acting)
+                *(self.agents[a].aact(observations[a], self.inbox(a), infos[a]) for a in acting),
+                return_exceptions=True,
             )
+            for agent_id, result in zip(acting, chosen, strict=True):
+                if isinstance(result, BaseException):
+                    raise self.seat_error(agent_id, result)
             actions = dict(zip(acting, chosen, strict=True))
             observations, rewards, terminations, truncations, infos = env.step(actions)
             self.log_step(turn, actions, rewards, infos)
@@ -206,7 +226,10 @@ class _Episode:
                 continue
             await self.run_probes([agent_id], {agent_id: observation}, {agent_id: info})
             turn = self.turn()
-            action = await self.agents[agent_id].aact(observation, self.inbox(agent_id), info)
+            try:
+                action = await self.agents[agent_id].aact(observation, self.inbox(agent_id), info)
+            except Exception as error:  # noqa: BLE001 - named after its seat, then recorded
+                raise self.seat_error(agent_id, error) from error
             env.step(action)
             self.log_step(turn, {agent_id: action}, env.rewards, env.infos)
 
@@ -261,7 +284,10 @@ async def play_episode_async(
     except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
         raise
     except Exception as error:  # noqa: BLE001 - the record keeps it; the experiment goes on
-        detail = "".join(traceback.format_exception_only(error)).strip()
+        if isinstance(error, SeatError):
+            detail = str(error)
+        else:
+            detail = "".join(traceback.format_exception_only(error)).strip()
         return episode.record("failed", detail, started, time.perf_counter() - t0)
     finally:
         episode.env.close()
@@ -315,6 +341,9 @@ class _QueueLog:
 def _worker(
     specs: Sequence[EpisodeSpec], directory, max_concurrent: int, queue, parent: int
 ) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
         asyncio.run(run_specs_async(specs, _QueueLog(directory, queue, parent), max_concurrent))
     finally:
@@ -355,22 +384,53 @@ def run_specs(
     for process in processes:
         process.start()
     running = len(processes)
-    while running:
-        try:
-            kind, data = results.get(timeout=1.0)
-        except queue_module.Empty:
-            if all(p.exitcode is not None for p in processes):  # a worker died without a word
-                break
+    try:
+        while running:
+            try:
+                kind, data = results.get(timeout=1.0)
+            except queue_module.Empty:
+                if all(p.exitcode is not None for p in processes):  # died without a word
+                    break
+                continue
+            if kind == "exit":
+                running -= 1
+                continue
+            record = EpisodeRecord.from_json(data)
+            log.append(record)
+            if on_done is not None:
+                on_done(record)
+    finally:  # on Ctrl-C too: no worker outlives the only writer of the log
+        for process in processes:
+            if process.exitcode is None and running:
+                process.terminate()
+        for process in processes:
+            process.join()
+
+
+class RecordList:
+    """A log that keeps its records in memory (for the check episodes, written later)."""
+
+    directory = None
+
+    def __init__(self) -> None:
+        self.records: list[EpisodeRecord] = []
+
+    def append(self, record: EpisodeRecord) -> None:
+        self.records.append(record)
+
+
+def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
+    """The episodes to play before a run writes anything: the first of each cell among
+    ``specs`` whose seats call no model (a seat with a ``model`` table would make requests).
+    A seat whose agent cannot make a decision of the env fails its check episode."""
+    from socialsim.records import cell_id
+
+    first: dict[str, EpisodeSpec] = {}
+    for spec in specs:
+        if any("model" in seat for seat in spec.seats.values()):
             continue
-        if kind == "exit":
-            running -= 1
-            continue
-        record = EpisodeRecord.from_json(data)
-        log.append(record)
-        if on_done is not None:
-            on_done(record)
-    for process in processes:
-        process.join()
+        first.setdefault(cell_id(dict(spec.cell)), spec)
+    return list(first.values())
 
 
 def pending(specs: Sequence[EpisodeSpec], directory) -> list[EpisodeSpec]:

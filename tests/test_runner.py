@@ -70,7 +70,9 @@ def test_an_agent_error_fails_the_episode_with_the_error_logged():
         agent.reset(agent_id, agent_id, 0)
     record = play_episode(s, agents=agents)
     assert record.status == "failed"
-    assert record.error == "ConnectionError: provider gave up after 5 attempts"
+    assert (
+        record.error == "seat matcher (Breaks): ConnectionError: provider gave up after 5 attempts"
+    )
 
 
 class Illegal(Agent):

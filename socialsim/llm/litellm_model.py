@@ -38,6 +38,7 @@ from socialsim.llm.model import (
     Reply,
     TransientProviderError,
     check_messages,
+    is_authentication_error,
     prompt_hash,
 )
 
@@ -191,6 +192,8 @@ def provider_error(error: Exception, model: str, hashes: Mapping[str, str]) -> P
     status = getattr(error, "status_code", None)
     status = int(status) if isinstance(status, int) else None
     message = f"{model}: {name}: {str(error)[:500]}"
+    if "Authentication" in name or is_authentication_error(str(error), status):
+        return ProviderError(message, kind="authentication", model=model, status=status, **hashes)
     if "Timeout" in name:
         kind = "timeout"
     elif name == "RateLimitError" or status == 429:

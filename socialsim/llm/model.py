@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,7 +203,8 @@ class ProviderError(LLMError):
     unknown model) or a transient one that outlived its retries.
 
     ``kind`` is one of ``rate_limit``, ``server_error``, ``timeout``, ``connection``,
-    ``empty_reply`` (transient) or ``rejected`` (permanent); ``status`` is the HTTP status if any.
+    ``empty_reply`` (transient), ``authentication`` or ``rejected`` (permanent); ``status`` is
+    the HTTP status if any.
     """
 
     def __init__(
@@ -242,6 +244,17 @@ class ProviderError(LLMError):
             "attempt": self.attempts,
             "error": f"{self.kind}: {self}",
         }
+
+
+_CREDENTIALS = re.compile(
+    r"missing credentials|api[_ -]?key|authenticat|unauthori[sz]ed|permission denied", re.I
+)
+
+
+def is_authentication_error(text: str, status: int | None = None) -> bool:
+    """Whether an error says the credentials are missing or refused: no retry can heal it
+    (some providers report a missing key as a 500)."""
+    return status in (401, 403) or bool(_CREDENTIALS.search(text))
 
 
 class TransientProviderError(ProviderError):

@@ -69,6 +69,7 @@ from socialsim.llm.model import (
     Settings,
     TransientProviderError,
     check_messages,
+    is_authentication_error,
     prompt_hash,
 )
 
@@ -220,8 +221,11 @@ def _first_choice(data: Any) -> tuple[Any, str]:
 def status_error(
     status: int, text: str, headers: Mapping[str, str], model: str, hashes: Mapping[str, str]
 ) -> ProviderError:
-    """The error of a non-200 answer: 429 and 5xx are transient, the rest is a rejection."""
+    """The error of a non-200 answer: refused credentials are permanent, 429 and 5xx are
+    transient, the rest is a rejection."""
     message = f"{model}: HTTP {status}: {text[:500]}"
+    if is_authentication_error(text, status):
+        return ProviderError(message, kind="authentication", model=model, status=status, **hashes)
     if status == 429:
         return TransientProviderError(
             message,

@@ -1,0 +1,76 @@
+"""Refused or missing credentials are not retried: no retry can heal them."""
+
+import asyncio
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import litellm
+import pytest
+
+from socialsim.llm.build import build_model, forget_models
+from socialsim.llm.litellm_model import provider_error
+from socialsim.llm.model import ProviderError, TransientProviderError
+
+
+class Refuses(BaseHTTPRequestHandler):
+    requests = 0
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        type(self).requests += 1
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = (
+            b'{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}'
+        )
+        self.send_response(401)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def refusing_server():
+    Refuses.requests = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuses)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("transport", ["openai_http", "litellm"])
+def test_a_401_is_an_authentication_error_sent_once(refusing_server, transport):
+    forget_models()
+    model = build_model(
+        {
+            "model": "openai/test",
+            "api_base": refusing_server,
+            "transport": transport,
+            "max_retries": 4,
+            "cache": False,
+        }
+    )
+    with pytest.raises(ProviderError) as error:
+        asyncio.run(model.complete([{"role": "user", "content": "hi"}]))
+    assert not isinstance(error.value, TransientProviderError)
+    assert error.value.kind == "authentication"
+    assert Refuses.requests == 1
+    forget_models()
+
+
+def test_missing_credentials_reported_as_a_500_are_not_transient():
+    # what litellm raises for openai/... without OPENAI_API_KEY (reproduced on litellm 1.7x)
+    error = litellm.InternalServerError(
+        message="OpenAIException - Missing credentials. Please pass an `api_key`, or set the "
+        "`OPENAI_API_KEY` environment variable.",
+        llm_provider="openai",
+        model="gpt-4o-mini",
+    )
+    mapped = provider_error(error, "openai/gpt-4o-mini", {})
+    assert type(mapped) is ProviderError
+    assert mapped.kind == "authentication"
+    assert "Missing credentials" in str(mapped)
