@@ -69,12 +69,42 @@ def env_ids() -> list[str]:
 
 
 def env_module(env_id: str):
+    """The shim module of ``env_id``: a bundled id, or a user's module by its import path
+    (``"mypkg.my_env_v0"`` or ``"mypkg:my_env_v0"``) exposing ``env``, ``parallel_env`` and
+    ``raw_env``."""
+    if env_id not in ENV_IDS and ("." in env_id or ":" in env_id):
+        return _user_env_module(env_id)
     if env_id not in ENV_IDS:
-        raise ValueError(f"env.id: unknown env {env_id!r}; allowed: {', '.join(ENV_IDS)}")
+        raise ValueError(
+            f"env.id: unknown env {env_id!r}; allowed: {', '.join(ENV_IDS)}, or the import path "
+            "of a module exposing env, parallel_env and raw_env (mypkg.my_env_v0)"
+        )
     module = _import_optional(f"socialsim.envs.{env_id}")
     if module is None:
         raise ValueError(f"env.id: {env_id!r} is not installed; available: {', '.join(env_ids())}")
     return module
+
+
+def _user_env_module(env_id: str):
+    path = env_id.replace(":", ".")
+    module = _import_user(f"env.id: {env_id!r}", path)
+    missing = [name for name in ("env", "parallel_env", "raw_env") if not hasattr(module, name)]
+    if missing:
+        raise ValueError(
+            f"env.id: {env_id!r}: the module {path} lacks {', '.join(missing)}; an env module "
+            "exposes env(), parallel_env() and raw_env, as PettingZoo's do"
+        )
+    return module
+
+
+def _import_user(where: str, module: str):
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        raise ValueError(
+            f"{where}: cannot import {module} ({error}); put its package on PYTHONPATH or "
+            "install it"
+        ) from None
 
 
 def check_kwargs(where: str, target, kwargs: Mapping[str, Any]) -> None:
@@ -165,11 +195,41 @@ def agent_kinds() -> dict[str, str]:
 
 
 def agent_class(kind: str):
+    """The class of an agent kind: a name ``socialsim list`` shows, or ``"package.module:Class"``
+    naming any :class:`~socialsim.agent.Agent` subclass importable from ``sys.path``."""
+    if ":" in kind:
+        return _user_agent_class(kind)
     kinds = agent_kinds()
     if kind not in kinds:
-        raise ValueError(f"kind: unknown agent kind {kind!r}; allowed: {', '.join(sorted(kinds))}")
+        raise ValueError(
+            f"kind: unknown agent kind {kind!r}; allowed: {', '.join(sorted(kinds))}, or "
+            "package.module:Class"
+        )
     cls = _load(kinds[kind])
     cls.kind = kind
+    return cls
+
+
+def _user_agent_class(kind: str):
+    from socialsim.agent import Agent
+
+    module_name, _, name = kind.partition(":")
+    module = _import_user(f"kind: {kind!r}", module_name)
+    cls = getattr(module, name, None)
+    if not (inspect.isclass(cls) and issubclass(cls, Agent)):
+        found = sorted(
+            n
+            for n, v in vars(module).items()
+            if inspect.isclass(v) and issubclass(v, Agent) and v is not Agent
+        )
+        found_text = ", ".join(found) or "(none)"
+        if cls is None:
+            problem = f"{module_name} has no {name}"
+        else:
+            problem = f"{module_name}.{name} is not a subclass of socialsim.agent.Agent"
+        raise ValueError(f"kind: {kind!r}: {problem}; its Agent subclasses: {found_text}")
+    if "kind" not in vars(cls):  # a subclass of a registered kind keeps its own name otherwise
+        cls.kind = kind
     return cls
 
 
@@ -177,7 +237,11 @@ def check_agent_spec(where: str, spec: Mapping[str, Any]) -> None:
     if not isinstance(spec, Mapping) or "kind" not in spec:
         raise ValueError(f"{where}: an agent spec is a table with a 'kind' key, got {spec!r}")
     params = {k: v for k, v in spec.items() if k != "kind"}
-    check_kwargs(where, agent_class(spec["kind"]), params)
+    try:
+        cls = agent_class(spec["kind"])
+    except ValueError as error:  # "kind: ..." -> "seats.X.kind: ..."
+        raise ValueError(f"{where}.{error}") from None
+    check_kwargs(where, cls, params)
 
 
 def build_agent(spec: Mapping[str, Any]):

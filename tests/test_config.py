@@ -74,7 +74,10 @@ def test_set_overrides_any_key_and_grid_entries(tmp_path):
         ("grid.env.kwargs.rounds=[0]", "env.kwargs.rounds: must be an integer >= 1, got 0"),
         ("env.id='chess_v9'", "env.id: unknown env 'chess_v9'; allowed: matching_pennies_v0"),
         ("env.form='serial'", "env.form: 'serial' is not allowed; allowed: parallel, aec"),
-        ("seats.mismatcher.kind='genius'", "kind: unknown agent kind 'genius'; allowed: "),
+        (
+            "seats.mismatcher.kind='genius'",
+            "seats.mismatcher.kind: unknown agent kind 'genius'; allowed: ",
+        ),
         ("seats.mismatcher.speed=3", "seats.mismatcher: unknown key 'speed'; allowed keys: (none)"),
         (
             "seats.dealer.kind='pennies_random'",
