@@ -256,13 +256,19 @@ def _set_path(config: dict[str, Any], keys: list[str], value: Any, where: str) -
     table[keys[-1]] = value
 
 
-def load(name_or_path: str, overrides: Iterable[str] = ()) -> Experiment:
-    """Read, override and fully check an experiment file."""
-    path = find_file(name_or_path)
-    try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+def load(
+    source: str | os.PathLike | Mapping[str, Any], overrides: Iterable[str] = ()
+) -> Experiment:
+    """Read, override and fully check an experiment: a file path, the name of a bundled file,
+    or a dict shaped like the file."""
+    if isinstance(source, Mapping):
+        config = copy.deepcopy(dict(source))
+    else:
+        path = find_file(str(source))
+        try:
+            config = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: not valid TOML: {error}") from None
     config = expand_variables(config)
     notes = []
     for assignment in overrides:

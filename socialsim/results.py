@@ -1,0 +1,253 @@
+"""A results directory: run an experiment into it, and read it back.
+
+:func:`run` is what ``socialsim run`` does, as a function for notebooks and scripts::
+
+    from socialsim.results import run
+
+    results = run("align_quickstart", out="results/aq", overrides=["episodes=2"])
+    results.failed                  # the records of episodes that failed in this call
+    frame = results.frame()         # one row per (episode, seat): cell, seed, kind, return...
+
+The experiment is checked in full before anything is written (a :class:`ConfigError` names the
+field, the value and what is allowed), one episode of each model-free cell is played as a check,
+then the manifest is written and the missing episodes are played; a directory that holds the
+same experiment with fewer ``episodes`` grows in place.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from socialsim import records, runner
+from socialsim.config import ConfigError, Experiment, load
+
+PACKAGES = (
+    "socialsim",
+    "pettingzoo",
+    "gymnasium",
+    "mesa",
+    "litellm",
+    "numpy",
+    "matplotlib",
+    "pandas",
+    "scipy",
+)
+
+
+def package_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def llm_models(experiment: Experiment, out: Path) -> list[dict]:
+    """Each distinct LLM model table named by a seat, with where its reply cache lives.
+    (An agent spec that carries a ``model`` table is an LLM seat; the key is never recorded,
+    only the name of the variable that holds it.)"""
+    seen: list[dict] = []
+    for _, cell in experiment.cells:
+        for spec in cell["seats"].values():
+            model = spec.get("model")
+            if isinstance(model, str):
+                model = {"model": model}
+            if isinstance(model, dict) and model not in [m["config"] for m in seen]:
+                from socialsim.llm.build import cache_path
+
+                cache = cache_path(model.get("cache", True), out)
+                seen.append({"config": model, "cache": str(cache) if cache else None})
+    return seen
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run`: the episodes logged so far stay, and a rerun resumes."""
+
+    def __init__(self, name: str, logged: int, total: int, out: Path):
+        super().__init__(f"{name}: interrupted; {logged}/{total} episodes logged in {out}")
+        self.name, self.logged, self.total, self.out = name, logged, total, out
+
+
+@dataclass
+class Results:
+    """What :func:`run` did, and the directory to read the records from."""
+
+    experiment: Experiment
+    directory: Path
+    total: int  # episodes of the experiment
+    ran: int  # episodes played by this call (the others were logged already)
+    failed: list[records.EpisodeRecord]  # this call's failed episodes
+
+    def records(self, include_failed: bool = False) -> list[records.EpisodeRecord]:
+        return records.read_records(self.directory, include_failed=include_failed)
+
+    def frame(self):
+        """One row per (episode, seat) of the done episodes (``records.episodes_frame``)."""
+        return records.episodes_frame(self.records())
+
+
+def run(
+    experiment: str | Path | Mapping[str, Any] | Experiment,
+    out: str | Path | None = None,
+    overrides: Iterable[str] = (),
+    *,
+    progress: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> Results:
+    """Play every episode of ``experiment`` (a file path, a bundled name, a config dict or a
+    loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
+
+    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``progress`` shows a bar on a
+    terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake, and
+    :class:`RunInterrupted` on Ctrl-C.
+    """
+    say = say or (lambda line: None)
+    if not isinstance(experiment, Experiment):
+        experiment = load(experiment, overrides)
+    elif overrides:
+        raise ConfigError("overrides: give them with the file or dict, not a loaded Experiment")
+    for note in experiment.notes:
+        say(note)
+    out = Path(out) if out is not None else Path("results") / experiment.name
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"--out {out}: is a file, not a directory; name a new or a results directory"
+        )
+    held = records.read_manifest(out)
+    grown = _grown_from(held, experiment, out)
+    specs = experiment.specs()
+    todo = runner.pending(specs, out)
+    checks = _check_episodes(runner.check_specs(todo), experiment)
+    if held is None or grown:
+        out.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "config": experiment.config,
+            "cells": [cell for cell, _ in experiment.cells],
+            "episodes_total": len(specs),
+            "llm": llm_models(experiment, out),
+            "versions": package_versions(),
+            "git_commit": git_commit(),
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": sys.argv,
+        }
+        if held is not None:  # the first run's facts stay; the growth is recorded
+            manifest = {
+                **held,
+                **{k: manifest[k] for k in ("config", "cells", "episodes_total", "llm")},
+                "grown": [*held.get("grown", []), {**grown, "at": manifest["started"]}],
+            }
+        records.write_manifest(out, manifest)
+    say(
+        f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already logged, "
+        f"{len(todo)} to run -> {out}"
+    )
+    try:
+        with records.EventLog(out) as log:
+            for record in checks.values():
+                log.append(record)
+        rest = [s for s in todo if id(s) not in checks]
+        failed = _play(rest, out, experiment.max_concurrent, experiment.workers, progress)
+    except KeyboardInterrupt:
+        raise RunInterrupted(
+            experiment.name, len(records.done_keys(out)), len(specs), out
+        ) from None
+    done = len(records.done_keys(out))
+    say(f"{experiment.name}: {done}/{len(specs)} episodes done, {len(failed)} failed this run")
+    return Results(experiment, out, len(specs), len(todo), failed)
+
+
+def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, list[int]]:
+    """``{}`` when ``out`` holds this experiment (or nothing), ``{"episodes": [old, new]}``
+    when only ``episodes`` grew; a config error naming the keys that differ otherwise."""
+    if held is None or held.get("config") == experiment.config:
+        return {}
+    old, new = held.get("config", {}), experiment.config
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed == ["episodes"] and new.get("episodes", 1) > old.get("episodes", 1):
+        return {"episodes": [old.get("episodes", 1), new["episodes"]]}
+    hint = (
+        "episodes can only grow" if changed == ["episodes"] else "only episodes may grow in place"
+    )
+    raise ConfigError(
+        f"--out {out}: the directory holds a different experiment (keys that differ: "
+        f"{', '.join(changed)}); {hint}; choose another directory"
+    )
+
+
+def _check_episodes(
+    specs: list[runner.EpisodeSpec], experiment: Experiment
+) -> dict[int, records.EpisodeRecord]:
+    """Play one episode of each cell whose seats call no model, before anything is written: a
+    seat kind that cannot make one of the env's decisions is a config error (its record is
+    kept and logged once the run starts)."""
+    if not specs:
+        return {}
+    log = runner.RecordList()
+    runner.run_specs(specs, log, experiment.max_concurrent, min(experiment.workers, len(specs)))
+    by_key = {record.key: record for record in log.records}
+    checks = {}
+    for spec in specs:
+        record = by_key[(records.cell_id(dict(spec.cell)), spec.episode)]
+        if record.status != "done":
+            where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
+            raise ConfigError(
+                f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
+                f"writing anything, failed: {record.error}"
+            )
+        checks[id(spec)] = record
+    return checks
+
+
+def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
+    """Each distinct reason with its count and one episode it ended."""
+    lines = [f"{len(failed)} episodes failed ({hint}):"]
+    for reason, count, record in records.failure_reasons(failed):
+        example = f"episode {record.episode}" + (f" of cell {record.cell}" if record.cell else "")
+        lines.append(f"  {count} x {reason}  (e.g. {example})")
+    return "\n".join(lines)
+
+
+def _play(
+    specs: list[runner.EpisodeSpec], out: Path, max_concurrent: int, workers: int, progress: bool
+) -> list[records.EpisodeRecord]:
+    from tqdm import tqdm
+
+    failed: list[records.EpisodeRecord] = []
+    with (
+        records.EventLog(out) as log,
+        tqdm(
+            total=len(specs), unit="ep", disable=None if progress else True, file=sys.stderr
+        ) as bar,
+    ):
+
+        def on_done(record: records.EpisodeRecord) -> None:
+            if record.status != "done":
+                failed.append(record)
+            bar.set_postfix(failed=len(failed), refresh=False)
+            bar.update(1)
+
+        runner.run_specs(specs, log, max_concurrent, workers, on_done)
+    return failed
