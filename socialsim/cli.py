@@ -4,6 +4,7 @@
     socialsim list
     socialsim report DIR
     socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
+    socialsim serve [--host 127.0.0.1] [--port 8000] [--public]
 
 A bad experiment file or override exits with status 2 and writes nothing.
 """
@@ -110,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     from socialsim.play.command import add_play_command
 
     add_play_command(sub)
+    from socialsim.web.command import add_serve_command
+
+    add_serve_command(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

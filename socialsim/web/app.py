@@ -1,0 +1,224 @@
+"""The browser front end's ASGI app (Starlette): the host page, the seat pages and their API.
+
+Pages are plain HTML/JS/CSS from package data. Every API request and socket is authorised:
+the host's requests with the host token (printed by ``socialsim serve``), a seat's with that
+seat's token, compared in constant time; anything else is 403, whichever seat or session it
+names. Answers are checked with the game's own rules before the agent gets them (422 with the
+reason), bodies over :data:`MAX_BODY` bytes are refused (413), and every response forbids
+inline script (CSP), so nothing a person types can run in another person's page.
+
+| method | path                                          | who   | what                         |
+|--------|-----------------------------------------------|-------|------------------------------|
+| GET    | ``/``, ``/seat``                              | all   | the pages (tokens ride in the URL fragment, never sent) |
+| GET    | ``/api/experiments``                          | host  | offered experiments, seats   |
+| POST   | ``/api/sessions``                             | host  | ``{experiment, humans, seed?}`` -> join links |
+| GET    | ``/api/sessions/{sid}/seats/{seat}/state``    | seat  | what the seat may see now    |
+| GET    | ``/api/sessions/{sid}/seats/{seat}/keywords`` | seat  | the keywords (the team only) |
+| POST   | ``/api/sessions/{sid}/seats/{seat}/answer``   | seat  | ``{answer: {field: text}}``  |
+| WS     | ``/api/sessions/{sid}/seats/{seat}/live?token=`` | seat | the state, pushed on change |
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from socialsim.config import ConfigError
+from socialsim.envs.decrypto.protocol import TEAMS
+from socialsim.web.sessions import Session, Sessions, same_token
+
+MAX_BODY = 16 * 1024
+STATIC = Path(str(resources.files("socialsim.web") / "static"))
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class TooLarge(Exception):
+    pass
+
+
+def refuse(status: int, reason: str) -> JSONResponse:
+    return JSONResponse({"error": reason}, status_code=status)
+
+
+async def read_json(request: Request) -> Any:
+    """The request's JSON body, at most :data:`MAX_BODY` bytes (``TooLarge`` beyond)."""
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise TooLarge
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise TooLarge
+    return json.loads(body or b"null")
+
+
+def bearer(request: Request) -> str | None:
+    value = request.headers.get("authorization", "")
+    return value[7:] if value.lower().startswith("bearer ") else None
+
+
+def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starlette:
+    sessions = Sessions(results, max_sessions)
+
+    def host_ok(request: Request) -> bool:
+        return same_token(bearer(request), host_token)
+
+    def seat_of(sid: str, seat: str, token: str | None) -> tuple[Session, Any] | None:
+        session = sessions.by_id.get(sid)
+        console = session.seat_of(seat, token) if session else None
+        return (session, console) if console else None
+
+    async def page(request: Request) -> Response:
+        name = "seat.html" if request.url.path == "/seat" else "host.html"
+        return FileResponse(STATIC / name, headers=HEADERS)
+
+    async def experiments(request: Request) -> Response:
+        if not host_ok(request):
+            return refuse(403, "the host token is needed")
+        return JSONResponse({"experiments": Sessions.offered()}, headers=HEADERS)
+
+    async def create(request: Request) -> Response:
+        if not host_ok(request):
+            return refuse(403, "the host token is needed")
+        try:
+            body = await read_json(request)
+        except TooLarge:
+            return refuse(413, f"at most {MAX_BODY} bytes")
+        except ValueError:
+            return refuse(400, "the body must be JSON")
+        if not isinstance(body, dict):
+            return refuse(400, "expected {experiment, humans, seed?}")
+        try:
+            session = sessions.create(body.get("experiment"), body.get("humans"), body.get("seed"))
+        except ConfigError as error:
+            return refuse(422, str(error))
+        links = {
+            seat: f"/seat#session={session.id}&seat={seat}&token={token}"
+            for seat, token in session.tokens.items()
+        }
+        seats = {s: spec["kind"] for s, spec in session.spec.seats.items()}
+        return JSONResponse(
+            {"session": session.id, "links": links, "seats": seats, "results": str(session.out)},
+            headers=HEADERS,
+        )
+
+    def state_of(session: Session, console) -> dict[str, Any]:
+        return {
+            "session": session.id,
+            "seat": console.seat,
+            "game": session.game,
+            "version": console.version,
+            **console.state,
+        }
+
+    async def state(request: Request) -> Response:
+        p = request.path_params
+        found = seat_of(p["sid"], p["seat"], bearer(request))
+        if found is None:
+            return refuse(403, "this token is not this seat's")
+        return JSONResponse(state_of(*found), headers=HEADERS)
+
+    async def keywords(request: Request) -> Response:
+        p = request.path_params
+        found = seat_of(p["sid"], p["seat"], bearer(request))
+        if found is None:
+            return refuse(403, "this token is not this seat's")
+        session, console = found
+        if session.game != "decrypto" or console.seat not in TEAMS["encoders"]:
+            return refuse(403, "this seat does not see the keywords")
+        view = console.state.get("view") or {}
+        return JSONResponse({"keywords": view.get("keywords", [])}, headers=HEADERS)
+
+    async def answer(request: Request) -> Response:
+        p = request.path_params
+        found = seat_of(p["sid"], p["seat"], bearer(request))
+        if found is None:
+            return refuse(403, "this token is not this seat's")
+        _, console = found
+        try:
+            body = await read_json(request)
+        except TooLarge:
+            return refuse(413, f"at most {MAX_BODY} bytes")
+        except ValueError:
+            return refuse(400, "the body must be JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("answer"), dict):
+            return refuse(400, "expected {answer: {field: text}}")
+        try:
+            await console.give(body["answer"])
+        except LookupError as error:
+            return refuse(409, str(error))
+        except ValueError as error:
+            return refuse(422, str(error))
+        return JSONResponse({"ok": True}, headers=HEADERS)
+
+    async def live(websocket: WebSocket) -> None:
+        p = websocket.path_params
+        found = seat_of(p["sid"], p["seat"], websocket.query_params.get("token"))
+        if found is None:
+            await websocket.close(code=1008)  # before accept: the handshake gets a 403
+            return
+        session, console = found
+        await websocket.accept()
+        closed = asyncio.ensure_future(_until_closed(websocket))
+        try:
+            while not closed.done():
+                version = console.version
+                await websocket.send_json(state_of(session, console))
+                change = asyncio.ensure_future(console.wait_change(version, 25.0))
+                await asyncio.wait({change, closed}, return_when=asyncio.FIRST_COMPLETED)
+                change.cancel()
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            closed.cancel()
+
+    async def headers(request, call_next):
+        response = await call_next(request)
+        for key, value in HEADERS.items():
+            response.headers.setdefault(key, value)
+        return response
+
+    routes = [
+        Route("/", page),
+        Route("/seat", page),
+        Route("/api/experiments", experiments),
+        Route("/api/sessions", create, methods=["POST"]),
+        Route("/api/sessions/{sid}/seats/{seat}/state", state),
+        Route("/api/sessions/{sid}/seats/{seat}/keywords", keywords),
+        Route("/api/sessions/{sid}/seats/{seat}/answer", answer, methods=["POST"]),
+        WebSocketRoute("/api/sessions/{sid}/seats/{seat}/live", live),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.state.sessions = sessions
+    from starlette.middleware.base import BaseHTTPMiddleware
+
+    app.add_middleware(BaseHTTPMiddleware, dispatch=headers)
+    return app
+
+
+async def _until_closed(websocket: WebSocket) -> None:
+    """Read (and drop) what the page sends until it goes; a seat's page only listens."""
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return

@@ -1,0 +1,27 @@
+"use strict";
+// Everything a person typed reaches the page through el()'s text nodes: never as HTML.
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (key === "class") node.className = value;
+    else if (value !== null && value !== undefined && value !== false) node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+function fragment() {
+  return new URLSearchParams(location.hash.slice(1));
+}
+async function api(method, path, token, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = {};
+  try { data = await response.json(); } catch (e) { /* empty body */ }
+  return { status: response.status, data };
+}

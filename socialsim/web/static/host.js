@@ -1,0 +1,58 @@
+"use strict";
+(function () {
+  const token = fragment().get("host") || "";
+  const select = document.getElementById("experiment");
+  const seatsBox = document.getElementById("seats");
+  const error = document.getElementById("error");
+  let offered = [];
+
+  function showSeats() {
+    const chosen = offered.find((e) => e.name === select.value);
+    seatsBox.replaceChildren();
+    if (!chosen) return;
+    chosen.seats.forEach((seat, i) => {
+      const box = el("input", { type: "checkbox", value: seat, id: "seat-" + seat });
+      if (i === (chosen.game === "decrypto" ? 2 : chosen.seats.length - 2)) box.checked = true;
+      seatsBox.append(el("label", { class: "seat", for: "seat-" + seat }, box, " ", seat));
+    });
+  }
+
+  async function load() {
+    const { status, data } = await api("GET", "/api/experiments", token);
+    if (status !== 200) {
+      error.textContent = "This page needs the host link that socialsim serve printed (" + (data.error || status) + ").";
+      return;
+    }
+    offered = data.experiments;
+    for (const e of offered) select.append(el("option", { value: e.name }, e.name + " — " + e.game));
+    showSeats();
+  }
+
+  async function create() {
+    error.textContent = "";
+    const humans = [...seatsBox.querySelectorAll("input:checked")].map((b) => b.value);
+    const seedText = document.getElementById("seed").value.trim();
+    const body = { experiment: select.value, humans };
+    if (seedText) body.seed = Number(seedText);
+    const { status, data } = await api("POST", "/api/sessions", token, body);
+    if (status !== 200) { error.textContent = data.error || ("error " + status); return; }
+    const list = document.getElementById("links");
+    list.replaceChildren();
+    for (const [seat, link] of Object.entries(data.links)) {
+      const url = location.origin + link;
+      const copy = el("button", { class: "small", type: "button" }, "Copy");
+      copy.addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(url));
+      list.append(el("li", { "data-seat": seat },
+        el("strong", {}, seat), el("a", { href: url, target: "_blank", rel: "noopener" }, "open"), copy,
+        el("input", { class: "link", readonly: "readonly", value: url })));
+    }
+    const ai = Object.entries(data.seats).filter(([, kind]) => kind !== "human");
+    list.append(el("li", { class: "muted" }, "Agents: " + ai.map(([s, k]) => s + " (" + k + ")").join(", ")));
+    document.getElementById("results").textContent = data.results;
+    document.getElementById("result").hidden = false;
+  }
+
+  select.addEventListener("change", showSeats);
+  document.getElementById("create").addEventListener("click", create);
+  load();
+})();

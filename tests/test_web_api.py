@@ -1,0 +1,192 @@
+"""The browser front end's API, in-process: seat tokens, server-side rules, size limits, the
+loopback default, and a whole Decrypto game played through the HTTP API."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+pytest.importorskip("starlette")
+from starlette.testclient import TestClient  # noqa: E402
+
+from socialsim.cli import main  # noqa: E402
+from socialsim.web.app import MAX_BODY, create_app  # noqa: E402
+
+HOST = "host-secret"
+
+
+@pytest.fixture
+def client(tmp_path):
+    with TestClient(create_app(tmp_path / "results", HOST)) as client:
+        yield client
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def create(client, experiment, humans, seed=0) -> dict:
+    response = client.post(
+        "/api/sessions",
+        headers=auth(HOST),
+        json={"experiment": experiment, "humans": humans, "seed": seed},
+    )
+    assert response.status_code == 200, response.text
+    data = response.json()
+    data["tokens"] = {
+        seat: dict(p.split("=") for p in link.split("#")[1].split("&"))["token"]
+        for seat, link in data["links"].items()
+    }
+    return data
+
+
+def base(data, seat) -> str:
+    return f"/api/sessions/{data['session']}/seats/{seat}"
+
+
+def wait_state(client, data, seat, status, timeout=60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = client.get(base(data, seat) + "/state", headers=auth(data["tokens"][seat])).json()
+        if state["status"] in status:
+            return state
+        assert time.monotonic() < deadline, state
+        time.sleep(0.02)
+
+
+DECRYPTO_SCRIPTED = [
+    "--with",
+    "encoder=decrypto_random_encoder",
+]
+
+
+def test_the_host_token_guards_the_host_api(client):
+    assert client.get("/api/experiments").status_code == 403
+    assert client.get("/api/experiments", headers=auth("guess")).status_code == 403
+    body = {"experiment": "decrypto_quickstart", "humans": ["interceptor"]}
+    assert client.post("/api/sessions", json=body).status_code == 403
+    offered = client.get("/api/experiments", headers=auth(HOST)).json()["experiments"]
+    assert {
+        "name": "decrypto_quickstart",
+        "game": "decrypto",
+        "seats": ["encoder", "decoder", "interceptor"],
+    } in offered
+
+
+def test_a_seat_token_opens_that_seat_only(client):
+    data = create(client, "decrypto_quickstart", ["decoder", "interceptor"])
+    decoder, interceptor = data["tokens"]["decoder"], data["tokens"]["interceptor"]
+    # another seat's view with my token, no token, a made-up token, another session: 403
+    assert (
+        client.get(base(data, "decoder") + "/state", headers=auth(interceptor)).status_code == 403
+    )
+    assert client.get(base(data, "interceptor") + "/state").status_code == 403
+    assert client.get(base(data, "decoder") + "/state", headers=auth("x" * 43)).status_code == 403
+    assert client.get(base(data, "encoder") + "/state", headers=auth(decoder)).status_code == 403
+    other = create(client, "decrypto_quickstart", ["interceptor"])
+    assert (
+        client.get(base(other, "interceptor") + "/state", headers=auth(interceptor)).status_code
+        == 403
+    )
+    # the interceptor asking for the keywords: 403; the decoder gets them
+    assert (
+        client.get(base(data, "interceptor") + "/keywords", headers=auth(interceptor)).status_code
+        == 403
+    )
+    state = wait_state(client, data, "interceptor", {"your_turn"})
+    assert "keywords" not in state["view"] and "code" not in state["view"]
+    wait_state(client, data, "decoder", {"your_turn"})
+    words = client.get(base(data, "decoder") + "/keywords", headers=auth(decoder)).json()[
+        "keywords"
+    ]
+    assert len(words) == 4
+    assert not set(words) & set(json.dumps(state).split('"'))  # the interceptor's state holds none
+    # answering for another seat: 403; the interceptor's socket with the decoder's token: refused
+    answer = {"answer": {"code": "1-2-3"}}
+    assert (
+        client.post(
+            base(data, "decoder") + "/answer", headers=auth(interceptor), json=answer
+        ).status_code
+        == 403
+    )
+    with pytest.raises(Exception):  # noqa: B017 - the handshake is refused (HTTP 403)
+        with client.websocket_connect(base(data, "interceptor") + f"/live?token={decoder}"):
+            pass
+    with client.websocket_connect(base(data, "interceptor") + f"/live?token={interceptor}") as ws:
+        assert ws.receive_json()["seat"] == "interceptor"
+
+
+def test_answers_are_checked_with_the_games_rules_and_bodies_are_bounded(client):
+    data = create(client, "decrypto_quickstart", ["interceptor"])
+    token = data["tokens"]["interceptor"]
+    wait_state(client, data, "interceptor", {"your_turn"})
+    url = base(data, "interceptor") + "/answer"
+    refused = client.post(url, headers=auth(token), json={"answer": {"code": "1-1-2"}})
+    assert refused.status_code == 422 and "repeats a digit" in refused.json()["error"]
+    assert client.post(url, headers=auth(token), json={"answer": {}}).status_code == 422
+    assert client.post(url, headers=auth(token), json=["x"]).status_code == 400
+    assert client.post(url, headers=auth(token), content=b"{not json").status_code == 400
+    huge = {"answer": {"code": "1" * (MAX_BODY + 1)}}
+    assert client.post(url, headers=auth(token), json=huge).status_code == 413
+    long = {"answer": {"code": "1" * 1000}}
+    assert client.post(url, headers=auth(token), json=long).status_code == 422
+    assert (
+        client.post(url, headers=auth(token), json={"answer": {"code": "4 3 2"}}).status_code == 200
+    )
+    again = client.post(url, headers=auth(token), json={"answer": {"code": "4-3-2"}})
+    assert again.status_code in (200, 409)  # 409 while nothing is asked of the seat
+
+
+def test_a_script_in_a_hint_and_in_gossip_is_kept_as_text(client, tmp_path):
+    data = create(client, "decrypto_quickstart", ["encoder", "interceptor"], seed=0)
+    state = wait_state(client, data, "encoder", {"your_turn"})
+    script = "<script>x</script>"
+    answer = {"hint_1": script, "hint_2": "<b>bold</b>", "hint_3": "ok"}
+    url = base(data, "encoder") + "/answer"
+    assert (
+        client.post(
+            url, headers=auth(data["tokens"]["encoder"]), json={"answer": answer}
+        ).status_code
+        == 200
+    )
+    seen = wait_state(client, data, "interceptor", {"your_turn"})
+    assert seen["view"]["hints"] == [
+        script,
+        "<b>bold</b>",
+        "ok",
+    ]  # JSON text; the page uses text nodes
+    assert state["view"]["code"] == "3-1-4"
+
+    gossip = create(client, "align_quickstart", ["agent_0"], seed=0)
+    token = gossip["tokens"]["agent_0"]
+    for _ in range(200):
+        state = wait_state(client, gossip, "agent_0", {"your_turn", "over"})
+        if state["status"] == "over":
+            break
+        fields = [f["name"] for f in state["request"]["fields"]]
+        answer = (
+            {"tone": "criticism", "message": "<img src=x onerror=alert(1)>"}
+            if "tone" in fields
+            else {"move": "cooperate"}
+        )
+        response = client.post(
+            base(gossip, "agent_0") + "/answer", headers=auth(token), json={"answer": answer}
+        )
+        assert response.status_code == 200, response.text
+    assert state["status"] == "over"
+    lines = (tmp_path / "results").glob("*/episodes.jsonl")
+    logged = [json.loads(line) for path in lines for line in path.read_text().splitlines()]
+    said = [
+        m["payload"]["message"]
+        for r in logged
+        for m in r["messages"]
+        if m["kind"] == "gossip" and m["payload"]["author"] == "agent_0"
+    ]
+    assert said and set(said) == {"<img src=x onerror=alert(1)>"}
+
+
+def test_serve_refuses_a_public_address_without_public(capsys):
+    assert main(["serve", "--host", "0.0.0.0", "--port", "1"]) == 2
+    assert "--public" in capsys.readouterr().err
