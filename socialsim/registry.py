@@ -33,6 +33,7 @@ ENV_IDS = (
 AGENT_MODULES = (
     "socialsim.agents.scripted.pennies",
     "socialsim.agents.scripted.gossip",
+    "socialsim.agents.scripted.proxies",
     "socialsim.agents.scripted.decrypto",
     "socialsim.agents.embedding",
     "socialsim.agents.llm.gossip",
