@@ -59,7 +59,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"  {name:28s} {target}")
     print("bundled experiments (socialsim run NAME):")
     for name in config_module.bundled_experiments():
-        print(f"  {name}")
+        print(f"  {name:28s} {config_module.bundled_description(name)}")
     return 0
 
 

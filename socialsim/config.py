@@ -145,6 +145,15 @@ def bundled_experiments() -> list[str]:
     return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
+def bundled_description(name: str) -> str:
+    """The ``description`` of a bundled experiment file ('' if it has none)."""
+    text = (resources.files("socialsim.experiments") / f"{name}.toml").read_text(encoding="utf-8")
+    try:
+        return str(tomllib.loads(text).get("description", ""))
+    except tomllib.TOMLDecodeError:
+        return ""
+
+
 def find_file(name_or_path: str) -> Path:
     path = Path(name_or_path)
     if path.exists():
@@ -154,7 +163,8 @@ def find_file(name_or_path: str) -> Path:
     if bundled.is_file():
         return Path(str(bundled))
     raise ConfigError(
-        f"FILE: no experiment file {name_or_path!r}; give a path or one of the bundled: "
+        f"FILE: no experiment file {name_or_path!r}"
+        f"{registry.nearest(stem, bundled_experiments())}; give a path or one of the bundled: "
         f"{', '.join(bundled_experiments())}"
     )
 

@@ -14,6 +14,7 @@ import is an error. A new family adds its module to the list when it lands.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import typing
@@ -47,6 +48,12 @@ PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
 FORMS = ("parallel", "aec")
 
 
+def nearest(name: str, names) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``names``, or ``""``."""
+    close = difflib.get_close_matches(name, list(names), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+
+
 def _import_optional(module: str):
     try:
         return importlib.import_module(module)
@@ -77,7 +84,8 @@ def env_module(env_id: str):
         return _user_env_module(env_id)
     if env_id not in ENV_IDS:
         raise ValueError(
-            f"env.id: unknown env {env_id!r}; allowed: {', '.join(ENV_IDS)}, or the import path "
+            f"env.id: unknown env {env_id!r}{nearest(env_id, ENV_IDS)}; allowed: "
+            f"{', '.join(ENV_IDS)}, or the import path "
             "of a module exposing env, parallel_env and raw_env (mypkg.my_env_v0)"
         )
     module = _import_optional(f"socialsim.envs.{env_id}")
@@ -203,7 +211,8 @@ def agent_class(kind: str):
     kinds = agent_kinds()
     if kind not in kinds:
         raise ValueError(
-            f"kind: unknown agent kind {kind!r}; allowed: {', '.join(sorted(kinds))}, or "
+            f"kind: unknown agent kind {kind!r}{nearest(kind, kinds)}; allowed: "
+            f"{', '.join(sorted(kinds))}, or "
             "package.module:Class"
         )
     cls = _load(kinds[kind])

@@ -53,3 +53,21 @@ def test_report_prints_counts_and_mean_returns_and_writes_tables(tmp_path, capsy
 def test_report_on_a_directory_without_an_experiment_exits_2(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "holds no experiment" in capsys.readouterr().err
+
+
+def test_list_shows_each_bundled_experiment_with_its_description(capsys):
+    assert main(["list"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "matching_pennies " in x)
+    assert line.split(None, 1)[1] == (
+        "Repeated matching pennies: random faces against a copycat (smoke test of the engine)."
+    )
+
+
+def test_an_unknown_name_gets_the_nearest_suggestion(tmp_path, capsys):
+    out = str(tmp_path / "out")
+    assert main(["run", "matching_penies", "--out", out]) == 2
+    assert "(did you mean 'matching_pennies'?)" in capsys.readouterr().err
+    assert main(["run", "matching_pennies", "--set", "seats.matcher.kind=pennies_rnd"]) == 2
+    assert "unknown agent kind 'pennies_rnd' (did you mean 'pennies_random'" in (
+        capsys.readouterr().err
+    )
