@@ -190,3 +190,35 @@ def test_a_script_in_a_hint_and_in_gossip_is_kept_as_text(client, tmp_path):
 def test_serve_refuses_a_public_address_without_public(capsys):
     assert main(["serve", "--host", "0.0.0.0", "--port", "1"]) == 2
     assert "--public" in capsys.readouterr().err
+
+
+def test_a_restarted_server_resumes_a_session_from_its_journal(tmp_path):
+    results = tmp_path / "results"
+    with TestClient(create_app(results, HOST)) as client:
+        data = create(client, "decrypto_quickstart", ["interceptor"], seed=0)
+        token = data["tokens"]["interceptor"]
+        for guess in ("1-2-3", "2-1-4"):
+            wait_state(client, data, "interceptor", {"your_turn"})
+            url = base(data, "interceptor") + "/answer"
+            response = client.post(url, headers=auth(token), json={"answer": {"code": guess}})
+            assert response.status_code == 200
+    (folder,) = list(results.iterdir())
+    assert not (folder / "episodes.jsonl").exists() or not (folder / "episodes.jsonl").read_text()
+    assert oct((folder / "session.json").stat().st_mode & 0o777) == "0o600"
+    journal = (folder / "answers.jsonl").read_text().splitlines()
+    assert [json.loads(line)["answer"]["code"] for line in journal] == ["1-2-3", "2-1-4"]
+
+    guesses = ["1-2-3", "2-1-4"]
+    with TestClient(create_app(results, HOST)) as client:  # the same link works again
+        while True:
+            state = wait_state(client, data, "interceptor", {"your_turn", "over"})
+            if state["status"] == "over":
+                break
+            assert state["view"]["turn"] == len(guesses) + 1  # resumed after the journal
+            guesses.append(["3-4-1", "4-3-2", "1-3-4", "2-4-3", "3-1-2", "4-2-1"][len(guesses) - 2])
+            url = base(data, "interceptor") + "/answer"
+            response = client.post(url, headers=auth(token), json={"answer": {"code": guesses[-1]}})
+            assert response.status_code == 200
+    (record,) = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    played = ["-".join(map(str, t["interceptor_guess"])) for t in record["summary"]["turn_log"]]
+    assert played == guesses[: len(played)] and played[:2] == ["1-2-3", "2-1-4"]

@@ -21,6 +21,7 @@ inline script (CSP), so nothing a person types can run in another person's page.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from importlib import resources
 from pathlib import Path
@@ -208,7 +209,13 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
         WebSocketRoute("/api/sessions/{sid}/seats/{seat}/live", live),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        sessions.resume()  # the unfinished sessions of an earlier server, from their journals
+        yield
+
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.sessions = sessions
     from starlette.middleware.base import BaseHTTPMiddleware
 

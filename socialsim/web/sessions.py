@@ -7,14 +7,23 @@ directory when it is created and its episode when it ends. Each human seat has a
 token; its :class:`BrowserConsole` keeps what that seat may see now (the view the human agent
 built from the seat's inbox and info, the request, the last refusal, or the ending) and wakes
 the seat's live connections whenever it changes.
+
+A session logs as it goes: ``session.json`` (the experiment, seats, seed and seat tokens,
+readable by its owner only) when it is created, then every accepted answer, appended and
+fsynced to ``answers.jsonl``. A restarted server resumes each session without a logged episode
+by playing it again from its seed, the people's answers replayed from the journal (the agents
+are seeded, and an LLM's replies come from the directory's cache), so a crash loses at most the
+move being typed, and the links keep working.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import json
+import os
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +45,23 @@ EXPERIMENTS: Mapping[str, str] = {
 }
 
 
+SESSION = "session.json"
+JOURNAL = "answers.jsonl"
+
+
+def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
+    """seat -> its answers so far, from ``answers.jsonl`` (a torn last line is dropped)."""
+    given: dict[str, list[dict[str, Any]]] = {}
+    path = Path(out) / JOURNAL
+    if not path.exists():
+        return given
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.endswith("\n"):
+            entry = json.loads(line)
+            given.setdefault(entry["seat"], []).append(entry["answer"])
+    return given
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -47,8 +73,16 @@ def same_token(given: str | None, held: str) -> bool:
 class BrowserConsole:
     """One human seat's console: the state its page shows, and the answer it waits for."""
 
-    def __init__(self, seat: str, waiting_text: str):
+    def __init__(
+        self,
+        seat: str,
+        waiting_text: str,
+        replay: Sequence[Mapping[str, Any]] = (),
+        journal: Callable[[str, Mapping[str, Any]], None] | None = None,
+    ):
         self.seat = seat
+        self.replay = list(replay)  # answers given before a restart, in the order asked
+        self.journal = journal
         self.request: Request | None = None
         self.answer: asyncio.Future | None = None
         self.version = 0
@@ -65,6 +99,9 @@ class BrowserConsole:
     async def ask(
         self, seat: str, view: Mapping[str, Any], request: Request, error: str | None
     ) -> Mapping[str, Any]:
+        if self.replay and error is None:
+            return self.replay.pop(0)
+        self.replay.clear()  # a refused replayed answer: the journal no longer fits the game
         self.request = request
         self.answer = asyncio.get_running_loop().create_future()
         await self.publish(
@@ -91,6 +128,8 @@ class BrowserConsole:
             self.invalid += 1
             raise
         view = self.state.get("view", {})
+        if self.journal is not None:
+            self.journal(self.seat, answer)
         self.answer.set_result(dict(answer))
         await self.publish(
             {"status": "waiting", "view": view, "waiting_for": waiting_for(view, self.seat)}
@@ -117,15 +156,27 @@ def waiting_for(view: Mapping[str, Any], seat: str) -> str:
 class Session:
     """One game: its experiment, spec, results directory, seat tokens and the task playing it."""
 
-    def __init__(self, sid: str, experiment, spec, out: Path, humans: Sequence[str]):
+    def __init__(
+        self,
+        sid: str,
+        experiment,
+        spec,
+        out: Path,
+        humans: Sequence[str],
+        tokens: Mapping[str, str] | None = None,
+    ):
         self.id = sid
         self.experiment = experiment
         self.spec = spec
         self.out = out
         self.game = next(g for g, e in play_session.GAME_ENVS.items() if e == spec.env_id)
-        self.tokens = {seat: new_token() for seat in humans}
+        self.tokens = dict(tokens) if tokens else {seat: new_token() for seat in humans}
         first = "the encoder's first hints" if self.game == "decrypto" else "the first round"
-        self.consoles = {seat: BrowserConsole(seat, first) for seat in humans}
+        given = read_journal(out)
+        self.consoles = {
+            seat: BrowserConsole(seat, first, given.get(seat, ()), self.log_answer)
+            for seat in humans
+        }
         self.task: asyncio.Task | None = None
         self.record: records.EpisodeRecord | None = None
 
@@ -135,6 +186,12 @@ class Session:
         if held is None or not same_token(token, held):
             return None
         return self.consoles[seat]
+
+    def log_answer(self, seat: str, answer: Mapping[str, Any]) -> None:
+        with open(self.out / JOURNAL, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"seat": seat, "answer": dict(answer)}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._play())
@@ -180,9 +237,41 @@ class Sessions:
         spec = play_session.prepare(experiment, out)
         play_session.write_manifest(experiment, out, 1)
         session = Session(sid, experiment, spec, out, play_session.human_seats(experiment))
+        facts = {
+            "id": sid,
+            "experiment": name,
+            "humans": list(session.tokens),
+            "seed": experiment.config["seed"],
+            "tokens": session.tokens,
+        }
+        path = out / SESSION
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds the keys
+        with os.fdopen(descriptor, "w", encoding="utf-8") as f:
+            json.dump(facts, f)
         self.by_id[sid] = session
         session.start()
         return session
+
+    def resume(self) -> list[Session]:
+        """Start again every session under ``results`` that has no logged episode yet."""
+        resumed = []
+        for path in sorted(self.results.glob(f"*/{SESSION}")):
+            out = path.parent
+            if records.done_keys(out):
+                continue
+            facts = json.loads(path.read_text(encoding="utf-8"))
+            game = EXPERIMENTS[facts["experiment"]]
+            experiment = play_session.human_experiment(
+                game, facts["humans"], [facts["experiment"]], seed=facts["seed"]
+            )
+            spec = play_session.prepare(experiment, out)
+            session = Session(
+                facts["id"], experiment, spec, out, facts["humans"], tokens=facts["tokens"]
+            )
+            self.by_id[session.id] = session
+            session.start()
+            resumed.append(session)
+        return resumed
 
     @staticmethod
     def offered() -> list[dict[str, Any]]:
