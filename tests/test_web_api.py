@@ -222,3 +222,36 @@ def test_a_restarted_server_resumes_a_session_from_its_journal(tmp_path):
     (record,) = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
     played = ["-".join(map(str, t["interceptor_guess"])) for t in record["summary"]["turn_log"]]
     assert played == guesses[: len(played)] and played[:2] == ["1-2-3", "2-1-4"]
+
+
+def test_the_transcript_shows_a_seat_only_what_it_could_see_and_only_at_the_end(client):
+    data = create(client, "align_quickstart", ["agent_0", "agent_1"], seed=0)
+    for seat in ("agent_0", "agent_1"):
+        url = base(data, seat) + "/transcript"
+        assert client.get(url, headers=auth(data["tokens"][seat])).status_code == 409
+    done: set[str] = set()
+    deadline = time.monotonic() + 60
+    while len(done) < 2:  # two people, answering whenever their seat is asked
+        assert time.monotonic() < deadline
+        for seat in ("agent_0", "agent_1"):
+            token = data["tokens"][seat]
+            state = client.get(base(data, seat) + "/state", headers=auth(token)).json()
+            if state["status"] == "over":
+                done.add(seat)
+            elif state["status"] == "your_turn":
+                fields = [f["name"] for f in state["request"]["fields"]]
+                tone = {"tone": "neutral", "message": "ok"}
+                answer = tone if "tone" in fields else {"move": "defect"}
+                url = base(data, seat) + "/answer"
+                client.post(url, headers=auth(token), json={"answer": answer})
+        time.sleep(0.01)
+    token = data["tokens"]["agent_0"]
+    other = client.get(base(data, "agent_1") + "/transcript", headers=auth(token))
+    assert other.status_code == 403
+    messages = client.get(base(data, "agent_0") + "/transcript", headers=auth(token)).json()[
+        "messages"
+    ]
+    actions = [m["payload"] for m in messages if m["kind"] == "action"]
+    assert actions and all(a["target"] == "agent_0" for a in actions)  # private moves: its own
+    matches = [m["payload"] for m in messages if m["kind"] == "match"]
+    assert all("agent_0" in m["roles"] for m in matches)

@@ -15,6 +15,7 @@ inline script (CSP), so nothing a person types can run in another person's page.
 | GET    | ``/api/sessions/{sid}/seats/{seat}/state``    | seat  | what the seat may see now    |
 | GET    | ``/api/sessions/{sid}/seats/{seat}/keywords`` | seat  | the keywords (the team only) |
 | POST   | ``/api/sessions/{sid}/seats/{seat}/answer``   | seat  | ``{answer: {field: text}}``  |
+| GET    | ``/api/sessions/{sid}/seats/{seat}/transcript`` | seat | once over: what it could see |
 | WS     | ``/api/sessions/{sid}/seats/{seat}/live?token=`` | seat | the state, pushed on change |
 """
 
@@ -34,6 +35,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError
 from socialsim.envs.decrypto.protocol import TEAMS
 from socialsim.web.sessions import Session, Sessions, same_token
@@ -149,6 +151,16 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
         view = console.state.get("view") or {}
         return JSONResponse({"keywords": view.get("keywords", [])}, headers=HEADERS)
 
+    async def transcript(request: Request) -> Response:
+        p = request.path_params
+        found = seat_of(p["sid"], p["seat"], bearer(request))
+        if found is None:
+            return refuse(403, "this token is not this seat's")
+        session, console = found
+        if session.record is None:
+            return refuse(409, "the transcript is shown once the game is over")
+        return JSONResponse({"messages": visible(session, console.seat)}, headers=HEADERS)
+
     async def answer(request: Request) -> Response:
         p = request.path_params
         found = seat_of(p["sid"], p["seat"], bearer(request))
@@ -206,6 +218,7 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
         Route("/api/sessions/{sid}/seats/{seat}/state", state),
         Route("/api/sessions/{sid}/seats/{seat}/keywords", keywords),
         Route("/api/sessions/{sid}/seats/{seat}/answer", answer, methods=["POST"]),
+        Route("/api/sessions/{sid}/seats/{seat}/transcript", transcript),
         WebSocketRoute("/api/sessions/{sid}/seats/{seat}/live", live),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -221,6 +234,19 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
 
     app.add_middleware(BaseHTTPMiddleware, dispatch=headers)
     return app
+
+
+def visible(session: Session, seat: str) -> list[dict[str, Any]]:
+    """The messages of the finished game that ``seat`` could see (the bus's audiences), as
+    ``{turn, kind, payload}``: even after the end, nobody reads another seat's private ones."""
+    record = session.record
+    teams = TEAMS if session.game == "decrypto" else None
+    agents = list(session.spec.seats)
+    out = []
+    for data in record.messages:
+        if seat in audience_of(Message.from_json(data), agents, teams or {}):
+            out.append({"turn": data["turn"], "kind": data["kind"], "payload": data["payload"]})
+    return out
 
 
 async def _until_closed(websocket: WebSocket) -> None:

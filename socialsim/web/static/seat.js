@@ -162,6 +162,7 @@
       }
       $("rules").open = false;
       $("action").hidden = true;
+      showTranscript();
       return;
     }
     if (view) {
@@ -179,6 +180,18 @@
       status.replaceChildren(el("div", { class: "spinner" }), el("span", {}, "Waiting for " + state.waiting_for + "…"));
       $("action").hidden = true;
     }
+  }
+
+  async function showTranscript() {
+    if ($("transcript")) return;
+    const { status, data } = await api("GET", base + "/transcript", token);
+    if (status !== 200) return;
+    const lines = data.messages.map((m) => el("li", {},
+      el("span", { class: "who" }, "turn " + m.turn + " · " + m.kind + ": "),
+      el("code", {}, JSON.stringify(m.payload))));
+    $("main").append(el("details", { class: "card rules", id: "transcript" },
+      el("summary", {}, "Transcript (" + lines.length + " messages you could see)"),
+      el("ol", { class: "transcript" }, ...lines)));
   }
 
   function connect() {
