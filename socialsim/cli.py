@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH=VALUE",
         help="override a key of the file (repeatable; VALUE is TOML, else a string). An "
         "override wins: it replaces a grid axis at the same key (a line says so); "
-        "grid.PATH=[...] sets an axis; seats.*.PATH reaches every seat, merged into the "
-        "tables a named seat has of its own",
+        "grid.PATH=[...] sets an axis; seats.*.KEY sets the default seat, and "
+        "seats.*.TABLE.KEY also merges into a TABLE (e.g. model) a named seat has of its own",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)

@@ -181,9 +181,10 @@ def apply_override(config: dict[str, Any], assignment: str) -> list[str]:
     replaces.
 
     An override always wins: a grid axis at the overridden path (or below it) is dropped, so the
-    value set is the one that runs; ``grid.PATH=[...]`` sets the axis itself. ``seats.*.PATH``
-    reaches every seat: the ``"*"`` default and each seat the file names, merged into the tables
-    a seat has of its own (a seat's own ``model`` table gets ``seats.*.model.api_base`` too).
+    value set is the one that runs; ``grid.PATH=[...]`` sets the axis itself. ``seats.*.KEY``
+    sets the ``"*"`` default (as in the file and the grid: a named seat's own kind and
+    parameters stay), and ``seats.*.TABLE.KEY`` is also merged into each ``TABLE`` a named seat
+    has of its own (``seats.*.model.api_base`` reaches an interceptor with its own ``model``).
     """
     path, sep, text = assignment.partition("=")
     if not sep or not path.strip():
@@ -196,11 +197,13 @@ def apply_override(config: dict[str, Any], assignment: str) -> list[str]:
     keys = path.split(".")
     targets = [keys]
     seats = config.get("seats")
-    if len(keys) > 2 and keys[:2] == ["seats", DEFAULT_SEAT] and isinstance(seats, dict):
+    if len(keys) > 3 and keys[:2] == ["seats", DEFAULT_SEAT] and isinstance(seats, dict):
         targets += [
             ["seats", seat, *keys[2:]]
             for seat, spec in seats.items()
-            if seat != DEFAULT_SEAT and isinstance(spec, dict)
+            if seat != DEFAULT_SEAT
+            and isinstance(spec, dict)
+            and isinstance(spec.get(keys[2]), dict)
         ]
     notes = []
     for target in targets:

@@ -74,7 +74,10 @@ def test_set_of_a_key_the_grid_sweeps_replaces_the_axis_and_says_so(tmp_path):
     assert "replaces the grid axis seats.*.kind = ['image_scoring'," in run.stderr
     records = lines(out)
     assert len(records) == 2  # gossip on and off; the norm axis is gone
-    assert {spec["kind"] for r in records for spec in r["seats"].values()} == {"always_defect"}
+    assert {spec["kind"] for r in records for spec in r["seats"].values()} == {
+        "always_defect",
+        "entrant",  # a named seat keeps its own kind
+    }
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["grid"] == {"env.kwargs.gossip": [True, False]}
 

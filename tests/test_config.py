@@ -193,8 +193,8 @@ def test_set_inside_a_value_the_grid_sweeps_is_refused_naming_the_axis(tmp_path)
 
 def test_bundled_quickstart_overrides_reach_the_episodes():
     experiment = config.load("align_quickstart", ["seats.*.kind=always_defect"])
-    kinds = {spec.seats[s]["kind"] for spec in experiment.specs() for s in spec.seats}
-    assert kinds == {"always_defect"}  # seats.* reaches the named entrant too
+    kinds = {s: spec.seats[s]["kind"] for spec in experiment.specs() for s in spec.seats}
+    assert kinds == {**{f"agent_{i}": "always_defect" for i in range(8)}, "agent_8": "entrant"}
     experiment = config.load("align_quickstart", ["env.kwargs.gossip=false"])
     assert {s.env_kwargs["gossip"] for s in experiment.specs()} == {False}
     with pytest.raises(
