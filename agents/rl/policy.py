@@ -5,9 +5,10 @@
 * ``path``: the SB3 zip, relative to the working directory. It is loaded once per run (shared by
   every episode through the run context) with ``algorithm`` (``"MaskablePPO"``, the default, or
   ``"PPO"``), on the CPU.
-* The policy sees what it saw in training (a :class:`~socialsim.rl.view.SeatView`): the seat's
-  numeric observation dict, plus every extra key its saved observation space names, computed
-  by :mod:`socialsim.rl.features` from the seat's inbox and info.
+* The policy sees what it saw in training (a :class:`~socialsim.rl.view.SeatView`, perhaps
+  with some keys filtered out): the keys its saved observation space names, each either the
+  seat's own (``observation``, ``action_mask``) or a feature of :mod:`socialsim.rl.features`
+  computed from the seat's inbox and info.
 * At the first decision the observation and the action mask are checked against the file's
   observation and action spaces; a mismatch is a ``ValueError`` naming both.
 * ``deterministic`` (default true): the most probable legal action, else a sample.
@@ -72,9 +73,9 @@ class PolicyAgent(Agent):
             if key not in cache:
                 cache[key] = load_policy(self.path, self.algorithm)
             self.model = cache[key]
-            space = self.model.observation_space
-            names = [k for k in getattr(space, "spaces", {}) if k not in _RAW_KEYS]
-            self.feature_names = names
+            keys = list(getattr(self.model.observation_space, "spaces", {}))
+            self.raw_keys = [k for k in keys if k in _RAW_KEYS]
+            self.feature_names = [k for k in keys if k not in _RAW_KEYS]
         self.features = features_module.build(self.feature_names)
         for feature in self.features:
             feature.reset(agent_id)
@@ -84,11 +85,12 @@ class PolicyAgent(Agent):
         mask = observation["action_mask"]
         if isinstance(mask, tuple):  # a Decrypto encoder's per-hint masks, as the view joins them
             mask = np.concatenate(mask).astype(np.int8)
-        seen = {"observation": observation["observation"], "action_mask": mask}
+        given = {"observation": observation["observation"], "action_mask": mask}
+        seen = {key: given[key] for key in self.raw_keys}
         for feature in self.features:
             seen[feature.name] = feature(observation, messages, info)
         if not self.checked:
-            self.check(seen)
+            self.check(seen, mask)
             self.checked = True
         action, _ = self.model.predict(
             seen,
@@ -97,7 +99,7 @@ class PolicyAgent(Agent):
         )
         return int(action) if np.ndim(action) == 0 else np.asarray(action)
 
-    def check(self, seen: Mapping[str, np.ndarray]) -> None:
+    def check(self, seen: Mapping[str, np.ndarray], mask: np.ndarray) -> None:
         """Raise ``ValueError`` if the seat's observation or actions do not fit the file's."""
         space, actions = self.model.observation_space, self.model.action_space
         problems = []
@@ -107,7 +109,7 @@ class PolicyAgent(Agent):
             for key, value in seen.items():
                 if space[key].shape != np.shape(value):
                     problems.append(f"{key} of shape {np.shape(value)}")
-        n_actions = int(np.size(seen["action_mask"]))
+        n_actions = int(np.size(mask))
         expected = (
             actions.n
             if isinstance(actions, spaces.Discrete)
