@@ -195,3 +195,32 @@ def test_a_bad_play_command_names_what_is_wrong(tmp_path, argv, says):
     result = subprocess.run(SOCIALSIM + argv, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2
     assert says in result.stderr
+
+
+def test_hot_seat_clears_the_screen_between_the_encoder_and_the_decoder(tmp_path):
+    out = tmp_path / "hot_seat"
+    argv = SOCIALSIM + ["play", "decrypto", "--as", "encoder", "--as", "decoder", "--seed", "0"]
+    argv += ["--out", str(out), "--with", "interceptor=decrypto_random_guesser"]
+    argv += ["--set", "env.kwargs.max_turns=2"]
+    child = Pty(argv, tmp_path)
+    for turn, code in enumerate(SEED_0_CODES[:2], 1):
+        child.expect([r"Pass the keyboard to encoder\. encoder, press Enter when ready\. "])
+        child.send("")
+        child.expect([r"Hint 1 for digit \d \(\w+\): "])
+        assert f"Your code this turn: {code}" in child.seen
+        child.send(f"alpha{turn}")
+        child.expect([r"Hint 2 for digit"])
+        child.send(f"beta{turn}")
+        child.expect([r"Hint 3 for digit"])
+        child.send(f"gamma{turn}")
+        child.expect([r"Pass the keyboard to decoder"])
+        assert "\x1b[2J" in child.seen  # the encoder's screen is cleared first
+        child.send("")
+        child.expect([r"Your guess \(like 3-1-4\): "])
+        assert "\x1b[2J" in child.seen and "Your code this turn" not in child.seen
+        child.send(code)
+    child.expect([r"Logged to "])
+    assert child.close() == 0
+    (record,) = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert record["summary"]["ending"] in ("survived", "intercept")
+    assert record["summary"]["turn_log"][0]["hints"] == ["alpha1", "beta1", "gamma1"]

@@ -230,13 +230,14 @@ def ending(record: Mapping[str, Any], seat: str) -> dict[str, Any]:
     """What a seat is told when the game is over (from the episode record)."""
     summary = record.get("summary") or {}
     stocks = summary.get("resources") or summary.get("payoffs") or {}
+    rules = next((m["payload"] for m in record.get("messages", []) if m["kind"] == "rules"), {})
     ranked = sorted(stocks, key=lambda a: -stocks[a])
     return {
         "game": summary.get("game"),
         "seat": seat,
         "over": True,
         "status": record.get("status"),
-        "outcome": f"The game is over after {summary.get('rounds')} rounds.",
+        "outcome": f"The game is over after {rules.get('rounds')} rounds.",
         "return": (record.get("returns") or {}).get(seat, 0.0),
         "final": stocks.get(seat),
         "rank": ranked.index(seat) + 1 if seat in ranked else None,
