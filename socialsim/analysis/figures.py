@@ -88,17 +88,20 @@ class Facets:
 
 
 def facets(frame: pd.DataFrame) -> Facets:
-    """Gossip (or the first factor) as columns, the agents' kind (or the last other factor) as
-    the hue, every other factor that varies as rows."""
+    """The population's strategy (a ``seats.*`` factor: kind or norm) as the hue, gossip (or
+    the first other factor) as columns, every other factor that varies as rows."""
     factors = [
         c for c in frame.columns if c.startswith("cell.") and frame[c].astype(str).nunique() > 1
     ]
+    population = [f for f in factors if f.startswith("cell.seats.*.")]
+    hue = population[0] if population else None
     column = next((f for f in factors if f.endswith("gossip")), None)
-    if column is None and len(factors) > 1:
-        column = factors[0]
-    rest = [f for f in factors if f != column]
-    hue = next((f for f in rest if f.endswith("*.kind")), rest[-1] if rest else None)
-    return Facets(column, hue, tuple(f for f in rest if f != hue))
+    if column is None:
+        column = next((f for f in factors if f != hue), None)
+    rest = [f for f in factors if f not in (column, hue)]
+    if hue is None and rest:
+        hue = rest.pop()
+    return Facets(column, hue, tuple(rest))
 
 
 def _values(frame: pd.DataFrame, factor: str | None) -> list[str]:
@@ -152,10 +155,13 @@ def _plot_rounds(rounds: pd.DataFrame, joins: Mapping[str, float], path: Path) -
             if c == 0:
                 axes.set_ylabel("share of choices that cooperate")
             axes.grid(alpha=0.3)
-    figure.suptitle(
-        "Cooperation by round: among residents (solid, ± SE over episodes) "
-        "and residents towards the entrant (dotted)"
-    )
+    if "cooperation_to_entrant" in rounds and rounds["cooperation_to_entrant"].notna().any():
+        figure.suptitle(
+            "Cooperation by round: among residents (solid, ± SE over episodes) "
+            "and residents towards the entrant (dotted)"
+        )
+    else:
+        figure.suptitle("Cooperation by round (mean ± SE over episodes)")
     figure.savefig(path, dpi=DPI)
     return path
 
@@ -198,7 +204,14 @@ def _draw_series(axes, block: pd.DataFrame, f: Facets, column: str) -> None:
                 color=line.get_color(),
                 label=f"{label} → entrant",
             )
-    axes.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    axes.legend(
+        title=factor_name(f.hue[5:]) if f.hue else None,
+        title_fontsize="x-small",
+        fontsize="x-small",
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        frameon=False,
+    )
 
 
 # -- returns --------------------------------------------------------------------------------------
