@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from socialsim.analysis.report import Report
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1.5em; max-width: 1400px; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; font-size: 0.82em; margin: 0.5em 0; }
 th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }

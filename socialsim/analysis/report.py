@@ -124,6 +124,18 @@ def build(directory: str | Path, write_files: bool = True) -> Report:
     decrypto = [r for r in done if r.env_id == DECRYPTO]
     if decrypto:
         decrypto_sections(result, decrypto, out)
+    if out is not None and recs:
+        from socialsim.analysis import transcript
+
+        name = str(manifest.get("config", {}).get("name", directory.name))
+        (out / "transcripts.html").write_text(transcript.render(recs, name), encoding="utf-8")
+        result.sections.append(
+            Section(
+                "transcripts",
+                text=f"transcripts.html: the bus log of up to {transcript.EPISODES_PER_CELL} "
+                "episodes per cell, turn by turn, in everyone's view or one seat's",
+            )
+        )
     if out is not None:
         from socialsim.analysis import page
 
