@@ -29,9 +29,10 @@ Why the defectors are ``entrant`` agents (always defect, gossip the neutral "No 
 the latest tone, so in that population refusing a defector costs the donor its standing and
 the best reply is to help everyone with a good standing *and* the defectors.
 
-Determinism: ``torch.set_num_threads(1)`` and SB3's ``seed=`` (which seeds torch, and the
-vector env's episode seeds through each view's ``reset(seed=...)``); no global RNG is touched
-otherwise. Measured on this machine (2 shared cores), the default 12,000 steps train in 25-50 s
+Determinism: ``torch.set_num_threads(1)`` and SB3's ``seed=``, which seeds torch (and, being
+SB3's ``set_random_seed``, also Python's and numpy's global RNGs, which nothing of socialsim
+reads) and each view's first ``reset(seed=seed + i)``; the views draw later episode seeds from
+their own ``np_random``. This script touches no global RNG itself. Measured on this machine (2 shared cores), the default 12,000 steps train in 25-50 s
 and the 60 evaluation episodes take about 10 s more. Seeds 0-4 all succeed at 12,000 steps:
 cooperation with good standing 0.92-0.99, with bad 0.03-0.11, return 25.75-26.45 against 23.85
 (``always_cooperate``) and 7.25 (``always_defect``) over 20 episodes each.
