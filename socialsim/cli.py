@@ -66,11 +66,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from socialsim.analysis.report import report
 
-    directory = Path(args.dir)
-    if records.read_manifest(directory) is None:
-        raise config_module.ConfigError(
-            f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
-        )
+    for directory in map(Path, args.dir):
+        if records.read_manifest(directory) is None:
+            raise config_module.ConfigError(
+                f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
+            )
+    if len(args.dir) > 1:
+        from socialsim.analysis.compare import compare
+
+        out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
+        print(compare(args.dir, out).text())
+        return 0
+    directory = Path(args.dir[0])
     text = report(directory, write_files=not args.no_files)
     print(text)
     failed = records.read_failures(directory)
@@ -103,9 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     lst = sub.add_parser("list", help="envs, agent kinds, probes and bundled experiment files")
     lst.set_defaults(func=cmd_list)
     rep = sub.add_parser("report", help="tables and figures from a results directory")
-    rep.add_argument("dir")
+    rep.add_argument("dir", nargs="+", help="a results directory; several are compared")
     rep.add_argument(
         "--no-files", action="store_true", help="print only; write no CSV or PNG files"
+    )
+    rep.add_argument(
+        "--out",
+        help="with several DIRs: where the comparison's files go (default: DIR1/comparison)",
     )
     rep.set_defaults(func=cmd_report)
     from socialsim.play.command import add_play_command

@@ -78,10 +78,16 @@ def build(directory: str | Path, write_files: bool = True) -> Report:
     """Every section of the report; with ``write_files``, the CSV, JSON and PNG files too."""
     directory = Path(directory)
     recs = records.read_records(directory, include_failed=True)
+    manifest = records.read_manifest(directory) or {}
+    return build_from(recs, manifest, directory, directory if write_files else None)
+
+
+def build_from(
+    recs: list[records.EpisodeRecord], manifest: dict, directory: Path, out: Path | None
+) -> Report:
+    """The report of ``recs`` (read from ``directory``); files go to ``out`` unless ``None``."""
     done = [r for r in recs if r.status == "done"]
     failed = [r for r in recs if r.status != "done"]
-    manifest = records.read_manifest(directory) or {}
-    out = directory if write_files else None
     totals = health.invalid_totals(recs)
     head = [
         f"experiment: {manifest.get('config', {}).get('name', '?')}",
