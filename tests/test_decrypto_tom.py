@@ -181,6 +181,42 @@ def test_competitive_grid_is_mean_and_sem_of_interception_losses_over_seed_block
     assert cell.avg_turns == pytest.approx(10 / 4)
 
 
+def test_grid_cells_carry_the_sem_of_average_turns_over_games():
+    records = [
+        ended(0, "intercept", GLOVE_TEAM, turns=2),
+        ended(1, "intercept", GLOVE_TEAM, turns=4),
+    ]
+    cell = competitive_grid(records)[("glove", "decrypto_random")]
+    assert cell.avg_turns == 3.0
+    assert cell.turns_sem == pytest.approx(1.0)  # std([2, 4], ddof=1) / sqrt(2)
+    one = competitive_grid(records[:1])[("glove", "decrypto_random")]
+    assert math.isnan(one.turns_sem)
+
+
+def test_the_report_writes_undefined_tom_scores_as_null_in_strict_json(tmp_path):
+    import json
+
+    from socialsim import records as records_module
+    from socialsim.analysis.report import report
+
+    # a Piaget probe in an episode without interception: that score is undefined (nan)
+    rec = record(0, [turn(1, C, C, X), turn(2, C, C, X)], probes=[piaget(1, C), piaget(2, X)])
+    records_module.write_manifest(tmp_path, {"config": {"name": "t"}, "episodes_total": 1})
+    with records_module.EventLog(tmp_path) as log:
+        log.append(rec)
+    text = report(tmp_path)
+    scores = json.loads(
+        (tmp_path / "decrypto_tom.json").read_text(),
+        parse_constant=lambda c: pytest.fail(f"bare {c} in decrypto_tom.json"),
+    )
+    assert scores["perspective_taking"]["predicted_interceptor_guess_on_interception"] is None
+    assert scores["perspective_taking"]["predicted_code"] == 0.5
+    assert "NaN" not in text and "IR (%)" in text and "MR (%)" in text
+    assert (tmp_path / "decrypto_competitive.png").exists()
+    assert (tmp_path / "decrypto_cooperative.png").exists()
+    assert (tmp_path / "decrypto_tom.png").exists()
+
+
 def test_single_block_has_no_sem():
     cell = competitive_grid([ended(0, "intercept", GLOVE_TEAM)], episodes_per_block=32)[
         ("glove", "decrypto_random")
