@@ -97,3 +97,24 @@ def test_unknown_seat_kind_is_a_config_error():
     )
     with pytest.raises(ValueError, match="kind: unknown agent kind 'nope'; allowed: "):
         play_episode(bad)
+
+
+class SlowCaller(Agent):
+    """Stands for an LLM agent: waits on its 'model', then logs the call."""
+
+    async def aact(self, observation, messages, info):
+        import asyncio
+
+        await asyncio.sleep(0.05)
+        self.events.append({"type": "llm_call", "reply": "heads"})
+        return 0
+
+
+def test_a_failing_agent_s_siblings_are_awaited_and_their_calls_recorded():
+    agents = {"matcher": Breaks(), "mismatcher": SlowCaller()}
+    for agent_id, agent in agents.items():
+        agent.reset(agent_id, agent_id, 0)
+    record = play_episode(spec(1, "parallel"), agents=agents)
+    assert record.status == "failed"
+    assert record.error.startswith("seat matcher (Breaks): ConnectionError")
+    assert record.events == {"mismatcher": [{"type": "llm_call", "reply": "heads"}]}
