@@ -367,8 +367,12 @@ def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Pa
     scores = {}
     if any(r.probes for r in recs):
         scores = {
-            "perspective_taking": tom.perspective_taking(recs),
-            "representational_change": tom.representational_change(recs),
+            name: table
+            for name, table in (
+                ("perspective_taking", tom.perspective_taking(recs)),
+                ("representational_change", tom.representational_change(recs)),
+            )
+            if table["episodes"]  # only the probes that ran
         }
         result.sections.append(
             Section(
