@@ -4,7 +4,6 @@ import asyncio
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import litellm
 import pytest
 
 from socialsim.llm.build import build_model, forget_models
@@ -63,12 +62,13 @@ def test_a_401_is_an_authentication_error_sent_once(refusing_server, transport):
 
 
 def test_missing_credentials_reported_as_a_500_are_not_transient():
-    # what litellm raises for openai/... without OPENAI_API_KEY (reproduced on litellm 1.7x)
-    error = litellm.InternalServerError(
-        message="OpenAIException - Missing credentials. Please pass an `api_key`, or set the "
-        "`OPENAI_API_KEY` environment variable.",
-        llm_provider="openai",
-        model="gpt-4o-mini",
+    # what litellm raises for openai/... without OPENAI_API_KEY: its InternalServerError, 500
+    class InternalServerError(Exception):
+        status_code = 500
+
+    error = InternalServerError(
+        "litellm.InternalServerError: OpenAIException - Missing credentials. Please pass an "
+        "`api_key`, or set the `OPENAI_API_KEY` environment variable."
     )
     mapped = provider_error(error, "openai/gpt-4o-mini", {})
     assert type(mapped) is ProviderError
