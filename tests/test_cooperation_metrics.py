@@ -11,6 +11,7 @@ import pytest
 from socialsim.envs.gossip.protocol import TONES, market_payoffs
 
 from socialsim.analysis import cooperation as co
+from socialsim.analysis import dynamics as dy
 from socialsim.analysis import entrant as en
 from socialsim.analysis import figures, tables
 from socialsim.records import EpisodeRecord
@@ -295,6 +296,21 @@ def test_without_an_entrant_everyone_is_a_resident_and_the_entrant_metrics_are_u
     assert split["cooperation_residents"] == 1.0
     assert math.isnan(split["cooperation_to_entrant"])
     assert math.isnan(split["cooperation_by_entrant"])
+
+
+def test_resources_gini_and_reputation_follow_the_rounds():
+    # agent_8 defects on everyone, the others cooperate: ALIGN_9 order, one pair per round
+    rec = donation_record(lambda r, d, rc: "defect" if d == "agent_8" else "cooperate")
+    held = dy.resources_by_round(rec)
+    assert held[1]["agent_0"] == 9.0 and held[1]["agent_1"] == 15.0
+    assert held[36] == rec.summary["resources"]
+    assert dy.gini_by_round(rec)[36] == co.gini(rec.summary["resources"].values())
+    assert dy.reputation_accuracy_by_round(rec)[8] == 1.0  # agent_8's defection, criticised
+    reputation = dy.reputation_by_round(rec)
+    assert reputation[8]["agent_8"] == -1 and reputation[36]["agent_8"] == -4
+    assert reputation[36]["agent_0"] == 4  # praised for each of its 4 donations
+    table = tables.dynamics_report([rec])["dynamics"]
+    assert len(table) == 36 and table["gini"].iloc[-1] == dy.gini_by_round(rec)[36]
 
 
 def test_cooperation_by_round_is_split_by_who_chose_towards_whom():

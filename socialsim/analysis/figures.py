@@ -131,8 +131,30 @@ def _row_blocks(frame: pd.DataFrame, f: Facets) -> list[tuple[str, pd.DataFrame]
 
 
 def _plot_rounds(rounds: pd.DataFrame, joins: Mapping[str, float], path: Path) -> Path:
-    f = facets(rounds)
     column = "cooperation_residents" if "cooperation_residents" in rounds else "cooperation_rate"
+    if "cooperation_to_entrant" in rounds and rounds["cooperation_to_entrant"].notna().any():
+        title = (
+            "Cooperation by round: among residents (solid, ± SE over episodes) "
+            "and residents towards the entrant (dotted)"
+        )
+    else:
+        title = "Cooperation by round (mean ± SE over episodes)"
+    return plot_over_rounds(
+        rounds, column, "share of choices that cooperate", title, joins, path, (-0.05, 1.05)
+    )
+
+
+def plot_over_rounds(
+    rounds: pd.DataFrame,
+    column: str,
+    ylabel: str,
+    title: str,
+    joins: Mapping[str, float],
+    path: Path,
+    ylim: tuple[float, float] | None = None,
+) -> Path:
+    """``column`` by round, faceted (:func:`facets`), with its ``<column>_se`` band."""
+    f = facets(rounds)
     columns = _values(rounds, f.column)
     rows = _row_blocks(rounds, f)
     figure = Figure(figsize=(5.6 * len(columns), 0.8 + 3.4 * len(rows)), layout="constrained")
@@ -146,22 +168,84 @@ def _plot_rounds(rounds: pd.DataFrame, joins: Mapping[str, float], path: Path) -
             for mark in marks:
                 axes.axvline(mark, color="grey", linestyle=":", linewidth=1)
                 axes.annotate(
-                    " entrant joins", (mark, 0.55), fontsize="x-small", color="grey", rotation=90
+                    " entrant joins",
+                    (mark, 0.55),
+                    fontsize="x-small",
+                    color="grey",
+                    rotation=90,
+                    xycoords=("data", "axes fraction"),
                 )
-            title = ", ".join(t for t in (f.label(f.column, col_value), row_label) if t)
-            axes.set_title(title or "all episodes", fontsize="small")
-            axes.set_ylim(-0.05, 1.05)
+            title_text = ", ".join(t for t in (f.label(f.column, col_value), row_label) if t)
+            axes.set_title(title_text or "all episodes", fontsize="small")
+            if ylim is not None:
+                axes.set_ylim(*ylim)
             axes.set_xlabel("round")
             if c == 0:
-                axes.set_ylabel("share of choices that cooperate")
+                axes.set_ylabel(ylabel)
             axes.grid(alpha=0.3)
-    if "cooperation_to_entrant" in rounds and rounds["cooperation_to_entrant"].notna().any():
-        figure.suptitle(
-            "Cooperation by round: among residents (solid, ± SE over episodes) "
-            "and residents towards the entrant (dotted)"
+    figure.suptitle(title)
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def plot_dynamics(
+    dynamics: Mapping[str, pd.DataFrame],
+    cells: pd.DataFrame,
+    directory: str | Path,
+) -> list[Path]:
+    """``gini_by_round.png`` (the Gini coefficient of resources after each round) and
+    ``reputation.png`` (each agent's net tone valence received so far, by round, for the first
+    cells of the grid) from :func:`~socialsim.analysis.tables.dynamics_report`."""
+    directory = Path(directory)
+    written = []
+    table = dynamics["dynamics"]
+    if not table.empty:
+        written.append(
+            plot_over_rounds(
+                table,
+                "gini",
+                "Gini coefficient of resources",
+                "Inequality by round: Gini of the agents' resources after each round "
+                "(mean ± SE over episodes)",
+                _entrant_rounds(cells),
+                directory / "gini_by_round.png",
+            )
         )
-    else:
-        figure.suptitle("Cooperation by round (mean ± SE over episodes)")
+    reputation = dynamics["reputation"]
+    if not reputation.empty and reputation["reputation"].abs().sum() > 0:
+        written.append(_plot_reputation(reputation, directory / "reputation.png"))
+    return written
+
+
+REPUTATION_PANELS = 6
+
+
+def _plot_reputation(reputation: pd.DataFrame, path: Path) -> Path:
+    cells = [
+        c
+        for c in sorted(reputation["cell"].unique())
+        if reputation.loc[reputation["cell"] == c, "reputation"].abs().sum() > 0
+    ][:REPUTATION_PANELS]
+    limit = max(1.0, float(reputation["reputation"].abs().max()))
+    figure = Figure(figsize=(12, 0.6 + 2.6 * len(cells)), layout="constrained")
+    panels = figure.subplots(len(cells), 1, squeeze=False)[:, 0]
+    for axes, cell in zip(panels, cells, strict=True):
+        block = reputation[reputation["cell"] == cell]
+        matrix = block.pivot(index="agent", columns="round", values="reputation")
+        image = axes.imshow(
+            matrix.to_numpy(dtype=float), aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit
+        )
+        axes.set_yticks(range(len(matrix.index)), matrix.index, fontsize="x-small")
+        step = max(1, len(matrix.columns) // 12)
+        ticks = list(range(0, len(matrix.columns), step))
+        axes.set_xticks(ticks, [matrix.columns[i] for i in ticks], fontsize="x-small")
+        axes.set_xlabel("round")
+        axes.set_title(cell, fontsize="small")
+        figure.colorbar(image, ax=axes, label="net valence", shrink=0.9)
+    figure.suptitle(
+        "Reputation by round: net tone valence received so far\n(+1 praising, -1 mocking, "
+        f"complaint or criticism; mean over episodes; the first {len(cells)} cells with gossip)"
+    )
     figure.savefig(path, dpi=DPI)
     return path
 

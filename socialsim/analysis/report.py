@@ -244,6 +244,10 @@ def gossip_sections(result: Report, recs: list[records.EpisodeRecord], out: Path
             table.to_csv(out / f"cooperation_{name}.csv", index=False)
         statistics.to_csv(out / "cooperation_statistics.csv", index=False)
         result.figures += figures.plot_cooperation(cooperation, out, same)
+        dynamics = tables.dynamics_report(recs)
+        for name, table in dynamics.items():
+            table.to_csv(out / f"cooperation_{name}_by_round.csv", index=False)
+        result.figures += figures.plot_dynamics(dynamics, cells, out)
 
 
 OUTCOME_UNITS = {

@@ -284,3 +284,51 @@ def _tones_table(frame: pd.DataFrame) -> pd.DataFrame:
     totals = table.groupby(keys)["count"].transform("sum")
     table["share"] = (table["count"] / totals.where(totals > 0)).astype(float)
     return table
+
+
+def dynamics_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFrame]:
+    """Round-by-round tables of the donation game and prisoner's dilemma
+    (:mod:`~socialsim.analysis.dynamics`), over the episodes of each cell:
+
+    * ``dynamics``: per (cell, round), the mean and standard error of the Gini coefficient of
+      resources after the round, of the round's reputation accuracy, and the mean resources;
+    * ``reputation``: per (cell, agent, round), the mean net tone valence received so far.
+    """
+    from socialsim.analysis import dynamics as dy
+
+    rows, reputation = [], []
+    for record in records:
+        if record.status != "done" or not record.summary:
+            continue
+        if game_of(record) not in (DONATION.name, PRISONERS.name):
+            continue
+        base = {**_cell_columns(record), "episode": record.episode}
+        accuracy = dy.reputation_accuracy_by_round(record)
+        for round_, held in dy.resources_by_round(record).items():
+            rows.append(
+                {
+                    **base,
+                    "round": round_,
+                    "gini": co.gini(held.values()),
+                    "reputation_accuracy": accuracy.get(round_, NAN),
+                    "mean_resources": co.mean_of(list(held.values())),
+                }
+            )
+        for round_, net in dy.reputation_by_round(record).items():
+            for agent, value in net.items():
+                reputation.append({**base, "agent": agent, "round": round_, "reputation": value})
+    frame, rep = pd.DataFrame(rows), pd.DataFrame(reputation)
+    if frame.empty:
+        return {"dynamics": frame, "reputation": rep}
+    keys = _cell_keys(frame) + ["cell", "round"]
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    groups = frame.groupby(keys, sort=True)
+    table = groups[["gini", "reputation_accuracy", "mean_resources"]].mean().reset_index()
+    for column in ("gini", "reputation_accuracy"):
+        table[f"{column}_se"] = (
+            groups[column]
+            .agg(lambda v: co.standard_error(v.dropna()) if v.notna().any() else NAN)
+            .to_numpy()
+        )
+    rep = rep.groupby(["cell", "agent", "round"], sort=True)["reputation"].mean().reset_index()
+    return {"dynamics": table, "reputation": rep}
