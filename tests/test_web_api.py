@@ -255,3 +255,16 @@ def test_the_transcript_shows_a_seat_only_what_it_could_see_and_only_at_the_end(
     assert actions and all(a["target"] == "agent_0" for a in actions)  # private moves: its own
     matches = [m["payload"] for m in messages if m["kind"] == "match"]
     assert all("agent_0" in m["roles"] for m in matches)
+
+
+def test_serve_binds_a_public_address_only_with_public_and_then_warns(monkeypatch, capsys):
+    import uvicorn
+
+    bound = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: bound.update(kwargs))
+    assert main(["serve", "--host", "0.0.0.0", "--port", "8123", "--public"]) == 0
+    assert bound["host"] == "0.0.0.0" and bound["port"] == 8123
+    assert "warning: serving on 0.0.0.0" in capsys.readouterr().err
+    assert main(["serve", "--port", "8124"]) == 0
+    assert bound["host"] == "127.0.0.1"
+    assert "host page http://127.0.0.1:8124/#host=" in capsys.readouterr().out

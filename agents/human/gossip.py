@@ -222,7 +222,7 @@ def request(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> 
         title=f"Your move with {counterpart}: " + " or ".join(shown),
         fields=(Field("move", "Move", _move_check(choices, names), choices=tuple(names)),),
         build=lambda v: {"action": v["move"]},
-        help="Type " + ", ".join(names) + ".",
+        help="One of: " + ", ".join(names) + ".",
     )
 
 
