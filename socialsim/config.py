@@ -8,6 +8,7 @@
     seed = 0                          # episode i has seed `seed + i` (socialsim.seeding)
     max_concurrent = 1                # episodes in flight at once (LLM agents wait concurrently)
     workers = 1                       # processes playing episodes (CPU-bound runs: the cores)
+    backend = "local"                 # or "ray" (socialsim[ray]; RAY_ADDRESS names a cluster)
 
     [env]
     id = "donation_v0"                # `socialsim list` shows the ids
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib.util
 import itertools
 import os
 import re
@@ -64,6 +66,7 @@ TOP_KEYS = {
     "seed": int,
     "max_concurrent": int,
     "workers": int,
+    "backend": str,
     "env": dict,
     "seats": dict,
     "probes": list,
@@ -72,6 +75,7 @@ TOP_KEYS = {
 REQUIRED = ("name", "env", "seats")
 ENV_KEYS = {"id": str, "form": str, "kwargs": dict}
 DEFAULT_SEAT = "*"
+BACKENDS = ("local", "ray")  # local: this process, or `workers` processes
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,10 @@ class Experiment:
     @property
     def workers(self) -> int:
         return self.config.get("workers", 1)
+
+    @property
+    def backend(self) -> str:
+        return self.config.get("backend", "local")
 
     def specs(self) -> list[EpisodeSpec]:
         """Every episode of the experiment, cell by cell."""
@@ -330,6 +338,11 @@ def resolve(config: dict[str, Any]) -> Experiment:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
     if config.get("seed", 0) < 0:
         raise ConfigError(f"seed: must be an integer >= 0, got {config['seed']}")
+    backend = config.get("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend: {backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("backend: 'ray' needs Ray, not installed: pip install 'socialsim[ray]'")
     built: dict[str, None] = {}  # seat specs already built once (cells share most of them)
     grid = config.pop("grid", {})
     cells = []

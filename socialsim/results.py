@@ -169,7 +169,7 @@ def run(
             for record in checks.values():
                 log.append(record)
         rest = [s for s in todo if id(s) not in checks]
-        failed = _play(rest, out, experiment.max_concurrent, experiment.workers, progress)
+        failed = _play(rest, out, experiment, progress)
     except KeyboardInterrupt:
         raise RunInterrupted(
             experiment.name, len(records.done_keys(out)), len(specs), out
@@ -231,7 +231,7 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], out: Path, max_concurrent: int, workers: int, progress: bool
+    specs: list[runner.EpisodeSpec], out: Path, experiment: Experiment, progress: bool
 ) -> list[records.EpisodeRecord]:
     from tqdm import tqdm
 
@@ -249,5 +249,12 @@ def _play(
             bar.set_postfix(failed=len(failed), refresh=False)
             bar.update(1)
 
-        runner.run_specs(specs, log, max_concurrent, workers, on_done)
+        runner.run_specs(
+            specs,
+            log,
+            experiment.max_concurrent,
+            experiment.workers,
+            on_done,
+            backend=experiment.backend,
+        )
     return failed

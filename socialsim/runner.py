@@ -356,6 +356,7 @@ def run_specs(
     max_concurrent: int = 1,
     workers: int = 1,
     on_done: Callable[[EpisodeRecord], None] | None = None,
+    backend: str = "local",
 ) -> None:
     """Play ``specs`` in this process (``workers=1``) or spread over ``workers`` processes,
     each playing up to ``max_concurrent`` episodes at once in its own event loop.
@@ -363,7 +364,13 @@ def run_specs(
     Episodes are independent, so processes share nothing but the log, which only this process
     writes: a killed run leaves whole records, and the next run plays what is missing. Each
     process holds its own LLM clients, so a model's concurrency limit applies per process.
+    ``backend="ray"`` plays them as Ray tasks instead (:mod:`socialsim.ray_backend`).
     """
+    if backend == "ray":
+        from socialsim.ray_backend import run_on_ray
+
+        run_on_ray(specs, log, max_concurrent, workers, on_done)
+        return
     if workers <= 1 or len(specs) <= 1:
         asyncio.run(run_specs_async(specs, log, max_concurrent, on_done))
         return
