@@ -146,23 +146,40 @@ def _plot_outcomes(outcomes: pd.DataFrame, path: Path) -> Path:
 
 
 def _plot_tom(scores: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
-    names, values = [], []
-    for probe, table in scores.items():
-        for name, value in table.items():
-            if "episodes" in name:
-                continue
-            names.append(f"{probe}: {name}".replace("_", " "))
-            values.append(np.nan if value is None else float(value))
-    figure = Figure(figsize=(9, 1.5 + 0.35 * len(names)), layout="constrained")
-    axes = figure.add_subplot()
+    """One row per score, one bar per cell (all cells pooled when there is one)."""
+    groups = dict(scores.get("by_cell") or {"all episodes": scores})
+    names: list[str] = []
+    for table in groups.values():
+        for probe, values in table.items():
+            for name in values:
+                label = f"{probe}: {name}".replace("_", " ")
+                if "episodes" not in name and label not in names:
+                    names.append(label)
     y = np.arange(len(names))
-    axes.barh(y, np.nan_to_num(values), color="tab:purple")
-    for yy, v in zip(y, values, strict=True):
-        axes.annotate(number(v, 3), (min(np.nan_to_num(v) + 0.01, 0.95), yy), va="center")
-    axes.set_yticks(y, names, fontsize="x-small")
+    height = 0.8 / len(groups)
+    figure = Figure(figsize=(10, 1.8 + 0.3 * len(names) * len(groups)), layout="constrained")
+    axes = figure.add_subplot()
+    for g, (cell, table) in enumerate(groups.items()):
+        values = []
+        for label in names:
+            probe, _, name = label.partition(": ")
+            value = table.get(probe.replace(" ", "_"), {}).get(name.replace(" ", "_"))
+            values.append(np.nan if value is None else float(value))
+        positions = y + g * height
+        axes.barh(positions, np.nan_to_num(values), height, label=cell)
+        for yy, v in zip(positions, values, strict=True):
+            axes.annotate(
+                number(v, 3),
+                (min(np.nan_to_num(v) + 0.01, 0.93), yy),
+                va="center",
+                fontsize="x-small",
+            )
+    axes.set_yticks(y + 0.4 - height / 2, names, fontsize="x-small")
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
     axes.set_xlabel("score (share of turns, averaged over episodes)")
-    axes.set_title("Theory-of-mind scores")
+    if len(groups) > 1:
+        axes.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+    axes.set_title("Theory-of-mind scores per cell")
     figure.savefig(path, dpi=DPI)
     return path

@@ -322,6 +322,18 @@ def cooperative_grids(recs: list[records.EpisodeRecord]) -> dict[str, dict]:
     return {eve: tom.cooperative_grid(recs, interceptor=eve) for eve in interceptors}
 
 
+def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
+    """The scores of the probes that ran (a probe with no scored episode is left out)."""
+    return {
+        name: table
+        for name, table in (
+            ("perspective_taking", tom.perspective_taking(recs)),
+            ("representational_change", tom.representational_change(recs)),
+        )
+        if table["episodes"]
+    }
+
+
 def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
     outcomes = decrypto_outcomes(recs).rename(columns=OUTCOME_UNITS)
     result.sections.append(
@@ -368,19 +380,19 @@ def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Pa
             printed=False,
         )
     )
-    scores = {}
+    scores: dict = {}
     if any(r.probes for r in recs):
-        scores = {
-            name: table
-            for name, table in (
-                ("perspective_taking", tom.perspective_taking(recs)),
-                ("representational_change", tom.representational_change(recs)),
-            )
-            if table["episodes"]  # only the probes that ran
-        }
+        scores = tom_scores(recs)
+        by_cell: dict[str, list[records.EpisodeRecord]] = {}
+        for record in recs:
+            by_cell.setdefault(tables.cell_label(record.cell), []).append(record)
+        if len(by_cell) > 1:
+            scores["by_cell"] = {cell: tom_scores(group) for cell, group in by_cell.items()}
         result.sections.append(
             Section(
-                "theory of mind", text=stats.strict_json(scores), note="shares; null = undefined"
+                "theory of mind",
+                text=stats.strict_json(scores),
+                note="shares; all cells pooled, then by_cell; null = undefined",
             )
         )
     if out is not None:
