@@ -390,8 +390,9 @@ def _plot_entrant(cells: pd.DataFrame, kinds: pd.DataFrame, path: Path) -> Path:
             y + 0.4 * offset, values.fillna(0), 0.4, label=f"{name} its first gossiped defection"
         )
         for yy, v in zip(y, values, strict=True):
-            if v != v:
-                left.annotate("n/a", (0.01, yy + 0.4 * offset), fontsize="xx-small", va="center")
+            text = "n/a" if v != v else f"{v:.2f}"
+            where = 0.01 if v != v else min(float(v) + 0.01, 0.95)
+            left.annotate(text, (where, yy + 0.4 * offset), fontsize="xx-small", va="center")
     left.set_xlim(0, 1.05)
     left.set_xlabel("share of residents' choices towards the entrant that were cooperation")
     left.set_title("Treatment of the entrant", fontsize="small")
