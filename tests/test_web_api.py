@@ -268,3 +268,41 @@ def test_serve_binds_a_public_address_only_with_public_and_then_warns(monkeypatc
     assert main(["serve", "--port", "8124"]) == 0
     assert bound["host"] == "127.0.0.1"
     assert "host page http://127.0.0.1:8124/#host=" in capsys.readouterr().out
+
+
+UPLOAD = """
+name = "my_decrypto"
+[env]
+id = "decrypto_v0"
+[env.kwargs]
+max_turns = 3
+[seats."*"]
+kind = "decrypto_random_guesser"
+[seats.encoder]
+kind = "decrypto_random_encoder"
+[seats.decoder]
+kind = "human"
+name = "${HOME}"
+"""
+
+
+def test_a_host_may_upload_an_experiment_file_checked_like_a_run(client):
+    check = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": UPLOAD})
+    assert check.json() == {
+        "name": "my_decrypto",
+        "game": "decrypto",
+        "seats": ["encoder", "decoder", "interceptor"],
+    }
+    body = {"upload": UPLOAD, "humans": ["interceptor"], "seed": 0}
+    response = client.post("/api/sessions", headers=auth(HOST), json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["seats"]["encoder"] == "decrypto_random_encoder"
+    bad = UPLOAD.replace('kind = "decrypto_random_encoder"', 'kind = "nobody"')
+    refused = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": bad})
+    assert refused.status_code == 422 and "unknown agent kind 'nobody'" in refused.json()["error"]
+    wrong = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": "x = ["})
+    assert wrong.status_code == 422 and "not valid TOML" in wrong.json()["error"]
+    pennies = 'name = "p"\n[env]\nid = "matching_pennies_v0"\n[seats."*"]\nkind = "human"\n'
+    other = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": pennies})
+    assert other.status_code == 422 and "has no seat page" in other.json()["error"]
+    assert client.post("/api/experiments/check", json={"upload": UPLOAD}).status_code == 403

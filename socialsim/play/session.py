@@ -76,11 +76,13 @@ def human_experiment(
     overrides: Sequence[str] = (),
     seed: int | None = None,
     names: Mapping[str, str] | None = None,
+    base: config_module.Experiment | None = None,
 ) -> config_module.Experiment:
     """The experiment of one game of ``game`` with people in the ``humans`` seats.
 
     ``others`` are ``SEAT=KIND`` / ``SEAT={...}`` specs, or one experiment file (a path or a
-    bundled name) whose first grid cell gives the env and the seats; ``overrides`` are
+    bundled name) whose first grid cell gives the env and the seats (or ``base``, an experiment
+    already read, e.g. an uploaded file); ``overrides`` are
     ``--set path=value``. Every seat and key is checked as ``socialsim run`` checks them.
     """
     env_id = _env_id(game)
@@ -90,14 +92,13 @@ def human_experiment(
     files = [o for o in others if "=" not in o]
     if len(files) > 1:
         raise ConfigError(f"--with: at most one experiment file, got {', '.join(files)}")
-    if files:
-        base = config_module.load(files[0])
+    if files or base is not None:
+        where = files[0] if files else "the experiment file"
+        base = base if base is not None else config_module.load(files[0])
         _, cell = base.cells[0]
         config = copy.deepcopy(cell)
         if config["env"]["id"] != env_id:
-            raise ConfigError(
-                f"--with {files[0]}: the file plays {config['env']['id']}, not {env_id}"
-            )
+            raise ConfigError(f"--with {where}: the file plays {config['env']['id']}, not {env_id}")
         config["name"] = f"play_{config['name']}"
     else:
         config = {"name": f"play_{game}", "env": {"id": env_id}, "seats": {}}

@@ -11,7 +11,8 @@ inline script (CSP), so nothing a person types can run in another person's page.
 |--------|-----------------------------------------------|-------|------------------------------|
 | GET    | ``/``, ``/seat``                              | all   | the pages (tokens ride in the URL fragment, never sent) |
 | GET    | ``/api/experiments``                          | host  | offered experiments, seats   |
-| POST   | ``/api/sessions``                             | host  | ``{experiment, humans, seed?}`` -> join links |
+| POST   | ``/api/experiments/check``                    | host  | ``{upload: TOML}`` -> its game, seats |
+| POST   | ``/api/sessions``                             | host  | ``{experiment or upload, humans, seed?}`` -> join links |
 | GET    | ``/api/sessions/{sid}/seats/{seat}/state``    | seat  | what the seat may see now    |
 | GET    | ``/api/sessions/{sid}/seats/{seat}/keywords`` | seat  | the keywords (the team only) |
 | POST   | ``/api/sessions/{sid}/seats/{seat}/answer``   | seat  | ``{answer: {field: text}}``  |
@@ -38,7 +39,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError
 from socialsim.envs.decrypto.protocol import TEAMS
-from socialsim.web.sessions import Session, Sessions, same_token
+from socialsim.web.sessions import Session, Sessions, read_upload, same_token
 
 MAX_BODY = 16 * 1024
 STATIC = Path(str(resources.files("socialsim.web") / "static"))
@@ -99,6 +100,21 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
             return refuse(403, "the host token is needed")
         return JSONResponse({"experiments": Sessions.offered()}, headers=HEADERS)
 
+    async def check_upload(request: Request) -> Response:
+        if not host_ok(request):
+            return refuse(403, "the host token is needed")
+        try:
+            body = await read_json(request)
+            experiment, game = read_upload(body.get("upload") if isinstance(body, dict) else None)
+        except TooLarge:
+            return refuse(413, f"at most {MAX_BODY} bytes")
+        except ConfigError as error:
+            return refuse(422, str(error))
+        except ValueError:
+            return refuse(400, "the body must be JSON")
+        seats = list(experiment.specs()[0].seats)
+        return JSONResponse({"name": experiment.name, "game": game, "seats": seats})
+
     async def create(request: Request) -> Response:
         if not host_ok(request):
             return refuse(403, "the host token is needed")
@@ -111,7 +127,9 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
         if not isinstance(body, dict):
             return refuse(400, "expected {experiment, humans, seed?}")
         try:
-            session = sessions.create(body.get("experiment"), body.get("humans"), body.get("seed"))
+            session = sessions.create(
+                body.get("experiment"), body.get("humans"), body.get("seed"), body.get("upload", "")
+            )
         except ConfigError as error:
             return refuse(422, str(error))
         links = {
@@ -215,6 +233,7 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
         Route("/seat", page),
         Route("/api/experiments", experiments),
         Route("/api/sessions", create, methods=["POST"]),
+        Route("/api/experiments/check", check_upload, methods=["POST"]),
         Route("/api/sessions/{sid}/seats/{seat}/state", state),
         Route("/api/sessions/{sid}/seats/{seat}/keywords", keywords),
         Route("/api/sessions/{sid}/seats/{seat}/answer", answer, methods=["POST"]),

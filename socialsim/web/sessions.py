@@ -62,6 +62,26 @@ def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
     return given
 
 
+def read_upload(text: str):
+    """``(experiment, game)`` of an uploaded experiment file, checked as ``socialsim run`` checks
+    one. ``${VARIABLES}`` are not expanded: the server's environment is not the host's to read."""
+    import tomllib
+
+    from socialsim import config as config_module
+
+    if not isinstance(text, str):
+        raise ConfigError("upload: the experiment file's text")
+    try:
+        experiment = config_module.resolve(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"upload: not valid TOML: {error}") from None
+    env_id = experiment.cells[0][1]["env"]["id"]
+    games = {e: g for g, e in play_session.GAME_ENVS.items()}
+    if env_id not in games:
+        raise ConfigError(f"upload: env {env_id!r} has no seat page; allowed: {', '.join(games)}")
+    return experiment, games[env_id]
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -217,8 +237,13 @@ class Sessions:
         self.max_sessions = max_sessions
         self.by_id: dict[str, Session] = {}
 
-    def create(self, name: str, humans: Sequence[str], seed: int | None = None) -> Session:
-        if name not in EXPERIMENTS:
+    def create(
+        self, name: str | None, humans: Sequence[str], seed: int | None = None, upload: str = ""
+    ) -> Session:
+        if upload:
+            base, game = read_upload(upload)
+            name = base.name
+        elif name not in EXPERIMENTS:
             raise ConfigError(
                 f"experiment: {name!r} is not offered; allowed: {', '.join(EXPERIMENTS)}"
             )
@@ -230,8 +255,10 @@ class Sessions:
             raise ConfigError("humans: a seat is named twice")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ConfigError(f"seed: a non-negative integer, got {seed!r}")
-        game = EXPERIMENTS[name]
-        experiment = play_session.human_experiment(game, humans, [name], seed=seed)
+        if not upload:
+            base, game = None, EXPERIMENTS[name]
+        others = [] if upload else [name]
+        experiment = play_session.human_experiment(game, humans, others, seed=seed, base=base)
         sid = secrets.token_hex(8)
         out = self.results / f"{experiment.name}_{sid}"
         spec = play_session.prepare(experiment, out)
@@ -243,6 +270,7 @@ class Sessions:
             "humans": list(session.tokens),
             "seed": experiment.config["seed"],
             "tokens": session.tokens,
+            "upload": upload,
         }
         path = out / SESSION
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds the keys
@@ -260,9 +288,14 @@ class Sessions:
             if records.done_keys(out):
                 continue
             facts = json.loads(path.read_text(encoding="utf-8"))
-            game = EXPERIMENTS[facts["experiment"]]
+            if facts.get("upload"):
+                base, game = read_upload(facts["upload"])
+                others = []
+            else:
+                base, game = None, EXPERIMENTS[facts["experiment"]]
+                others = [facts["experiment"]]
             experiment = play_session.human_experiment(
-                game, facts["humans"], [facts["experiment"]], seed=facts["seed"]
+                game, facts["humans"], others, seed=facts["seed"], base=base
             )
             spec = play_session.prepare(experiment, out)
             session = Session(

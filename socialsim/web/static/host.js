@@ -32,7 +32,8 @@
     error.textContent = "";
     const humans = [...seatsBox.querySelectorAll("input:checked")].map((b) => b.value);
     const seedText = document.getElementById("seed").value.trim();
-    const body = { experiment: select.value, humans };
+    const chosen = offered.find((e) => e.name === select.value);
+    const body = chosen && chosen.upload ? { upload: chosen.upload, humans } : { experiment: select.value, humans };
     if (seedText) body.seed = Number(seedText);
     const { status, data } = await api("POST", "/api/sessions", token, body);
     if (status !== 200) { error.textContent = data.error || ("error " + status); return; }
@@ -52,7 +53,21 @@
     document.getElementById("result").hidden = false;
   }
 
+  async function check() {
+    error.textContent = "";
+    const text = document.getElementById("upload").value;
+    const { status, data } = await api("POST", "/api/experiments/check", token, { upload: text });
+    if (status !== 200) { error.textContent = data.error || ("error " + status); return; }
+    offered = offered.filter((e) => !e.upload);
+    offered.push({ name: "upload:" + data.name, game: data.game, seats: data.seats, upload: text });
+    select.querySelectorAll("option[data-upload]").forEach((o) => o.remove());
+    select.append(el("option", { value: "upload:" + data.name, "data-upload": "1" }, "uploaded: " + data.name + " — " + data.game));
+    select.value = "upload:" + data.name;
+    showSeats();
+  }
+
   select.addEventListener("change", showSeats);
+  document.getElementById("check").addEventListener("click", check);
   document.getElementById("create").addEventListener("click", create);
   load();
 })();
