@@ -119,8 +119,11 @@ def build_from(
             frame.to_csv(out / "llm_health.csv", index=False)
     if done:
         returns = tables.returns_table(done)
+        shown = returns.drop(columns=[c for c in returns.columns if c.startswith("cell.")])
+        if shown["cell"].eq("(all)").all():
+            shown = shown.drop(columns="cell")
         result.sections.append(
-            Section("mean return per seat", returns, note="mean and sem over episodes, ddof=0")
+            Section("mean return per seat", shown, note="mean and sem over episodes, ddof=0")
         )
         if out is not None:
             returns.to_csv(out / "returns.csv", index=False)

@@ -21,15 +21,20 @@ NAN = float("nan")
 
 
 def returns_table(recs: list[EpisodeRecord]) -> pd.DataFrame:
-    """Mean and standard error (ddof=0) of the return per grid cell and seat (games with at
-    most four seats) or agent kind (larger populations)."""
+    """Mean and standard error (ddof=0) of the return per grid cell (its ``cell.<path>`` values
+    and its readable ``cell`` label) and seat (games with at most four seats) or agent kind
+    (larger populations)."""
     frame = episodes_frame(recs)
     if frame.empty:
         return frame
     cell_cols = [c for c in frame.columns if c.startswith("cell.")]
+    frame["cell"] = [
+        cell_label({c[len("cell.") :]: row[c] for c in cell_cols})
+        for row in frame[cell_cols].to_dict("records")
+    ]
     frame[cell_cols] = frame[cell_cols].astype(str)  # a grid may cross whole agent tables
     by = ["seat", "kind"] if frame["seat"].nunique() <= 4 else ["kind"]
-    groups = frame.groupby([*cell_cols, *by], dropna=False)["ret"]
+    groups = frame.groupby([*cell_cols, "cell", *by], dropna=False)["ret"]
     table = groups.agg(["count", "mean", "std"]).reset_index()
     table["sem"] = groups.std(ddof=0).to_numpy() / table["count"].pow(0.5)
     return table.drop(columns="std")
