@@ -420,6 +420,7 @@ def check_cell(
                 )
             registry.check_agent_spec(f"{where}seats.{seat}", spec)
             _build_once(f"{where}seats.{seat}", spec, built)
+            _check_key_variable(f"{where}seats.{seat}", spec)
         missing = [a for a in possible_agents if a not in seats and DEFAULT_SEAT not in seats]
         if missing:
             raise ConfigError(
@@ -440,6 +441,18 @@ def check_cell(
     except ValueError as error:  # registry errors already name the key
         text = str(error)
         raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
+
+
+def _check_key_variable(where: str, spec: Mapping[str, Any]) -> None:
+    """A seat's ``model.api_key_env`` must name a variable that is set: found now, not after
+    the first episodes failed."""
+    model = spec.get("model")
+    name = model.get("api_key_env") if isinstance(model, dict) else None
+    if isinstance(name, str) and not os.environ.get(name):
+        raise ConfigError(
+            f"{where}.model.api_key_env: the environment variable {name!r} is not set (or empty); "
+            "export it, or name the variable that holds the key"
+        )
 
 
 def _dotted(message: str) -> str:

@@ -227,3 +227,15 @@ def test_bad_seed_and_agent_parameters_are_config_errors(tmp_path, override, mes
     with pytest.raises(config.ConfigError) as error:
         config.load(str(write(tmp_path, GOOD)), [override])
     assert message in str(error.value)
+
+
+def test_a_seat_s_key_variable_must_be_set_before_anything_runs(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VARIABLE", raising=False)
+    with pytest.raises(
+        config.ConfigError,
+        match=r"seats\.\*\.model\.api_key_env: the environment variable "
+        r"'NO_SUCH_KEY_VARIABLE' is not set",
+    ):
+        config.load("llm_decrypto_piaget", ["seats.*.model.api_key_env=NO_SUCH_KEY_VARIABLE"])
+    monkeypatch.setenv("NO_SUCH_KEY_VARIABLE", "sk-test")
+    config.load("llm_decrypto_piaget", ["seats.*.model.api_key_env=NO_SUCH_KEY_VARIABLE"])
