@@ -193,8 +193,8 @@ def plot_dynamics(
     cells: pd.DataFrame,
     directory: str | Path,
 ) -> list[Path]:
-    """``gini_by_round.png`` (the Gini coefficient of resources after each round) and
-    ``reputation.png`` (each agent's net tone valence received so far, by round, for the first
+    """``gini_by_round.png`` (the Gini coefficient of resources after each round),
+    ``reputation_accuracy_by_round.png`` (where gossip was published) and ``reputation.png`` (each agent's net tone valence received so far, by round, for the first
     cells of the grid) from :func:`~socialsim.analysis.tables.dynamics_report`."""
     directory = Path(directory)
     written = []
@@ -209,6 +209,19 @@ def plot_dynamics(
                 "(mean ± SE over episodes)",
                 _entrant_rounds(cells),
                 directory / "gini_by_round.png",
+            )
+        )
+    if not table.empty and table["reputation_accuracy"].notna().any():
+        written.append(
+            plot_over_rounds(
+                table.dropna(subset=["reputation_accuracy"]),
+                "reputation_accuracy",
+                "share of tones that agree with the move",
+                "Reputation accuracy by round: non-neutral tones whose valence matches what "
+                "the agent did (mean ± SE over episodes)",
+                _entrant_rounds(cells),
+                directory / "reputation_accuracy_by_round.png",
+                (-0.05, 1.05),
             )
         )
     reputation = dynamics["reputation"]
