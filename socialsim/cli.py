@@ -20,6 +20,7 @@ from socialsim import config as config_module
 from socialsim import records, registry
 from socialsim.results import (
     RunInterrupted,
+    RunStopped,
     failure_lines,
     git_commit,  # noqa: F401 - socialsim.play imports it from here
     package_versions,  # noqa: F401 - socialsim.play imports it from here
@@ -38,6 +39,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except RunInterrupted as stop:
         print(f"\n{stop}; rerun the same command to resume", file=sys.stderr)
         return 130
+    except RunStopped as stop:
+        print(str(stop), file=sys.stderr)
+        return 1
     if results.failed:
         print(
             failure_lines(results.failed, "rerun the same command to retry them"), file=sys.stderr

@@ -91,6 +91,22 @@ class RunInterrupted(KeyboardInterrupt):
         self.name, self.logged, self.total, self.out = name, logged, total, out
 
 
+class RunStopped(RuntimeError):
+    """An episode failed for a reason no retry heals (refused credentials): the run stops."""
+
+
+#: Prefixes of a logged LLM call's error that no retry or rerun of the same config can heal.
+UNHEALABLE = ("authentication:",)
+
+
+def _unhealable(record: records.EpisodeRecord) -> bool:
+    return any(
+        str(event.get("error") or "").startswith(UNHEALABLE)
+        for events in record.events.values()
+        for event in events
+    )
+
+
 @dataclass
 class Results:
     """What :func:`run` did, and the directory to read the records from."""
@@ -121,8 +137,9 @@ def run(
     loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
 
     ``overrides`` are ``--set`` strings (``"episodes=20"``); ``progress`` shows a bar on a
-    terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake, and
-    :class:`RunInterrupted` on Ctrl-C.
+    terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake,
+    :class:`RunStopped` when an episode fails for a reason no retry heals (refused credentials),
+    and :class:`RunInterrupted` on Ctrl-C.
     """
     say = say or (lambda line: None)
     if not isinstance(experiment, Experiment):
@@ -170,6 +187,12 @@ def run(
                 log.append(record)
         rest = [s for s in todo if id(s) not in checks]
         failed = _play(rest, out, experiment, progress)
+    except RunStopped as stop:
+        raise RunStopped(
+            f"{experiment.name}: stopped, as no retry can heal this: {stop}; "
+            f"{len(records.done_keys(out))}/{len(specs)} episodes done in {out}; "
+            "fix it and rerun the same command to resume"
+        ) from None
     except KeyboardInterrupt:
         raise RunInterrupted(
             experiment.name, len(records.done_keys(out)), len(specs), out
@@ -246,6 +269,8 @@ def _play(
         def on_done(record: records.EpisodeRecord) -> None:
             if record.status != "done":
                 failed.append(record)
+                if _unhealable(record):
+                    raise RunStopped(record.error)
             bar.set_postfix(failed=len(failed), refresh=False)
             bar.update(1)
 

@@ -74,3 +74,33 @@ def test_missing_credentials_reported_as_a_500_are_not_transient():
     assert type(mapped) is ProviderError
     assert mapped.kind == "authentication"
     assert "Missing credentials" in str(mapped)
+
+
+def test_a_run_whose_credentials_are_refused_stops_at_the_first_failure(
+    refusing_server, tmp_path, capsys
+):
+    from socialsim.cli import main
+
+    forget_models()
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        f"""
+name = "refused"
+episodes = 6
+[env]
+id = "decrypto_v0"
+[seats."*"]
+kind = "llm_decrypto"
+[seats."*".model]
+model = "openai/test"
+api_base = "{refusing_server}"
+cache = false
+transport = "openai_http"
+"""
+    )
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "refused: stopped, as no retry can heal this: seat encoder (llm_decrypto): " in err
+    assert "HTTP 401" in err and "0/6 episodes done" in err
+    assert Refuses.requests == 1  # one call: no retry, no second episode
+    forget_models()
