@@ -663,3 +663,9 @@ def test_the_aec_form_keeps_pettingzoos_order_checks_without_a_wrapper():
     EnvLogger.flush()
     env.step(0)  # logged as PettingZoo's wrapper logs it, and ignored
     assert any("step() called after all agents are terminated" in m for m in EnvLogger.mqueue)
+
+
+def test_an_entrant_joining_after_the_last_round_is_refused():
+    with pytest.raises(ValueError, match="entrant_round: the entrant would join after the last"):
+        donation_v0.parallel_env(entrant="joins", rounds=6, entrant_round=7)
+    donation_v0.parallel_env(entrant="joins", rounds=6, entrant_round=6)  # joins for the last

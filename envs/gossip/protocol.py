@@ -482,6 +482,11 @@ def matching_options(
         if entrant != "joins":
             raise ValueError("entrant_round: only applies to entrant='joins'")
         entrant_round = check_int("entrant_round", entrant_round, 1)
+        if entrant_round > rounds:
+            raise ValueError(
+                f"entrant_round: the entrant would join after the last round ({rounds}), "
+                f"got {entrant_round}"
+            )
     elif entrant == "joins":
         entrant_round = default_entrant_round(rounds)
     if entrant == "joins" and n < 3:
