@@ -23,7 +23,34 @@ def _metadata(name: str) -> dict:
     return {"name": name, "render_modes": list(RENDER_MODES), "is_parallelizable": True}
 
 
-class DonationEnv(GossipEnv):
+class PeerEnv(GossipEnv):
+    """A game among peers (donation, prisoners, trust): the matching options, then the game's
+    own numbers, checked in that order, build the core."""
+
+    def _setup_peer(
+        self,
+        game_class: type[core.PeerGame],
+        reference: str,
+        numbers: dict[str, tuple[float, float]],
+        matching: dict,
+        render_mode: str | None,
+    ) -> None:
+        """``numbers`` maps each of the game's own options to ``(value, least allowed)``."""
+        options = protocol.matching_options(reference, **matching)
+        checked = {
+            name: protocol.check_number(name, value, least)
+            for name, (value, least) in numbers.items()
+        }
+        game = game_class(
+            _ids(options["n_agents"]),
+            gossip=options["gossip"],
+            **checked,
+            **{key: options[key] for key in MATCHING},
+        )
+        self._setup(game, {**checked, **options}, options["entrant"], render_mode)
+
+
+class DonationEnv(PeerEnv):
     """The donation game with gossip; see ``socialsim.envs.donation_v0``."""
 
     metadata = _metadata("donation_v0")
@@ -43,23 +70,26 @@ class DonationEnv(GossipEnv):
         pairs_per_round: int | None = None,
         render_mode: str | None = None,
     ):
-        options = protocol.matching_options(
-            "align", n_agents, gossip, discount, schedule, rounds, pairs_per_round, entrant,
-            entrant_round,
-        )  # fmt: skip
-        cost = protocol.check_number("cost", cost)
-        benefit = protocol.check_number("benefit", benefit)
-        initial_resources = protocol.check_number("initial_resources", initial_resources)
-        game = core.DonationGame(
-            _ids(options["n_agents"]),
-            cost=cost,
-            benefit=benefit,
-            initial_resources=initial_resources,
-            gossip=gossip,
-            **{key: options[key] for key in MATCHING},
+        self._setup_peer(
+            core.DonationGame,
+            "align",
+            {
+                "cost": (cost, 0.0),
+                "benefit": (benefit, 0.0),
+                "initial_resources": (initial_resources, 0.0),
+            },
+            dict(
+                n_agents=n_agents,
+                gossip=gossip,
+                discount=discount,
+                schedule=schedule,
+                rounds=rounds,
+                pairs_per_round=pairs_per_round,
+                entrant=entrant,
+                entrant_round=entrant_round,
+            ),
+            render_mode,
         )
-        params = {"cost": cost, "benefit": benefit, "initial_resources": initial_resources}
-        self._setup(game, {**params, **options}, options["entrant"], render_mode)
         self._cannot_give = self._masks["donate"].copy()
         self._cannot_give[protocol.DONATION.action_index("donate", "cooperate")] = 0
 
@@ -69,7 +99,7 @@ class DonationEnv(GossipEnv):
         return self._masks[decision]
 
 
-class PrisonersEnv(GossipEnv):
+class PrisonersEnv(PeerEnv):
     """The prisoner's dilemma with gossip; see ``socialsim.envs.prisoners_v0``."""
 
     metadata = _metadata("prisoners_v0")
@@ -89,26 +119,29 @@ class PrisonersEnv(GossipEnv):
         pairs_per_round: int | None = None,
         render_mode: str | None = None,
     ):
-        options = protocol.matching_options(
-            "circle", n_agents, gossip, discount, schedule, rounds, pairs_per_round, entrant,
-            entrant_round,
-        )  # fmt: skip
-        cost = protocol.check_number("cost", cost)
-        benefit = protocol.check_number("benefit", benefit)
-        initial_resources = protocol.check_number("initial_resources", initial_resources, -math.inf)
-        game = core.PrisonersGame(
-            _ids(options["n_agents"]),
-            cost=cost,
-            benefit=benefit,
-            initial_resources=initial_resources,
-            gossip=gossip,
-            **{key: options[key] for key in MATCHING},
+        self._setup_peer(
+            core.PrisonersGame,
+            "circle",
+            {
+                "cost": (cost, 0.0),
+                "benefit": (benefit, 0.0),
+                "initial_resources": (initial_resources, -math.inf),
+            },
+            dict(
+                n_agents=n_agents,
+                gossip=gossip,
+                discount=discount,
+                schedule=schedule,
+                rounds=rounds,
+                pairs_per_round=pairs_per_round,
+                entrant=entrant,
+                entrant_round=entrant_round,
+            ),
+            render_mode,
         )
-        params = {"cost": cost, "benefit": benefit, "initial_resources": initial_resources}
-        self._setup(game, {**params, **options}, options["entrant"], render_mode)
 
 
-class TrustEnv(GossipEnv):
+class TrustEnv(PeerEnv):
     """The trust (investment) game with gossip; see ``socialsim.envs.trust_v0``."""
 
     metadata = _metadata("trust_v0")
@@ -127,21 +160,22 @@ class TrustEnv(GossipEnv):
         pairs_per_round: int | None = None,
         render_mode: str | None = None,
     ):
-        options = protocol.matching_options(
-            "align", n_agents, gossip, discount, schedule, rounds, pairs_per_round, entrant,
-            entrant_round,
-        )  # fmt: skip
-        multiplier = protocol.check_number("multiplier", multiplier)
-        initial_resources = protocol.check_number("initial_resources", initial_resources)
-        game = core.TrustGame(
-            _ids(options["n_agents"]),
-            multiplier=multiplier,
-            initial_resources=initial_resources,
-            gossip=gossip,
-            **{key: options[key] for key in MATCHING},
+        self._setup_peer(
+            core.TrustGame,
+            "align",
+            {"multiplier": (multiplier, 0.0), "initial_resources": (initial_resources, 0.0)},
+            dict(
+                n_agents=n_agents,
+                gossip=gossip,
+                discount=discount,
+                schedule=schedule,
+                rounds=rounds,
+                pairs_per_round=pairs_per_round,
+                entrant=entrant,
+                entrant_round=entrant_round,
+            ),
+            render_mode,
         )
-        params = {"multiplier": multiplier, "initial_resources": initial_resources}
-        self._setup(game, {**params, **options}, options["entrant"], render_mode)
 
 
 class MarketEnv(GossipEnv):
