@@ -57,8 +57,10 @@ class DecisionEnv(ParallelEnv):
     ) -> tuple[dict[str, float], bool, bool, dict[str, dict[str, Any]]]:
         """Play the checked choices of every deciding agent and publish what the step reveals.
 
-        Return ``(rewards of the live agents, terminated, truncated, infos of the live agents)``,
-        with each flag of ``flags`` copied into its agent's info.
+        Return ``(rewards of the live agents, terminated, truncated, infos of the live agents)``.
+        ``flags`` are the invalid-action flags of this step (the game may record them); the
+        forms add each to its agent's info as ``invalid_action`` and end the episode's
+        ``agents`` when it is over.
         """
         raise NotImplementedError
 
@@ -87,6 +89,9 @@ class DecisionEnv(ParallelEnv):
                 flags[agent] = flag
         live = list(self.agents)
         rewards, terminated, truncated, infos = self.apply(choices, flags)
+        _flag(infos, flags)
+        if terminated or truncated:
+            self.agents = []
         observations = self.observe_all() if self.agents else {a: self.observe(a) for a in live}
         return (
             observations,
@@ -95,6 +100,11 @@ class DecisionEnv(ParallelEnv):
             dict.fromkeys(live, truncated),
             infos,
         )
+
+
+def _flag(infos: dict[str, dict[str, Any]], flags: Mapping[str, dict[str, Any]]) -> None:
+    for agent, flag in flags.items():
+        infos[agent]["invalid_action"] = flag
 
 
 class DecisionAEC(AECEnv):
@@ -193,10 +203,13 @@ class DecisionAEC(AECEnv):
             self._clear_rewards()
             self.agent_selection = queue[0]
             return
-        rewards, terminated, truncated, self.infos = self.parallel.apply(self._choices, self._flags)
+        parallel = self.parallel
+        rewards, terminated, truncated, self.infos = parallel.apply(self._choices, self._flags)
+        _flag(self.infos, self._flags)
         self.rewards = rewards
         self._accumulate_rewards()
         if terminated or truncated:
+            parallel.agents = []
             self.terminations = dict.fromkeys(self.agents, terminated)
             self.truncations = dict.fromkeys(self.agents, truncated)
             self.agent_selection = self.agents[0]

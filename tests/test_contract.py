@@ -188,8 +188,11 @@ class ChangesStateOnBadInput(Turns):
 
 
 class ForgetsTheFlag(Turns):
-    def infos(self, flags=None):
-        return super().infos(None)
+    """Falls back on a forbidden action without saying so."""
+
+    def check_action(self, agent, action):
+        choice, _ = super().check_action(agent, action)
+        return choice, None
 
 
 class IgnoresTheSeed(Turns):

@@ -205,12 +205,7 @@ class DecryptoEnv(DecisionEnv):
             else:
                 self.phase = HINTS
                 self._publish_code()
-        infos = self._infos()
-        for agent, flag in flags.items():
-            infos[agent]["invalid_action"] = flag
-        if game.done:
-            self.agents = []
-        return rewards, game.done, False, infos
+        return rewards, game.done, False, self._infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
         return self._observation(agent, self._public_vector())

@@ -173,12 +173,7 @@ class GossipEnv(DecisionEnv):
             self.turn = game.round
             if game.phase_index == 0:
                 self._announce_round()
-        infos = self._infos()
-        for agent, flag in flags.items():
-            infos[agent]["invalid_action"] = flag
-        if game.done:
-            self.agents = []
-        return rewards, game.done, False, infos
+        return rewards, game.done, False, self._infos()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         return self._layout.one(self.game, self._index_of[agent], self._mask)

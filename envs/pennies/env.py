@@ -51,6 +51,7 @@ class PenniesEnv(DecisionEnv):
         self.bus = MessageBus(AGENTS)
         self.turn = 0
         self._last: tuple[int, int] | None = None
+        self.over = True  # no game until reset
         self.score = dict.fromkeys(AGENTS, 0)
 
     def observation_space(self, agent: str):
@@ -69,6 +70,7 @@ class PenniesEnv(DecisionEnv):
         self.bus = MessageBus(AGENTS)
         self.turn = 1
         self._last = None
+        self.over = False
         self.score = dict.fromkeys(AGENTS, 0)
         self.bus.publish(
             turn=1, sender=ENV, to=EVERYONE, channel="public", kind="rules", payload=self.rules()
@@ -89,12 +91,12 @@ class PenniesEnv(DecisionEnv):
             )
 
     def _infos(self) -> dict[str, dict[str, Any]]:
-        return {a: {"decision": DECISION if self.agents else None} for a in AGENTS}
+        return {a: {"decision": None if self.over else DECISION} for a in AGENTS}
 
     # -- the DecisionEnv methods ----------------------------------------------------------------
 
     def deciding(self) -> list[str]:
-        return list(self.agents)
+        return [] if self.over else list(AGENTS)
 
     def check_action(self, agent: str, action: Any) -> tuple[int, None]:
         value = action.get("face") if isinstance(action, Mapping) else action
@@ -123,10 +125,8 @@ class PenniesEnv(DecisionEnv):
             },
         )
         self._last = faces
-        done = self.turn >= self.rounds
-        if done:
-            self.agents = []
-        else:
+        done = self.over = self.turn >= self.rounds
+        if not done:
             self.turn += 1
             self._announce_lucky_faces()
         return rewards, done, False, self._infos()
@@ -135,7 +135,7 @@ class PenniesEnv(DecisionEnv):
         last = self._last if self._last is not None else (NONE_YET, NONE_YET)
         return {
             "observation": np.array(last, dtype=np.int8),
-            "action_mask": np.full(2, 1 if self.agents else 0, dtype=np.int8),
+            "action_mask": np.full(2, 0 if self.over else 1, dtype=np.int8),
         }
 
     # -- global views ---------------------------------------------------------------------------
