@@ -231,12 +231,12 @@ def market_payoffs(quality: str, choice: str) -> tuple[float, float]:
 # -- bus payloads -----------------------------------------------------------------------------
 
 
-class RulesPayload(TypedDict, total=False):
-    """``rules``: public, to everyone, first message of an episode (turn 1). The settings a
-    player is told: ``game``, the constructor options in force (``entrant`` renamed
-    ``entrant_mode``), ``rounds`` the episode really lasts, ``entrant`` (id or None), ``agents``."""
+class GameOptions(TypedDict, total=False):
+    """The constructor options in force, as the rules message and the summary state them."""
 
     game: str
+    agents: list[str]
+    entrant: str | None  # the entrant's agent id
     n_agents: int
     cost: float
     benefit: float
@@ -249,10 +249,15 @@ class RulesPayload(TypedDict, total=False):
     schedule: str
     pairs_per_round: int | None
     entrant_round: int | None
+
+
+class RulesPayload(GameOptions, total=False):
+    """``rules``: public, to everyone, first message of an episode (turn 1). The settings a
+    player is told: ``game``, the constructor options in force (``entrant`` renamed
+    ``entrant_mode``), ``rounds`` the episode really lasts, ``entrant`` (id or None), ``agents``."""
+
     entrant_mode: str | None
     rounds: int
-    entrant: str | None
-    agents: list[str]
 
 
 class MatchPayload(TypedDict):
@@ -366,27 +371,12 @@ class MarketInteraction(TypedDict):
 Interaction = DonationInteraction | PrisonersInteraction | TrustInteraction | MarketInteraction
 
 
-class GossipSummary(TypedDict, total=False):
+class GossipSummary(GameOptions, total=False):
     """An episode's ``summary()`` (the record's ``summary``): ``game``, the constructor options in
     force (as the rules message states them, ``entrant`` being the entrant's id), the final
     ``resources`` (``payoffs`` in the market) by agent, and the ``interactions`` in order."""
 
-    game: str
-    agents: list[str]
-    entrant: str | None
-    n_agents: int
-    cost: float
-    benefit: float
-    multiplier: float
-    initial_resources: float
-    n_sellers: int
-    n_buyers: int
-    discount: float
-    gossip: bool
-    schedule: str
-    rounds: int | None
-    pairs_per_round: int | None
-    entrant_round: int | None
+    rounds: int | None  # the option as given (the rules message states the real count)
     resources: dict[str, float]
     payoffs: dict[str, float]
     interactions: list[Interaction]
