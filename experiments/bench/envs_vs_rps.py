@@ -1,0 +1,206 @@
+"""Benchmark: agent-steps per second of every socialsim env against PettingZoo's own ``rps_v2``,
+in both forms, in the same process.
+
+Parallel form: random legal actions drawn from each acting agent's action mask by one seeded
+numpy Generator, episode after episode (``reset(seed=seed + i)``), resets included. AEC form:
+the loop of PettingZoo's documentation (``agent_iter()``, ``last()``, ``step()``). The gossip
+games run with gossip on, their reference schedules and default sizes (9 agents; the market 6
+sellers and 6 buyers); Decrypto with its defaults (the encoder's three hints drawn from its
+masks). Goal: every env at >= 1.0x rps_v2's agent-steps per second in each form. Times are the
+process's thread CPU time, so that other processes on a shared machine do not skew the ratios;
+envs alternate trial by trial and the best trial of each is kept.
+
+A last part prints how a Parallel step's cost grows from 9 to 243 agents under the donation
+game's random schedule (every agent acts in every round). Goal: at 243 agents <= 1.3x the cost
+per agent-step at 9.
+
+An *agent-step* is one action an agent takes. The script also prints *transitions* per second
+(live agents per step, each of which gets an observation and a reward), the RL-library view.
+It prints the figures and asserts nothing.
+
+    python experiments/bench/envs_vs_rps.py                 # 20,000 agent-steps per env, best of 3
+    python experiments/bench/envs_vs_rps.py --quick         # 4,000, best of 2
+    python experiments/bench/envs_vs_rps.py --envs donation_v0 decrypto_v0
+
+``rps_v2`` needs pygame (PettingZoo's classic extra, in our ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+ENVS = (
+    "donation_v0",
+    "prisoners_v0",
+    "trust_v0",
+    "market_v0",
+    "decrypto_v0",
+    "matching_pennies_v0",
+)
+
+
+@dataclass
+class Run:
+    seconds: float
+    agent_steps: int
+    transitions: int
+    episodes: int
+
+
+def random_legal(observation, space, rng: np.random.Generator):
+    """A uniformly random action among those the mask allows (all, for an env without masks)."""
+    mask = observation.get("action_mask") if isinstance(observation, dict) else None
+    if isinstance(mask, tuple):  # one mask per position of a MultiDiscrete action (Decrypto)
+        return [_pick(m, rng) for m in mask]
+    if mask is None:
+        return int(rng.random() * space.n)
+    return _pick(mask, rng)
+
+
+def _pick(mask: np.ndarray, rng: np.random.Generator) -> int:
+    # draw until an allowed index comes up: as uniform as choosing among the allowed ones, and
+    # cheaper than listing them for Decrypto's masks over a few hundred words
+    while True:
+        index = int(rng.random() * len(mask))
+        if mask[index]:
+            return index
+
+
+def deciders(env, infos) -> list[str]:
+    """The agents that must act now: the socialsim contract's ``decision``, else everyone."""
+    agents = env.agents
+    if agents and "decision" in (infos.get(agents[0]) or {}):
+        return [a for a in agents if infos[a]["decision"]]
+    return list(agents)
+
+
+def episode(env, rng: np.random.Generator, seed: int) -> tuple[int, int]:
+    """Play one Parallel episode; return (agent-steps, transitions)."""
+    taken = transitions = 0
+    observations, infos = env.reset(seed=seed)
+    while env.agents:
+        acting = deciders(env, infos)
+        actions = {a: random_legal(observations[a], env.action_space(a), rng) for a in acting}
+        taken += len(actions)
+        transitions += len(env.agents)
+        observations, _, _, _, infos = env.step(actions)
+    return taken, transitions
+
+
+def aec_episode(env, rng: np.random.Generator, seed: int) -> tuple[int, int]:
+    """Play one episode of an AEC env the way PettingZoo's docs do; return (agent-steps,
+    transitions). Every ``last()`` of a live agent is one of each."""
+    taken = 0
+    env.reset(seed=seed)
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(random_legal(observation, env.action_space(agent), rng))
+        taken += 1
+    return taken, taken
+
+
+def play(make_env: Callable[[], object], agent_steps: int, seed: int) -> Run:
+    """Play whole episodes until at least ``agent_steps`` actions were taken."""
+    env = make_env()
+    run_episode = aec_episode if hasattr(env, "agent_iter") else episode
+    rng = np.random.default_rng(seed)
+    run_episode(env, rng, seed)  # warm up: first-call costs are not what we measure
+    taken = transitions = episodes = 0
+    start = time.thread_time()
+    while taken < agent_steps:
+        steps, seen = run_episode(env, rng, seed + 1 + episodes)
+        taken, transitions, episodes = taken + steps, transitions + seen, episodes + 1
+    seconds = time.thread_time() - start
+    env.close()
+    return Run(seconds, taken, transitions, episodes)
+
+
+def make_env(name: str, form: str, **kwargs) -> Callable[[], object]:
+    if name == "rps_v2":
+        module = importlib.import_module("pettingzoo.classic.rps_v2")
+    else:
+        module = importlib.import_module(f"socialsim.envs.{name}")
+    factory = module.parallel_env if form == "parallel" else module.env
+    return lambda: factory(**kwargs)
+
+
+def best_of(envs: dict[str, Callable[[], object]], steps: int, trials: int, seed: int):
+    """The fastest of ``trials`` runs of each env, alternating envs trial by trial so that a
+    change of machine load hits all of them."""
+    best: dict[str, Run] = {}
+    for trial in range(trials):
+        for name, factory in envs.items():
+            run = play(factory, steps, seed + 1000 * trial)
+            if (
+                name not in best
+                or run.seconds / run.agent_steps < best[name].seconds / best[name].agent_steps
+            ):
+                best[name] = run
+    return best
+
+
+def report(best: dict[str, Run]) -> dict[str, float]:
+    rates = {}
+    for name, run in best.items():
+        rates[name] = run.agent_steps / run.seconds
+        print(
+            f"{name:<30} {run.agent_steps:>7,} agent-steps in {run.episodes:>5,} episodes,"
+            f" {run.seconds:5.2f} s: {rates[name]:>8,.0f} agent-steps/s,"
+            f" {run.transitions / run.seconds:>8,.0f} transitions/s"
+        )
+    return rates
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps, for a smoke run")
+    parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=ENVS, metavar="ENV")
+    parser.add_argument(
+        "--agent-steps", type=int, help="actions per env and trial [20,000; quick 4,000]"
+    )
+    parser.add_argument(
+        "--trials", type=int, help="alternating trials per env, best kept [3; quick 2]"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-scaling", action="store_true", help="skip the 9-243 agents part")
+    parser.add_argument("--scaling-only", action="store_true", help="only the 9-243 agents part")
+    args = parser.parse_args(argv)
+    steps = args.agent_steps or (4_000 if args.quick else 20_000)
+    trials = args.trials or (2 if args.quick else 3)
+
+    if not args.scaling_only:
+        for form in ("parallel", "aec"):
+            envs = {f"rps_v2 {form}": make_env("rps_v2", form)}
+            envs.update({f"{name} {form}": make_env(name, form) for name in args.envs})
+            print(f"{form} form: random legal actions, best of {trials} trials of >= {steps:,}")
+            rates = report(best_of(envs, steps, trials, args.seed))
+            for name in args.envs:
+                ratio = rates[f"{name} {form}"] / rates[f"rps_v2 {form}"]
+                print(f"  ratio {name} / rps_v2, {form}: {ratio:.2f}x (goal >= 1.0x)")
+            print()
+
+    if args.no_scaling:
+        return
+    print("Parallel form, donation_v0 random schedule: microseconds per agent-step by population")
+    sizes = (9, 27, 81, 243)
+    scaling = {
+        f"N={n}": make_env("donation_v0", "parallel", n_agents=n, schedule="random") for n in sizes
+    }
+    runs = best_of(scaling, steps, trials, args.seed)
+    cost = {name: 1e6 * run.seconds / run.agent_steps for name, run in runs.items()}
+    for name, us in cost.items():
+        print(f"  {name:<6} {us:6.2f} us per agent-step")
+    print(f"  N=243 / N=9: {cost['N=243'] / cost['N=9']:.2f}x (goal <= 1.3x)")
+
+
+if __name__ == "__main__":
+    main()
