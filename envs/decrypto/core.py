@@ -40,10 +40,13 @@ The game (the single-team variant of the Decrypto benchmark)
 
 Randomness (identical to the reference for a 680-word list)
 -----------------------------------------------------------
-One ``numpy.random.RandomState(seed)`` per game draws, in order: the keywords,
+One ``numpy.random.RandomState`` seeded with the game's seed draws, in order: the keywords,
 ``choice(words, 4, replace=False)``; the first code, ``choice(arange(1, 5), 3, replace=False)``;
 then at the end of every turn the game goes on past, the next code the same way, redrawn while
-it is already in the code history. (The reference also draws one more code after the final turn;
+it is already in the code history. (The game draws them as ``permutation(len(words))[:4]`` and
+``permutation(4)[:3] + 1``, which is what those ``choice`` calls do, without their checks; an
+env passes its one ``RandomState`` to be re-seeded by each game, as building one costs more
+than a whole turn.) (The reference also draws one more code after the final turn;
 nothing ever reads it, so the codes played are the same.) Nothing else uses this stream, so a
 seed's code sequence never depends on what the agents do, and depends on the word list only
 through its length. Seed 0 with 680 words plays 3-1-4, 3-4-1, 1-4-2, 3-4-2, 4-1-3, 1-2-4,
@@ -194,6 +197,7 @@ class DecryptoGame:
         max_hint_chars: int = MAX_HINT_CHARS,
         keywords: Sequence[str] | None = None,
         codes: Sequence[Any] | None = None,
+        stream: np.random.RandomState | None = None,
     ):
         options = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
         if len(words) < 4:
@@ -203,10 +207,14 @@ class DecryptoGame:
         self.first_round_interception = first_round_interception
         self.max_hint_words = max_hint_words
         self.max_hint_chars = max_hint_chars
-        # The reference implementation's stream (see the module docstring).
-        self._rng = np.random.RandomState(seed)  # noqa: NPY002 - paper compatibility
-        # choice() over the list and over its length draw the same indices.
-        drawn = tuple(str(words[i]) for i in self._rng.choice(len(words), 4, replace=False))
+        # The reference implementation's stream (see the module docstring); ``stream`` is an
+        # env's own, re-seeded here, as the env plays one game at a time.
+        if stream is None:
+            stream = np.random.RandomState(seed)  # noqa: NPY002 - paper compatibility
+        else:
+            stream.seed(seed)
+        self._rng = stream
+        drawn = tuple(str(words[i]) for i in stream.permutation(len(words))[:4].tolist())
         if keywords is not None:
             # A replay fixes the keywords; they are drawn anyway so the codes stay the seed's.
             drawn = given_keywords(keywords)
@@ -226,7 +234,8 @@ class DecryptoGame:
         if self._given_codes is not None:
             return self._given_codes[len(self.code_history)]
         while True:
-            code = tuple(int(d) for d in self._rng.choice(np.arange(1, 5), 3, replace=False))
+            first, second, third = self._rng.permutation(4)[:3].tolist()
+            code = (first + 1, second + 1, third + 1)
             if code not in self.code_history:
                 return code  # type: ignore[return-value]
 

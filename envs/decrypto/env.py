@@ -75,6 +75,10 @@ class DecryptoEnv(DecisionEnv):
         self.max_turns = max_turns
         self.hint_vocabulary = load_hint_vocabulary(hint_vocabulary)
         self._vocab_index = {w.casefold(): i for i, w in enumerate(self.hint_vocabulary)}
+        #: every vocabulary index of a word, ignoring case (a keyword's are all masked)
+        self._spellings: dict[str, list[int]] = {}
+        for i, word in enumerate(self.hint_vocabulary):
+            self._spellings.setdefault(word.casefold(), []).append(i)
         self._word_index = {w: i for i, w in enumerate(self.words)}
         # the vocabulary words the hint limits allow; the keywords are taken out at each reset
         self._hint_fits = np.array(
@@ -85,6 +89,12 @@ class DecryptoEnv(DecisionEnv):
             dtype=np.int8,
         )
         self._hint_mask = self._hint_fits
+        #: the reference stream, re-seeded by each game (building one costs more than a turn)
+        self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
+        #: the observation vector with nothing hidden, written as the game moves (see _board_*)
+        self._board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        #: what every seat's infos share until the next reveal: read them, never change them
+        self._shared: dict[str, Any] = {}
         self.possible_agents = list(SEATS)
         self.agents: list[str] = []
         self.bus = MessageBus(SEATS, TEAMS)
@@ -156,14 +166,17 @@ class DecryptoEnv(DecisionEnv):
             first_round_interception=settings.first_round_interception,
             max_hint_words=settings.max_hint_words,
             max_hint_chars=settings.max_hint_chars,
+            stream=self._stream,
         )
-        secret = [self._vocab_index.get(k.strip().casefold()) for k in game.keywords]
         self._hint_mask = self._hint_fits.copy()
-        self._hint_mask[[i for i in secret if i is not None]] = 0  # a keyword is never a hint
+        for keyword in game.keywords:  # a keyword is never a hint
+            self._hint_mask[self._spellings.get(keyword.strip().casefold(), [])] = 0
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
         self.phase = HINTS
         self.hints = None
+        self._board_reset()
+        self._share()
         self._publish("rules", EVERYONE, "public", self.rules())
         self._publish("keywords", team("encoders"), "team", protocol.Keywords(list(game.keywords)))
         self._publish_code()
@@ -180,7 +193,12 @@ class DecryptoEnv(DecisionEnv):
 
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
-            played, reasons = self.game.apply_hint_fallback(self.read_hints(action))
+            indices = self._hint_indices(action)
+            if indices is not None and all(self._hint_mask[i] for i in indices):
+                # the mask allows exactly the vocabulary words that keep the hint rules
+                return [self.hint_vocabulary[i] for i in indices], None
+            hints = self._hint_words(action) if indices is None else self.read_hints(action)
+            played, reasons = self.game.apply_hint_fallback(hints)
             flag = {"reason": "; ".join(reasons), "fallback": played} if reasons else None
             return played, flag
         return self.read_guess(agent, action), None
@@ -194,6 +212,7 @@ class DecryptoEnv(DecisionEnv):
         if self.phase == HINTS:
             self.hints = choices["encoder"]
             self.phase = GUESS
+            self._board[11:14] = [self._hint_index(h) for h in self.hints]
             self._publish("hints", EVERYONE, "public", protocol.Hints(self.turn, self.hints))
         else:
             turn = self.turn
@@ -205,6 +224,8 @@ class DecryptoEnv(DecisionEnv):
             )
             self._publish("reveal", EVERYONE, "public", reveal, turn=turn)
             self.hints = None
+            self._board_reveal(result)
+            self._share()
             if game.done:
                 self.phase = None
                 rewards = game.rewards()
@@ -216,36 +237,59 @@ class DecryptoEnv(DecisionEnv):
         return rewards, game.done, False, self._infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
-        return self._observation(agent, self._public_vector())
-
-    def observe_all(self) -> dict[str, dict[str, Any]]:
-        public = self._public_vector()
-        return {agent: self._observation(agent, public) for agent in self.agents}
+        decision = self._decision(agent)
+        vector = self._board.copy()
+        vector[1] = _DECISION_CODE[decision]
+        if agent == "interceptor":
+            vector[4:8] = len(self.words)  # the keywords, hidden
+        if agent != "encoder" or decision != HINTS:
+            vector[8:11] = 0  # the code, hidden
+        if agent == "encoder":
+            allowed = self._hint_mask if decision else np.zeros_like(self._hint_mask)
+            mask: Any = (allowed.copy(), allowed.copy(), allowed.copy())
+        else:
+            mask = np.full(len(CODES), 1 if decision else 0, dtype=np.int8)
+        return {"observation": vector, "action_mask": mask}
 
     # -- reading actions ------------------------------------------------------------------------
 
     def read_hints(self, action: Any) -> list[str]:
         """The encoder's three hints from its action; ``ValueError`` if it is malformed."""
+        indices = self._hint_indices(action)
+        if indices is None:
+            return self._hint_words(action)
+        return [self.hint_vocabulary[i] for i in indices]
+
+    def _expected_hints(self, action: Any) -> ValueError:
         V = len(self.hint_vocabulary)
         expected = f"{{'hints': [str, str, str]}} or an element of MultiDiscrete([{V}, {V}, {V}]) (hint-vocabulary indices)"
+        return ValueError(f"encoder: expected {expected}, got {action!r}")
+
+    def _hint_indices(self, action: Any) -> list[int] | None:
+        """The vocabulary indices of an RL hint action, ``None`` for a dict of text hints;
+        ``ValueError`` if it is neither."""
         if isinstance(action, Mapping):
-            hints = action.get("hints")
-            if (
-                isinstance(hints, (list, tuple))
-                and len(hints) == 3
-                and all(isinstance(h, str) for h in hints)
-            ):
-                return list(hints)
-            raise ValueError(f"encoder: expected {expected}, got {action!r}")
+            return None
         if isinstance(action, (list, tuple, np.ndarray)) and np.shape(action) == (3,):
             values = list(action)
             if all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
                 for v in values
             ):
-                if all(0 <= int(v) < V for v in values):
-                    return [self.hint_vocabulary[int(v)] for v in values]
-        raise ValueError(f"encoder: expected {expected}, got {action!r}")
+                V = len(self.hint_vocabulary)
+                if all(0 <= v < V for v in values):
+                    return [int(v) for v in values]
+        raise self._expected_hints(action)
+
+    def _hint_words(self, action: Mapping[str, Any]) -> list[str]:
+        hints = action.get("hints")
+        if (
+            isinstance(hints, (list, tuple))
+            and len(hints) == 3
+            and all(isinstance(h, str) for h in hints)
+        ):
+            return list(hints)
+        raise self._expected_hints(action)
 
     def read_guess(self, agent: str, action: Any) -> tuple[int, int, int]:
         """A guesser's code from its action; ``ValueError`` if it is not a code."""
@@ -286,27 +330,42 @@ class DecryptoEnv(DecisionEnv):
             "code", ["encoder"], "private", protocol.Code(self.turn, list(self.game.code))
         )
 
-    def _infos(self) -> dict[str, dict[str, Any]]:
+    def _share(self) -> None:
+        """Snapshot what every seat's infos hold until the next reveal (one copy for all)."""
         game = self.game
         assert game is not None
+        self._shared = {
+            "turn": game.turn,
+            "miscommunications": game.miscommunications,
+            "interceptions": game.interceptions,
+            "hint_history": [list(h) for h in game.hint_history],
+            "code_history": [list(c) for c in game.code_history],
+            "last_turn": game.turn_log[-1].to_json() if game.turn_log else None,
+            "keywords": list(game.keywords),
+            "code": None if game.code is None else list(game.code),
+        }
+
+    def _infos(self) -> dict[str, dict[str, Any]]:
+        shared = self._shared
+        hints = None if self.hints is None else list(self.hints)
         infos = {}
         for agent in self.agents:
             decision = self._decision(agent)
             info: dict[str, Any] = {
                 "decision": decision,
-                "turn": game.turn,
-                "miscommunications": game.miscommunications,
-                "interceptions": game.interceptions,
-                "hint_history": [list(h) for h in game.hint_history],
-                "code_history": [list(c) for c in game.code_history],
-                "last_turn": game.turn_log[-1].to_json() if game.turn_log else None,
+                "turn": shared["turn"],
+                "miscommunications": shared["miscommunications"],
+                "interceptions": shared["interceptions"],
+                "hint_history": shared["hint_history"],
+                "code_history": shared["code_history"],
+                "last_turn": shared["last_turn"],
             }
             if agent != "interceptor":
-                info["keywords"] = list(game.keywords)
+                info["keywords"] = shared["keywords"]
             if agent == "encoder" and decision == HINTS:
-                info["code"] = list(game.code)
+                info["code"] = shared["code"]
             if agent != "encoder" and decision == GUESS:
-                info["hints"] = list(self.hints)
+                info["hints"] = hints
             infos[agent] = info
         return infos
 
@@ -316,55 +375,39 @@ class DecryptoEnv(DecisionEnv):
             return V + 1
         return self._vocab_index.get(hint.casefold(), V)
 
-    def _public_vector(self) -> list[int]:
-        """Everything of the observation vector after the code digits: what everyone sees."""
+    # The board is the observation vector with nothing hidden (the layout is in decrypto_v0's
+    # docstring): [turn, phase, miscommunications, interceptions, keywords (4), code (3), this
+    # turn's hints (3), hint history by keyword (4 x T), codes played (3 x T), guesses (2 x T)].
+    # It is written where the game moves (reset, hints, reveal); observations are copies of it.
+
+    def _board_reset(self) -> None:
         game = self.game
         assert game is not None
-        T = self.max_turns
-        none = self._hint_index(None)
-        current = [self._hint_index(h) for h in self.hints] if self.hints else [none] * 3
-        history = []
-        for hints in game.hint_history:
-            history += [self._hint_index(h) for h in hints] + [none] * (T - len(hints))
-        codes, guesses = [], []
-        for result in game.turn_log:
-            codes += list(result.code)
-            guesses += [
-                CODE_INDEX[result.decoder_guess],
-                len(CODES)
-                if result.interceptor_guess is None
-                else CODE_INDEX[result.interceptor_guess],
-            ]
-        codes += [0] * (3 * T - len(codes))
-        guesses += [len(CODES)] * (2 * T - len(guesses))
-        return current + history + codes + guesses
+        T, board = self.max_turns, self._board
+        board[:4] = (game.turn, _DECISION_CODE[self.phase], 0, 0)
+        board[4:8] = [self._word_index.get(k, len(self.words)) for k in game.keywords]
+        board[8:11] = game.code
+        board[11 : 14 + 4 * T] = self._hint_index(None)
+        board[14 + 4 * T : 14 + 7 * T] = 0
+        board[14 + 7 * T :] = len(CODES)
 
-    def _vector(self, decision_code: int, keywords: bool, code: bool, public: list[int]):
+    def _board_reveal(self, result: Any) -> None:
         game = self.game
         assert game is not None
-        shown = [self._word_index.get(k, len(self.words)) for k in game.keywords]
-        return np.array(
-            [game.turn, decision_code, game.miscommunications, game.interceptions]
-            + (shown if keywords else [len(self.words)] * 4)
-            + (list(game.code) if code and game.code is not None else [0, 0, 0])
-            + public,
-            dtype=np.int64,
+        T, board, index = self.max_turns, self._board, result.turn - 1
+        for digit, hint in zip(result.code, result.hints, strict=True):
+            board[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = self._hint_index(
+                hint
+            )
+        board[14 + 4 * T + 3 * index : 17 + 4 * T + 3 * index] = result.code
+        interceptor = result.interceptor_guess
+        board[14 + 7 * T + 2 * index : 16 + 7 * T + 2 * index] = (
+            CODE_INDEX[result.decoder_guess],
+            len(CODES) if interceptor is None else CODE_INDEX[interceptor],
         )
-
-    def _observation(self, agent: str, public: list[int]) -> dict[str, Any]:
-        decision = self._decision(agent)
-        vector = self._vector(
-            _DECISION_CODE[decision],
-            keywords=agent != "interceptor",
-            code=agent == "encoder" and decision == HINTS,
-            public=public,
-        )
-        if agent == "encoder":
-            allowed = self._hint_mask if decision else np.zeros_like(self._hint_mask)
-            mask: Any = (allowed.copy(), allowed.copy(), allowed.copy())
-        else:
-            mask = np.full(len(CODES), 1 if decision else 0, dtype=np.int8)
-        return {"observation": vector, "action_mask": mask}
+        board[11:14] = self._hint_index(None)
+        board[0], board[2], board[3] = game.turn, game.miscommunications, game.interceptions
+        board[8:11] = (0, 0, 0) if game.code is None else game.code
 
     # -- global views -------------------------------------------------------------------------
 
@@ -374,9 +417,9 @@ class DecryptoEnv(DecisionEnv):
         phase (0 over, 1 hints, 2 guess)."""
         if self.game is None:
             raise ValueError("state: no game yet; call reset() first")
-        return self._vector(
-            _DECISION_CODE[self.phase], keywords=True, code=True, public=self._public_vector()
-        )
+        state = self._board.copy()
+        state[1] = _DECISION_CODE[self.phase]
+        return state
 
     def render(self) -> str | None:
         """The public state in a few lines (never a keyword or an unrevealed code)."""

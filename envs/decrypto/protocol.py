@@ -16,10 +16,11 @@ it; nothing restates it. Pure data and functions: no bus, no I/O.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -211,7 +212,9 @@ class Payload:
     kind: str = ""
 
     def to_payload(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        """The fields as a new dict; list and dict values are the payload's own (the bus
+        publishes a frozen copy)."""
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]):
@@ -220,6 +223,11 @@ class Payload:
         if missing:
             raise ValueError(f"{cls.kind} message: the payload lacks {', '.join(missing)}")
         return cls(**{name: _thaw(payload[name]) for name in names})
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
 
 
 def _thaw(value: Any) -> Any:
