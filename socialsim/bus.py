@@ -58,7 +58,7 @@ def _freeze(value: Any) -> Any:
             frozen[key] = item if type(item) in _SCALARS else _freeze(item)
         return MappingProxyType(frozen)
     if kind is list or kind is tuple:
-        return tuple(_freeze(item) for item in value)
+        return tuple([item if type(item) in _SCALARS else _freeze(item) for item in value])
     if isinstance(value, (bool, str, int, float)):
         return value
     item = getattr(value, "item", None)  # numpy scalar
@@ -152,7 +152,6 @@ class MessageBus:
             self.teams[name] = members
         self._everyone = frozenset(self.agents)
         self._log: list[Message] = []
-        self._audiences: list[frozenset[str]] = []
         # message ids by audience: "*", "team:NAME" and one stream per agent id
         self._streams: dict[str, list[int]] = {EVERYONE: []}
         self._streams.update({team(name): [] for name in self.teams})
@@ -200,23 +199,21 @@ class MessageBus:
         kind: str,
         payload: Mapping[str, Any] | None = None,
     ) -> Message:
-        audience = self.resolve(to)
-        message = Message(
-            id=len(self._log),
-            turn=int(turn),
-            sender=sender,
-            to=to if isinstance(to, str) else tuple(to),
-            channel=channel,
-            kind=kind,
-            payload=freeze(payload or {}),
-        )
-        self._log.append(message)
-        self._audiences.append(audience)
-        if isinstance(to, str):
-            self._streams[to].append(message.id)
+        streams = self._streams
+        if type(to) is str:
+            if to not in streams or to in self._everyone:  # an agent id is no audience string
+                self.resolve(to)  # raises the error that names the audience
+            targets = (streams[to],)
         else:
-            for agent in audience:
-                self._streams[agent].append(message.id)
+            to = tuple(to)
+            if not self._everyone.issuperset(to):
+                self.resolve(to)
+            targets = tuple(streams[agent] for agent in dict.fromkeys(to))
+        log = self._log
+        message = Message(len(log), int(turn), sender, to, channel, kind, freeze(payload or {}))
+        log.append(message)
+        for stream in targets:
+            stream.append(message.id)
         return message
 
     # -- reading ------------------------------------------------------------------------------
@@ -243,7 +240,7 @@ class MessageBus:
     def audience_of(self, message: Message | int) -> frozenset[str]:
         """Which agents could see ``message``."""
         index = message if isinstance(message, int) else message.id
-        return self._audiences[index]
+        return self.resolve(self._log[index].to)
 
     def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
         """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""

@@ -101,6 +101,7 @@ class DecryptoEnv(DecisionEnv):
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
         self.hints: list[str] | None = None  # the current turn's hints, once given
+        self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
 
         V, T = len(self.hint_vocabulary), max_turns
@@ -149,11 +150,12 @@ class DecryptoEnv(DecisionEnv):
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
         if seed is not None:
-            self._seed_source = np.random.default_rng(seed)
-        elif self._seed_source is None:
-            self._seed_source = np.random.default_rng()
-        if seed is None:
+            # the source of unseeded resets is made from this seed when one needs it
+            self._last_seed, self._seed_source = seed, None
+        else:
             # an unseeded reset continues from the last seed given, as Gymnasium envs do
+            if self._seed_source is None:
+                self._seed_source = np.random.default_rng(self._last_seed)
             seed = int(self._seed_source.integers(2**31 - 1))
         given = {**self.given, **(options or {})}
         settings = self.settings
@@ -170,7 +172,9 @@ class DecryptoEnv(DecisionEnv):
         )
         self._hint_mask = self._hint_fits.copy()
         for keyword in game.keywords:  # a keyword is never a hint
-            self._hint_mask[self._spellings.get(keyword.strip().casefold(), [])] = 0
+            spellings = self._spellings.get(keyword.strip().casefold())
+            if spellings:
+                self._hint_mask[spellings] = 0
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
         self.phase = HINTS
