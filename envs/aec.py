@@ -36,8 +36,19 @@ from pettingzoo.utils.env_logger import EnvLogger
 class DecisionEnv(ParallelEnv):
     """A Parallel env whose agents act only when they have a decision (``infos[a]["decision"]``).
 
-    Subclasses implement the four methods below; :meth:`step` is written once here from them.
+    Subclasses implement :meth:`begin` and the four methods after it; :meth:`reset` and
+    :meth:`step` are written once here from them.
     """
+
+    def begin(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        """Start an episode as ``reset`` does and return the infos of its agents, without
+        observing anyone (the AEC form observes only the agent it asks). An env that overrides
+        :meth:`reset` instead gets this from it."""
+        return self.reset(seed=seed, options=options)[1]
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        infos = self.begin(seed=seed, options=options)
+        return self.observe_all(), infos
 
     def deciding(self) -> list[str]:
         """The agents with a decision now, in the order the AEC form asks them."""
@@ -165,7 +176,7 @@ class DecisionAEC(AECEnv):
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
         self._has_reset = self._has_updated = True
         parallel = self.parallel
-        _, self.infos = parallel.reset(seed=seed, options=options)
+        self.infos = parallel.begin(seed=seed, options=options)
         self.agents = list(parallel.agents)
         self.rewards = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)

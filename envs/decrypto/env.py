@@ -37,6 +37,8 @@ from socialsim.bus import ENV, EVERYONE, MessageBus, team
 
 RENDER_MODES = ("ansi", "human")
 _DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
+_ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
+_NO_CODE = np.zeros(len(CODES), dtype=np.int8)
 
 
 class DecryptoEnv(DecisionEnv):
@@ -89,6 +91,7 @@ class DecryptoEnv(DecisionEnv):
             dtype=np.int8,
         )
         self._hint_mask = self._hint_fits
+        self._no_hint = np.zeros_like(self._hint_fits)
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
         #: the observation vector with nothing hidden, written as the game moves (see _board_*)
@@ -148,7 +151,7 @@ class DecryptoEnv(DecisionEnv):
         """The payload of the ``rules`` message: the settings in force, nothing secret."""
         return Rules.of(self.settings)
 
-    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
+    def begin(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
         if seed is not None:
             # the source of unseeded resets is made from this seed when one needs it
             self._last_seed, self._seed_source = seed, None
@@ -177,14 +180,14 @@ class DecryptoEnv(DecisionEnv):
                 self._hint_mask[spellings] = 0
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
-        self.phase = HINTS
+        self._enter_phase(HINTS)
         self.hints = None
         self._board_reset()
         self._share()
         self._publish("rules", EVERYONE, "public", self.rules())
         self._publish("keywords", team("encoders"), "team", protocol.Keywords(list(game.keywords)))
         self._publish_code()
-        return self.observe_all(), self._infos()
+        return self._infos()
 
     def close(self) -> None:
         pass
@@ -193,7 +196,7 @@ class DecryptoEnv(DecisionEnv):
 
     def deciding(self) -> list[str]:
         """The agents that have a decision now."""
-        return [a for a in self.agents if self._decision(a)]
+        return [a for a in self.agents if self._decisions[a]]
 
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
@@ -215,7 +218,7 @@ class DecryptoEnv(DecisionEnv):
         rewards = dict.fromkeys(self.agents, 0)
         if self.phase == HINTS:
             self.hints = choices["encoder"]
-            self.phase = GUESS
+            self._enter_phase(GUESS)
             self._board[11:14] = [self._hint_index(h) for h in self.hints]
             self._publish("hints", EVERYONE, "public", protocol.Hints(self.turn, self.hints))
         else:
@@ -231,12 +234,12 @@ class DecryptoEnv(DecisionEnv):
             self._board_reveal(result)
             self._share()
             if game.done:
-                self.phase = None
+                self._enter_phase(None)
                 rewards = game.rewards()
                 over = protocol.GameOver(game.ending, len(game.turn_log))
                 self._publish("game_over", EVERYONE, "public", over, turn=turn)
             else:
-                self.phase = HINTS
+                self._enter_phase(HINTS)
                 self._publish_code()
         return rewards, game.done, False, self._infos()
 
@@ -249,10 +252,10 @@ class DecryptoEnv(DecisionEnv):
         if agent != "encoder" or decision != HINTS:
             vector[8:11] = 0  # the code, hidden
         if agent == "encoder":
-            allowed = self._hint_mask if decision else np.zeros_like(self._hint_mask)
+            allowed = self._hint_mask if decision else self._no_hint
             mask: Any = (allowed.copy(), allowed.copy(), allowed.copy())
         else:
-            mask = np.full(len(CODES), 1 if decision else 0, dtype=np.int8)
+            mask = (_ANY_CODE if decision else _NO_CODE).copy()
         return {"observation": vector, "action_mask": mask}
 
     # -- reading actions ------------------------------------------------------------------------
@@ -308,15 +311,20 @@ class DecryptoEnv(DecisionEnv):
 
     # -- what agents see --------------------------------------------------------------------------
 
-    def _decision(self, agent: str) -> str | None:
+    def _enter_phase(self, phase: str | None) -> None:
+        """Move to ``phase`` (``None``: the game is over) and settle who decides in it."""
         game = self.game
-        if game is None or game.done:
-            return None
-        if self.phase == HINTS:
-            return HINTS if agent == "encoder" else None
-        if agent == "decoder" or (agent == "interceptor" and game.interceptor_guesses):
-            return GUESS
-        return None
+        assert game is not None
+        self.phase = phase
+        interceptor = GUESS if phase == GUESS and game.interceptor_guesses else None
+        self._decisions: dict[str, str | None] = {
+            "encoder": HINTS if phase == HINTS else None,
+            "decoder": GUESS if phase == GUESS else None,
+            "interceptor": interceptor,
+        }
+
+    def _decision(self, agent: str) -> str | None:
+        return self._decisions[agent] if self.game is not None else None
 
     def _publish(self, kind: str, to: Any, channel: str, payload: Any, turn: int | None = None):
         self.bus.publish(

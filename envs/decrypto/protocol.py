@@ -66,6 +66,8 @@ def parse_code(value: Any) -> tuple[int, int, int]:
 
     Raises ``ValueError`` for anything else, including repeated digits and digits outside 1-4.
     """
+    if type(value) is tuple and all(type(d) is int for d in value) and value in CODE_INDEX:
+        return value  # already a code
     allowed = "an index 0-23, three distinct digits 1-4 such as [3, 1, 4], or a string '3-1-4'"
     if _is_int(value):
         if 0 <= int(value) < len(CODES):

@@ -96,7 +96,7 @@ class GossipEnv(DecisionEnv):
 
     # -- episode --------------------------------------------------------------------------------
 
-    def reset(self, seed: int | None = None, options: Mapping | None = None):
+    def begin(self, seed: int | None = None, options: Mapping | None = None):
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         self.game.reset(self._rng)
@@ -112,7 +112,7 @@ class GossipEnv(DecisionEnv):
             payload=self.rules(),
         )
         self._announce_round()
-        return self.observe_all(), self._infos()
+        return self._infos()
 
     def rules(self) -> RulesPayload:
         """The payload of the ``rules`` message of the episode just reset: the settings in

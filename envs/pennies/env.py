@@ -64,7 +64,7 @@ class PenniesEnv(DecisionEnv):
         """The payload of the ``rules`` message."""
         return {"game": "matching_pennies", "rounds": self.rounds, "agents": list(AGENTS)}
 
-    def reset(self, seed: int | None = None, options: Mapping | None = None):
+    def begin(self, seed: int | None = None, options: Mapping | None = None):
         self._rng = np.random.default_rng(seed)
         self.agents = list(AGENTS)
         self.bus = MessageBus(AGENTS)
@@ -76,7 +76,7 @@ class PenniesEnv(DecisionEnv):
             turn=1, sender=ENV, to=EVERYONE, channel="public", kind="rules", payload=self.rules()
         )
         self._announce_lucky_faces()
-        return self.observe_all(), self._infos()
+        return self._infos()
 
     def _announce_lucky_faces(self) -> None:
         for agent in self.agents:
