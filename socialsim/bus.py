@@ -139,34 +139,39 @@ class MessageBus:
 
     def __init__(self, agents: Iterable[str], teams: Mapping[str, Iterable[str]] | None = None):
         self.agents: tuple[str, ...] = tuple(agents)
-        if len(set(self.agents)) != len(self.agents):
+        self._everyone = frozenset(self.agents)
+        if len(self._everyone) != len(self.agents):
             raise ValueError(f"agents: ids must be distinct, got {list(self.agents)}")
         self.teams: dict[str, frozenset[str]] = {}
         for name, members in (teams or {}).items():
             members = frozenset(members)
-            unknown = sorted(members - set(self.agents))
-            if unknown:
+            if not members <= self._everyone:
+                unknown = sorted(members - self._everyone)
                 raise ValueError(
                     f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}"
                 )
             self.teams[name] = members
-        self._everyone = frozenset(self.agents)
         self._log: list[Message] = []
         # message ids by audience: "*", "team:NAME" and one stream per agent id
         self._streams: dict[str, list[int]] = {EVERYONE: []}
-        self._streams.update({team(name): [] for name in self.teams})
-        self._streams.update({agent: [] for agent in self.agents})
-        self._follows: dict[str, tuple[list[int], ...]] = {
-            agent: (
-                self._streams[EVERYONE],
-                *(self._streams[team(n)] for n, members in self.teams.items() if agent in members),
-                self._streams[agent],
-            )
-            for agent in self.agents
-        }
-        self._cursors: dict[str, list[int]] = {
-            agent: [0] * len(streams) for agent, streams in self._follows.items()
-        }
+        for name in self.teams:
+            self._streams[team(name)] = []
+        for agent in self.agents:
+            self._streams[agent] = []
+        # the streams each agent follows and its cursor on each, made at its first read
+        self._follows: dict[str, tuple[list[int], ...]] = {}
+        self._cursors: dict[str, list[int]] = {}
+
+    def _followed(self, agent: str) -> tuple[list[int], ...]:
+        """The streams ``agent`` follows: the public one, its teams' and its own."""
+        streams = self._follows.get(agent)
+        if streams is None:
+            if agent not in self._everyone:
+                raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
+            teams = [self._streams[team(n)] for n, members in self.teams.items() if agent in members]
+            streams = self._follows[agent] = (self._streams[EVERYONE], *teams, self._streams[agent])
+            self._cursors[agent] = [0] * len(streams)
+        return streams
 
     # -- publishing -------------------------------------------------------------------------
 
@@ -227,7 +232,8 @@ class MessageBus:
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the cursors where they are."""
         new: list[int] = []
-        for stream, start in zip(self._follows[agent], self._cursors[agent], strict=True):
+        streams = self._followed(agent)
+        for stream, start in zip(streams, self._cursors[agent], strict=True):
             new += stream[start:]
         new.sort()  # several streams interleave; ids are publication order
         log = self._log
@@ -244,9 +250,7 @@ class MessageBus:
 
     def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
         """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""
-        if agent not in self._follows:
-            raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
-        seen = sorted(i for stream in self._follows[agent] for i in stream)
+        seen = sorted(i for stream in self._followed(agent) for i in stream)
         return [self._log[i] for i in seen if turn is None or self._log[i].turn <= turn]
 
 

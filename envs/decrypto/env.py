@@ -275,17 +275,22 @@ class DecryptoEnv(DecisionEnv):
     def _hint_indices(self, action: Any) -> list[int] | None:
         """The vocabulary indices of an RL hint action, ``None`` for a dict of text hints;
         ``ValueError`` if it is neither."""
-        if isinstance(action, Mapping):
+        if isinstance(action, np.ndarray):
+            values = action.tolist() if action.shape == (3,) else None
+        elif isinstance(action, (list, tuple)):
+            values = list(action) if len(action) == 3 else None
+        elif isinstance(action, Mapping):
             return None
-        if isinstance(action, (list, tuple, np.ndarray)) and np.shape(action) == (3,):
-            values = list(action)
-            if all(
-                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-                for v in values
-            ):
-                V = len(self.hint_vocabulary)
-                if all(0 <= v < V for v in values):
-                    return [int(v) for v in values]
+        else:
+            values = None
+        if values is not None and all(
+            type(v) is int
+            or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
+            for v in values
+        ):
+            V = len(self.hint_vocabulary)
+            if all(0 <= v < V for v in values):
+                return [int(v) for v in values]
         raise self._expected_hints(action)
 
     def _hint_words(self, action: Mapping[str, Any]) -> list[str]:
