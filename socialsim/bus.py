@@ -58,7 +58,10 @@ def _freeze(value: Any) -> Any:
             frozen[key] = item if type(item) in _SCALARS else _freeze(item)
         return MappingProxyType(frozen)
     if kind is list or kind is tuple:
-        return tuple([item if type(item) in _SCALARS else _freeze(item) for item in value])
+        items = tuple(value)
+        if _SCALARS.issuperset(map(type, items)):  # the common list of numbers or words
+            return items
+        return tuple([item if type(item) in _SCALARS else _freeze(item) for item in items])
     if isinstance(value, (bool, str, int, float)):
         return value
     item = getattr(value, "item", None)  # numpy scalar
