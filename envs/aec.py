@@ -114,8 +114,8 @@ class DecisionEnv(ParallelEnv):
 
 
 def _flag(infos: dict[str, dict[str, Any]], flags: Mapping[str, dict[str, Any]]) -> None:
-    for agent, flag in flags.items():
-        infos[agent]["invalid_action"] = flag
+    for agent, flag in flags.items():  # a copy: an env may share one info among agents
+        infos[agent] = {**infos[agent], "invalid_action": flag}
 
 
 class DecisionAEC(AECEnv):

@@ -211,17 +211,18 @@ class MessageBus:
         if type(to) is str:
             if to not in streams or to in self._everyone:  # an agent id is no audience string
                 self.resolve(to)  # raises the error that names the audience
-            targets = (streams[to],)
         else:
             to = tuple(to)
             if not self._everyone.issuperset(to):
                 self.resolve(to)
-            targets = tuple(streams[agent] for agent in dict.fromkeys(to))
         log = self._log
         message = Message(len(log), int(turn), sender, to, channel, kind, freeze(payload or {}))
         log.append(message)
-        for stream in targets:
-            stream.append(message.id)
+        if type(to) is str:
+            streams[to].append(message.id)
+        else:
+            for agent in dict.fromkeys(to):
+                streams[agent].append(message.id)
         return message
 
     # -- reading ------------------------------------------------------------------------------

@@ -213,22 +213,21 @@ class GossipEnv(DecisionEnv):
     def _infos(self) -> dict[str, dict[str, Any]]:
         game, ids = self.game, self.possible_agents
         number = game.round
+        # the agents sitting out share one info (read it, never change it: the forms copy an
+        # info before flagging it)
+        idle = {"decision": None, "round": number, "role": None, "counterpart": None}
+        infos = dict.fromkeys(ids, idle)
         if game.done:
-            return {
-                agent: {"decision": None, "round": number, "role": None, "counterpart": None}
-                for agent in ids
-            }
-        infos = {
-            agent: {"decision": None, "round": number, "role": None, "counterpart": None}
-            for agent in ids
-        }
-        roles = game.roles
+            return infos
+        roles, pending = game.roles, game.pending()
         for index, (position, counterpart) in game.seats.items():
-            info = infos[ids[index]]
-            info["role"] = roles[position]
-            info["counterpart"] = ids[counterpart]
-        for index, due in game.pending().items():
-            infos[ids[index]]["decision"] = due[0]
+            due = pending.get(index)
+            infos[ids[index]] = {
+                "decision": None if due is None else due[0],
+                "round": number,
+                "role": roles[position],
+                "counterpart": ids[counterpart],
+            }
         return infos
 
     # -- views ----------------------------------------------------------------------------------

@@ -64,8 +64,11 @@ def random_legal(observation, space, rng: np.random.Generator):
 
 
 def _pick(mask: np.ndarray, rng: np.random.Generator) -> int:
-    # draw until an allowed index comes up: as uniform as choosing among the allowed ones, and
-    # cheaper than listing them for Decrypto's masks over a few hundred words
+    if len(mask) <= 64:
+        legal = np.flatnonzero(mask)
+        return int(legal[int(rng.random() * len(legal))])
+    # a mask over a few hundred words (Decrypto's hints): draw until an allowed index comes up,
+    # as uniform as choosing among the allowed ones and cheaper than listing them
     while True:
         index = int(rng.random() * len(mask))
         if mask[index]:
