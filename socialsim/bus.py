@@ -171,7 +171,9 @@ class MessageBus:
         if streams is None:
             if agent not in self._everyone:
                 raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
-            teams = [self._streams[team(n)] for n, members in self.teams.items() if agent in members]
+            teams = [
+                self._streams[team(n)] for n, members in self.teams.items() if agent in members
+            ]
             streams = self._follows[agent] = (self._streams[EVERYONE], *teams, self._streams[agent])
             self._cursors[agent] = [0] * len(streams)
         return streams
@@ -206,7 +208,15 @@ class MessageBus:
         channel: str,
         kind: str,
         payload: Mapping[str, Any] | None = None,
+        frozen: bool = False,
     ) -> Message:
+        """Append a message to the log and to the streams of its audience ``to``.
+
+        ``payload`` is frozen into the message (a deep, read-only copy). A trusted publisher
+        (an env) whose payload is immutable already, as :func:`freeze` returns it or a
+        read-only mapping of JSON scalars and tuples of them that nothing else holds, passes
+        ``frozen=True`` and the bus keeps it as it is.
+        """
         streams = self._streams
         if type(to) is str:
             if to not in streams or to in self._everyone:  # an agent id is no audience string
@@ -216,7 +226,9 @@ class MessageBus:
             if not self._everyone.issuperset(to):
                 self.resolve(to)
         log = self._log
-        message = Message(len(log), int(turn), sender, to, channel, kind, freeze(payload or {}))
+        if not frozen:
+            payload = freeze(payload or {})
+        message = Message(len(log), int(turn), sender, to, channel, kind, payload)
         log.append(message)
         if type(to) is str:
             streams[to].append(message.id)

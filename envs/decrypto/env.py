@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from socialsim.envs.decrypto.protocol import (
 from socialsim.envs.decrypto.words import hint_vocabulary as load_hint_vocabulary
 from socialsim.envs.decrypto.words import keyword_list
 
-from socialsim.bus import ENV, EVERYONE, MessageBus, team
+from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team
 
 RENDER_MODES = ("ansi", "human")
 _DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
@@ -91,6 +92,8 @@ class DecryptoEnv(DecisionEnv):
             dtype=np.int8,
         )
         self._hint_mask = self._hint_fits
+        # the settings never change, so neither does the message: frozen once
+        self._rules = freeze(self.rules().to_payload())
         self._no_hint = np.zeros_like(self._hint_fits)
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
@@ -184,7 +187,7 @@ class DecryptoEnv(DecisionEnv):
         self.hints = None
         self._board_reset()
         self._share()
-        self._publish("rules", EVERYONE, "public", self.rules())
+        self._publish("rules", EVERYONE, "public", self._rules)
         self._publish("keywords", team("encoders"), "team", protocol.Keywords(list(game.keywords)))
         self._publish_code()
         return self._infos()
@@ -224,15 +227,16 @@ class DecryptoEnv(DecisionEnv):
         else:
             turn = self.turn
             result = game.play_turn(self.hints, choices["decoder"], choices.get("interceptor"))
+            last_turn = result.to_json()
             reveal = protocol.Reveal(
-                **result.to_json(),
+                **last_turn,
                 miscommunications=game.miscommunications,
                 interceptions=game.interceptions,
             )
             self._publish("reveal", EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
-            self._share()
+            self._share(last_turn)
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()
@@ -332,13 +336,19 @@ class DecryptoEnv(DecisionEnv):
         return self._decisions[agent] if self.game is not None else None
 
     def _publish(self, kind: str, to: Any, channel: str, payload: Any, turn: int | None = None):
+        if isinstance(payload, protocol.Payload):
+            # every payload but the rules (frozen once) is flat: JSON scalars and lists of them
+            payload = MappingProxyType(
+                {k: tuple(v) if type(v) is list else v for k, v in payload.to_payload().items()}
+            )
         self.bus.publish(
             turn=self.turn if turn is None else turn,
             sender=ENV,
             to=to,
             channel=channel,
             kind=kind,
-            payload=payload.to_payload(),
+            payload=payload,
+            frozen=True,
         )
 
     def _publish_code(self) -> None:
@@ -347,8 +357,9 @@ class DecryptoEnv(DecisionEnv):
             "code", ["encoder"], "private", protocol.Code(self.turn, list(self.game.code))
         )
 
-    def _share(self) -> None:
-        """Snapshot what every seat's infos hold until the next reveal (one copy for all)."""
+    def _share(self, last_turn: dict[str, Any] | None = None) -> None:
+        """Snapshot what every seat's infos hold until the next reveal (one copy for all);
+        ``last_turn`` is the JSON of the turn just revealed."""
         game = self.game
         assert game is not None
         self._shared = {
@@ -357,7 +368,7 @@ class DecryptoEnv(DecisionEnv):
             "interceptions": game.interceptions,
             "hint_history": [list(h) for h in game.hint_history],
             "code_history": [list(c) for c in game.code_history],
-            "last_turn": game.turn_log[-1].to_json() if game.turn_log else None,
+            "last_turn": last_turn,
             "keywords": list(game.keywords),
             "code": None if game.code is None else list(game.code),
         }
