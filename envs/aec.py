@@ -199,7 +199,7 @@ class DecisionAEC(AECEnv):
             return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+            self._done_step(action)
             return
         choice, flag = self.parallel.check_action(agent, action)  # raises before any change
         self._cumulative_rewards[agent] = 0
@@ -211,7 +211,7 @@ class DecisionAEC(AECEnv):
         if queue:
             if flag is not None:
                 self.infos[agent] = {**self.infos[agent], "invalid_action": flag}
-            self._clear_rewards()
+            self.rewards = dict.fromkeys(self.agents, 0)
             self.agent_selection = queue[0]
             return
         parallel = self.parallel
@@ -223,9 +223,28 @@ class DecisionAEC(AECEnv):
             parallel.agents = []
             self.terminations = dict.fromkeys(self.agents, terminated)
             self.truncations = dict.fromkeys(self.agents, truncated)
-            self.agent_selection = self.agents[0]
+            self.agent_selection = self._first_done = self.agents[0]
         else:
             self._start_step()
+
+    def _done_step(self, action: Any) -> None:
+        """PettingZoo's ``_was_dead_step`` for an env whose agents all end together: the
+        selected agent leaves, the next in order is selected (the first to leave once none is
+        left, as there)."""
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        for table in (
+            self.terminations,
+            self.truncations,
+            self.rewards,
+            self._cumulative_rewards,
+            self.infos,
+        ):
+            del table[agent]
+        self.agents.remove(agent)
+        self.agent_selection = self.agents[0] if self.agents else self._first_done
+        self.rewards = dict.fromkeys(self.agents, 0)
 
 
 class _CheckedIterable(AECIterable):
@@ -237,10 +256,13 @@ class _CheckedIterator(AECIterator):
     """``agent_iter``'s iterator, asserting that the loop stepped since the last agent."""
 
     def __next__(self) -> str:
-        agent = super().__next__()
-        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        self.env._has_updated = False
-        return agent
+        env = self.env
+        if not env.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return env.agent_selection
 
 
 def entry_points(

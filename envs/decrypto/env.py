@@ -309,6 +309,8 @@ class DecryptoEnv(DecisionEnv):
 
     def read_guess(self, agent: str, action: Any) -> tuple[int, int, int]:
         """A guesser's code from its action; ``ValueError`` if it is not a code."""
+        if type(action) is int and 0 <= action < len(CODES):  # the RL view's usual action
+            return CODES[action]
         expected = "an action in Discrete(24) or {'guess': [d1, d2, d3] | 'X-Y-Z'} with distinct digits 1-4"
         value = action.get("guess") if isinstance(action, Mapping) else action
         if not isinstance(action, Mapping) and not isinstance(action, (int, np.integer)):
@@ -342,7 +344,7 @@ class DecryptoEnv(DecisionEnv):
                 {k: tuple(v) if type(v) is list else v for k, v in payload.to_payload().items()}
             )
         self.bus.publish(
-            turn=self.turn if turn is None else turn,
+            turn=self.game.turn if turn is None else turn,
             sender=ENV,
             to=to,
             channel=channel,
