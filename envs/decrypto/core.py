@@ -43,10 +43,10 @@ Randomness (identical to the reference for a 680-word list)
 One ``numpy.random.RandomState`` seeded with the game's seed draws, in order: the keywords,
 ``choice(words, 4, replace=False)``; the first code, ``choice(arange(1, 5), 3, replace=False)``;
 then at the end of every turn the game goes on past, the next code the same way, redrawn while
-it is already in the code history. (The game draws them as ``permutation(len(words))[:4]`` and
-``permutation(4)[:3] + 1``, which is what those ``choice`` calls do, without their checks; an
-env passes its one ``RandomState`` to be re-seeded by each game, as building one costs more
-than a whole turn.) (The reference also draws one more code after the final turn;
+it is already in the code history. (Those ``choice`` calls are ``permutation(n)[:k]``, that is
+``shuffle(arange(n))`` cut to ``k``; the game shuffles an ``arange`` of the word list and a
+list ``[0, 1, 2, 3]`` itself, the same draws without the checks. An env passes its one
+``RandomState`` to be re-seeded by each game, as building one costs more than a whole turn.) (The reference also draws one more code after the final turn;
 nothing ever reads it, so the codes played are the same.) Nothing else uses this stream, so a
 seed's code sequence never depends on what the agents do, and depends on the word list only
 through its length. Seed 0 with 680 words plays 3-1-4, 3-4-1, 1-4-2, 3-4-2, 4-1-3, 1-2-4,
@@ -214,7 +214,9 @@ class DecryptoGame:
         else:
             stream.seed(seed)
         self._rng = stream
-        drawn = tuple(str(words[i]) for i in stream.permutation(len(words))[:4].tolist())
+        order = np.arange(len(words))
+        stream.shuffle(order)
+        drawn = tuple(str(words[i]) for i in order[:4].tolist())
         if keywords is not None:
             # A replay fixes the keywords; they are drawn anyway so the codes stay the seed's.
             drawn = given_keywords(keywords)
@@ -234,8 +236,9 @@ class DecryptoGame:
         if self._given_codes is not None:
             return self._given_codes[len(self.code_history)]
         while True:
-            first, second, third = self._rng.permutation(4)[:3].tolist()
-            code = (first + 1, second + 1, third + 1)
+            digits = [1, 2, 3, 4]  # shuffled as permutation(4) + 1 would be
+            self._rng.shuffle(digits)
+            code = (digits[0], digits[1], digits[2])
             if code not in self.code_history:
                 return code  # type: ignore[return-value]
 
