@@ -1,6 +1,6 @@
 import pytest
 
-from socialsim.bus import ENV, EVERYONE, MessageBus, team
+from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team
 
 
 def make_bus() -> MessageBus:
@@ -113,3 +113,27 @@ def test_payload_must_be_json():
     with pytest.raises(TypeError, match=r"payload\.when: set is not JSON-serialisable"):
         bus.publish(turn=1, sender=ENV, to=EVERYONE, channel="c", kind="k", payload={"when": {1}})
     assert bus.log == ()
+
+
+def test_a_trusted_publishers_frozen_payload_is_kept_as_it_is():
+    bus = make_bus()
+    payload = freeze({"hints": ["sky", "sea"]})
+    message = bus.publish(
+        turn=1,
+        sender=ENV,
+        to=EVERYONE,
+        channel="public",
+        kind="hints",
+        payload=payload,
+        frozen=True,
+    )
+    assert message.payload is payload
+    assert message.to_json()["payload"] == {"hints": ["sky", "sea"]}
+
+
+def test_reading_for_an_agent_the_bus_does_not_know_is_a_clear_error():
+    bus = make_bus()
+    with pytest.raises(ValueError, match="agent: unknown agent 'mallory'"):
+        bus.read("mallory")
+    with pytest.raises(ValueError, match="agent: unknown agent 'mallory'"):
+        bus.visible_to("mallory")

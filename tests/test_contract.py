@@ -298,3 +298,27 @@ def test_a_multidiscrete_mask_is_read_in_each_of_its_three_layouts():
         bad = forbidden_action(space, parts, rng).tolist()
         assert bad[0] in (0, 2) and bad[1] == 0
     assert mask_parts(space, np.ones(4, dtype=np.int8)) is None
+
+
+def test_the_aec_form_observes_only_the_agents_it_asks_even_at_reset():
+    from socialsim.envs import donation_v0
+
+    env = donation_v0.env(n_agents=5)
+    observed: list[str] = []
+    parallel_observe = env.parallel.observe
+    env.parallel.observe = lambda agent: observed.append(agent) or parallel_observe(agent)
+    env.reset(seed=0)
+    assert observed == []
+    asked = []
+    for agent in env.agent_iter(6):
+        asked.append(agent)
+        observation, *_ = env.last()
+        env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    assert observed == asked and len(asked) == 6
+
+
+def test_a_decision_env_that_only_overrides_reset_still_starts_its_aec_form():
+    raw_env, _, _ = entry_points(Turns)
+    env = raw_env()
+    env.reset(seed=1)
+    assert env.agent_selection == "a" and env.infos["a"]["decision"] == "move"

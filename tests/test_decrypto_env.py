@@ -608,6 +608,41 @@ def test_encoder_mask_forbids_the_keywords_and_hints_over_the_limits(tmp_path):
     assert "is one of the keywords" in infos["encoder"]["invalid_action"]["reason"]
 
 
+def test_every_spelling_of_a_keyword_in_the_vocabulary_is_masked_and_falls_back(tmp_path):
+    path = tmp_path / "hints.txt"
+    path.write_text("Sun\nsun\nglow\nwarm\n")
+    env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
+    observations, _ = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
+    assert [m.tolist() for m in observations["encoder"]["action_mask"]] == [[0, 0, 1, 1]] * 3
+    _, _, _, _, infos = env.step({"encoder": [0, 2, 3]})  # "Sun", allowed by no mask
+    assert env.hints == [FALLBACK_HINT, "glow", "warm"]
+    assert "is one of the keywords" in infos["encoder"]["invalid_action"]["reason"]
+
+
+def test_an_allowed_index_hint_plays_exactly_as_the_same_words_given_as_text():
+    by_index, by_text = decrypto_v0.parallel_env(), decrypto_v0.parallel_env()
+    by_index.reset(seed=4)
+    by_text.reset(seed=4)
+    words = [by_index.hint_vocabulary[i] for i in (5, 6, 7)]
+    _, _, _, _, index_infos = by_index.step({"encoder": np.array([5, 6, 7])})
+    _, _, _, _, text_infos = by_text.step({"encoder": {"hints": words}})
+    assert by_index.hints == by_text.hints == words
+    assert index_infos == text_infos and "invalid_action" not in index_infos["encoder"]
+    assert [m.to_json() for m in by_index.bus.log] == [m.to_json() for m in by_text.bus.log]
+
+
+def test_an_unseeded_reset_continues_from_the_last_seed_given():
+    env, again = decrypto_v0.parallel_env(), decrypto_v0.parallel_env()
+    env.reset(seed=3)
+    env.reset()
+    again.reset(seed=3)
+    again.reset()
+    assert env.game.keywords == again.game.keywords
+    fresh = decrypto_v0.parallel_env()
+    fresh.reset(seed=3)
+    assert env.game.keywords != fresh.game.keywords
+
+
 def test_render_ansi_shows_the_public_hint_history_tokens_and_turn():
     env = decrypto_v0.parallel_env(render_mode="ansi")
     env.reset(seed=0)

@@ -262,6 +262,16 @@ def test_a_tone_when_a_donation_is_due_falls_back_to_defect_and_is_flagged():
     assert env.summary()["interactions"][0]["tone"] == "neutral"
 
 
+def test_a_flag_reaches_only_the_flagged_agent_even_when_it_sits_out_next():
+    env = donation_v0.parallel_env(n_agents=4, gossip=False)
+    _, infos = env.reset(seed=0)
+    while env.agents:
+        (donor,) = [a for a in env.agents if infos[a]["decision"]]
+        _, _, _, _, infos = env.step({donor: 4})  # a tone where a donation is due
+        assert [a for a in infos if "invalid_action" in infos[a]] == [donor]
+        assert infos[donor]["invalid_action"]["fallback"] == "defect"
+
+
 def test_a_donor_without_enough_resources_may_not_cooperate():
     env = donation_v0.parallel_env(n_agents=2, initial_resources=0.5)
     observations, _ = env.reset(seed=0)
