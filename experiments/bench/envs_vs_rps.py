@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--trials", type=int, help="alternating trials per env, best kept [3; quick 2]"
     )
+    parser.add_argument(
+        "--forms", nargs="+", default=["parallel", "aec"], choices=["parallel", "aec"]
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-scaling", action="store_true", help="skip the 9-243 agents part")
     parser.add_argument("--scaling-only", action="store_true", help="only the 9-243 agents part")
@@ -181,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     trials = args.trials or (2 if args.quick else 3)
 
     if not args.scaling_only:
-        for form in ("parallel", "aec"):
+        for form in args.forms:
             envs = {f"rps_v2 {form}": make_env("rps_v2", form)}
             envs.update({f"{name} {form}": make_env(name, form) for name in args.envs})
             print(f"{form} form: random legal actions, best of {trials} trials of >= {steps:,}")
