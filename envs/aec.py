@@ -179,6 +179,7 @@ class DecisionAEC(AECEnv):
         self.infos = parallel.begin(seed=seed, options=options)
         self.agents = list(parallel.agents)
         self.rewards = dict.fromkeys(self.agents, 0)
+        self._paid = False
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -211,13 +212,16 @@ class DecisionAEC(AECEnv):
         if queue:
             if flag is not None:
                 self.infos[agent] = {**self.infos[agent], "invalid_action": flag}
-            self.rewards = dict.fromkeys(self.agents, 0)
+            if self._paid:  # the last move's rewards were seen at this step: clear them once
+                self.rewards = dict.fromkeys(self.agents, 0)
+                self._paid = False
             self.agent_selection = queue[0]
             return
         parallel = self.parallel
         rewards, terminated, truncated, self.infos = parallel.apply(self._choices, self._flags)
         _flag(self.infos, self._flags)
         self.rewards = rewards
+        self._paid = True
         self._accumulate_rewards()
         if terminated or truncated:
             parallel.agents = []

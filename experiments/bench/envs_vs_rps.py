@@ -196,16 +196,19 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.no_scaling:
         return
-    print("Parallel form, donation_v0 random schedule: microseconds per agent-step by population")
     sizes = (9, 27, 81, 243)
-    scaling = {
-        f"N={n}": make_env("donation_v0", "parallel", n_agents=n, schedule="random") for n in sizes
-    }
-    runs = best_of(scaling, steps, trials, args.seed)
-    cost = {name: 1e6 * run.seconds / run.agent_steps for name, run in runs.items()}
-    for name, us in cost.items():
-        print(f"  {name:<6} {us:6.2f} us per agent-step")
-    print(f"  N=243 / N=9: {cost['N=243'] / cost['N=9']:.2f}x (goal <= 1.3x)")
+    for form in args.forms:
+        print(
+            f"{form} form, donation_v0 random schedule: microseconds per agent-step by population"
+        )
+        scaling = {
+            f"N={n}": make_env("donation_v0", form, n_agents=n, schedule="random") for n in sizes
+        }
+        runs = best_of(scaling, steps, trials, args.seed)
+        cost = {name: 1e6 * run.seconds / run.agent_steps for name, run in runs.items()}
+        for name, us in cost.items():
+            print(f"  {name:<6} {us:6.2f} us per agent-step")
+        print(f"  N=243 / N=9: {cost['N=243'] / cost['N=9']:.2f}x (goal <= 1.3x)")
 
 
 if __name__ == "__main__":
