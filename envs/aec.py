@@ -173,6 +173,16 @@ class DecisionAEC(AECEnv):
             EnvLogger.error_observe_before_reset()
         return self.parallel.observe(agent)
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
         self._has_reset = self._has_updated = True
         parallel = self.parallel

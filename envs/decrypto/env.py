@@ -99,6 +99,10 @@ class DecryptoEnv(DecisionEnv):
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
         #: the observation vector with nothing hidden, written as the game moves (see _board_*)
         self._board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        #: the board before the first hint: no hint (V + 1), no code played (0), no guess (24)
+        self._empty_board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
+        self._empty_board[14 + 7 * max_turns :] = len(CODES)
         #: what every seat's infos share until the next reveal: read them, never change them
         self._shared: dict[str, Any] = {}
         self.possible_agents = list(SEATS)
@@ -413,13 +417,10 @@ class DecryptoEnv(DecisionEnv):
     def _board_reset(self) -> None:
         game = self.game
         assert game is not None
-        T, board = self.max_turns, self._board
-        board[:4] = (game.turn, _DECISION_CODE[self.phase], 0, 0)
+        self._board = board = self._empty_board.copy()
+        board[0] = game.turn
         board[4:8] = [self._word_index.get(k, len(self.words)) for k in game.keywords]
         board[8:11] = game.code
-        board[11 : 14 + 4 * T] = self._hint_index(None)
-        board[14 + 4 * T : 14 + 7 * T] = 0
-        board[14 + 7 * T :] = len(CODES)
 
     def _board_reveal(self, result: Any) -> None:
         game = self.game
