@@ -29,6 +29,7 @@ order. All four share one pattern:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -164,7 +165,8 @@ class GossipEnv(DecisionEnv):
                 to=EVERYONE if target is None else (ids[target],),
                 channel=GOSSIP if kind == GOSSIP else "private",
                 kind=kind,
-                payload=payload,
+                payload=_frozen(payload),
+                frozen=True,
             )
         rewards = dict.fromkeys(self.agents, 0.0)
         for agent, amount in paid.items():
@@ -196,14 +198,17 @@ class GossipEnv(DecisionEnv):
                 to=(first_id, second_id),
                 channel="private",
                 kind="match",
-                payload=MatchPayload(
-                    round=game.round,
-                    roles={first_id: first_role, second_id: second_role},
-                    resources={
-                        first_id: float(resources[first]),
-                        second_id: float(resources[second]),
-                    },
+                payload=_frozen(
+                    MatchPayload(
+                        round=game.round,
+                        roles={first_id: first_role, second_id: second_role},
+                        resources={
+                            first_id: float(resources[first]),
+                            second_id: float(resources[second]),
+                        },
+                    )
                 ),
+                frozen=True,
             )
 
     def _mask(self, agent: int, decision: str) -> np.ndarray:
@@ -289,3 +294,12 @@ class GossipEnv(DecisionEnv):
 
     def close(self) -> None:
         return None
+
+
+def _frozen(payload: Mapping[str, Any]) -> MappingProxyType:
+    """A payload of the protocol as the bus keeps it, read-only: the family's payloads hold JSON
+    scalars and flat dicts of them (a trust move, a match's roles and stocks), built fresh for
+    the message, so wrapping them is freezing them."""
+    return MappingProxyType(
+        {k: MappingProxyType(v) if type(v) is dict else v for k, v in payload.items()}
+    )

@@ -65,7 +65,7 @@ def random_legal(observation, space, rng: np.random.Generator):
 
 def _pick(mask: np.ndarray, rng: np.random.Generator) -> int:
     if len(mask) <= 64:
-        legal = np.flatnonzero(mask)
+        legal = mask.nonzero()[0]
         return int(legal[int(rng.random() * len(legal))])
     # a mask over a few hundred words (Decrypto's hints): draw until an allowed index comes up,
     # as uniform as choosing among the allowed ones and cheaper than listing them
