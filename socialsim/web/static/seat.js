@@ -14,6 +14,9 @@
     for (let i = 0; i < of; i++) row.append(el("span", { class: i < count ? "pip on" : "pip" }));
     return row;
   }
+  function minutes(seconds) {
+    return seconds >= 60 ? Math.round(seconds / 60) + " min" : seconds + " s";
+  }
   function card(title, ...body) {
     return el("section", { class: "card" }, el("h3", {}, title), ...body);
   }
@@ -173,7 +176,11 @@
     }
     if (state.status === "your_turn") {
       status.className = "card status turn";
-      status.replaceChildren(el("strong", {}, "Your turn."), " " + state.request.title);
+      const parts = [el("strong", {}, "Your turn."), " " + state.request.title];
+      if (state.idle_timeout) {
+        parts.push(el("span", { class: "muted", id: "idle" }, " (the game ends if you make no move within " + minutes(state.idle_timeout) + ")"));
+      }
+      status.replaceChildren(...parts);
       showForm(state.request, state.error);
     } else {
       status.className = "card status";
