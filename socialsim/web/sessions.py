@@ -269,6 +269,8 @@ class Session:
             if self.game == "decrypto" and other == "encoder":
                 verb = "to give the hints"
             names.append(f"{'the ' if self.game == 'decrypto' else ''}{other} ({who}) {verb}")
+        if len(names) > 3:  # a gossip round: many decide at once
+            names = [*names[:2], f"{len(names) - 2} other players"]
         return " and ".join(names)
 
     async def on_deciding(self, seat: str, deciding: bool) -> None:
