@@ -56,7 +56,8 @@ keyword), ``keywords`` (to ``team:encoders``, at reset), ``code`` (to the encode
 ``miscommunications``, ``interceptions``, ``hint_history`` (4 lists, by keyword),
 ``code_history``, ``last_turn`` (the last reveal, or ``None``); ``keywords`` for the encoder and
 the decoder only; ``code`` for the encoder at its ``"hints"`` decision; ``hints`` for the
-guessers at their ``"guess"`` decision.
+guessers at their ``"guess"`` decision. The lists in ``infos`` are one snapshot per turn that
+every seat's info shares: read them, copy one before changing it.
 
 ``observation`` is the same information as integers, for RL (``T = max_turns``, ``N`` words in
 the keyword list, ``V`` words in the hint vocabulary):

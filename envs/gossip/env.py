@@ -10,7 +10,7 @@ order. All four share one pattern:
   and an all-zero action mask, and their actions are ignored.
 * **Observation**: see :mod:`.observation`. **Actions**: see :mod:`.actions`.
 * **Infos** ``{"decision", "round", "role", "counterpart"}`` (``role``/``counterpart`` ``None``
-  when sitting out).
+  when sitting out; the agents sitting out a step share one info dict: read it, don't change it).
 * **Bus** (``env.unwrapped.bus``, turn = round), payloads typed in :mod:`.protocol`: ``rules``
   (public, to everyone, once per episode at reset, before anything else, turn 1: the settings
   in force), ``match`` (private, to the pair, at the start of a round: roles and current
