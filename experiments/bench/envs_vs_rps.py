@@ -23,6 +23,29 @@ It prints the figures and asserts nothing.
     python experiments/bench/envs_vs_rps.py --envs donation_v0 decrypto_v0
 
 ``rps_v2`` needs pygame (PettingZoo's classic extra, in our ``bench`` extra).
+
+Measured on 2026-12-01, 2 shared cores under a load of about 6 (other sessions' tests and LLM
+servers), ``--agent-steps 10000 --trials 4``, two rounds each of the code before this
+benchmark's issue-12 work (main at 7ce537e) and after, this script for both; ratios to rps_v2
+in the same process (the same code moved by up to 0.3 between rounds):
+
+| env | Parallel before | Parallel after | AEC before | AEC after |
+|---|---|---|---|---|
+| donation_v0 | 0.81, 1.13 | 1.03, 1.30 | 1.07, 0.85 | 1.05, 1.35 |
+| prisoners_v0 | 1.70, 1.97 | 2.26, 2.17 | 1.42, 1.26 | 1.46, 1.89 |
+| trust_v0 | 1.09, 1.55 | 1.69, 1.68 | 1.20, 0.96 | 1.12, 1.66 |
+| market_v0 | 1.10, 1.41 | 1.50, 1.52 | 1.18, 1.01 | 1.30, 1.58 |
+| decrypto_v0 | 0.31, 0.33 | 1.43, 1.21 | 0.23, 0.21 | 1.01, 1.04 |
+| matching_pennies_v0 | 2.47, 2.48 | 3.24, 3.28 | 1.77, 1.80 | 2.19, 3.14 |
+
+Single AEC-only runs earlier the same day (``--forms aec --trials 6``) gave Decrypto 0.72-0.77x
+and donation 0.88-0.93x: at these two the goal is met in some runs, not with a margin. A random
+Decrypto game lasts about 6 agent-steps, so its reset (about 70 us, 15 of them the reference's
+shuffle of the 680-word list) weighs on every step.
+
+N=243 / N=9 cost per agent-step: Parallel before 0.87, 0.90, after 0.93, 1.04; AEC before
+1.16, 1.40, after 0.86 (the AEC form cleared a step's rewards, a dict of every agent, at every
+agent of the step).
 """
 
 from __future__ import annotations
