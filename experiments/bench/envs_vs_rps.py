@@ -44,7 +44,7 @@ Decrypto game lasts about 6 agent-steps, so its reset (about 70 us, 15 of them t
 shuffle of the 680-word list) weighs on every step.
 
 N=243 / N=9 cost per agent-step: Parallel before 0.87, 0.90, after 0.93, 1.04; AEC before
-1.16, 1.40, after 0.86 (the AEC form cleared a step's rewards, a dict of every agent, at every
+1.16, 1.40, after 0.86, 1.27 (the AEC form cleared a step's rewards, a dict of every agent, at every
 agent of the step).
 """
 
