@@ -33,11 +33,15 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import time
+from pathlib import Path
 
+import gymnasium
 import numpy as np
 
 from socialsim import registry
+from socialsim.rl.vector import ProcessVectorEnv
 from socialsim.rl.view import SeatView
 from socialsim.runner import EpisodeSpec, build_agents
 
@@ -96,10 +100,13 @@ def view_steps(seconds: float, seed: int = 0) -> tuple[int, float]:
 
 
 def _raw_worker(seconds: float, seed: int, queue) -> None:
-    queue.put(raw_steps(seconds, seed))
+    started = time.process_time()
+    steps, elapsed = raw_steps(seconds, seed)
+    queue.put((steps, elapsed, time.process_time() - started))
 
 
-def raw_vector_steps(seconds: float, copies: int = 2) -> float:
+def raw_vector_steps(seconds: float, copies: int = 2) -> tuple[float, float]:
+    """The raw loop in ``copies`` processes at once: (learner steps/s, CPU us per step)."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     processes = [
@@ -110,53 +117,94 @@ def raw_vector_steps(seconds: float, copies: int = 2) -> float:
     results = [queue.get() for _ in processes]
     for process in processes:
         process.join()
-    return sum(steps / elapsed for steps, elapsed in results)
+    steps = sum(r[0] for r in results)
+    return sum(r[0] / r[1] for r in results), 1e6 * sum(r[2] for r in results) / steps
 
 
 def make_view() -> SeatView:
     return SeatView(ENV, SEAT, OTHER, **KWARGS)
 
 
-def view_vector_steps(seconds: float, copies: int = 2, vector: str = "AsyncVectorEnv") -> float:
-    import gymnasium
+def family_cpu() -> float:
+    """CPU seconds of this process and its live children (the vector envs' workers)."""
+    total, me = time.process_time(), str(os.getpid())
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if fields[1] == me:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
-    envs = getattr(gymnasium.vector, vector)([make_view] * copies)
+
+def vector_steps(make_envs, seconds: float) -> tuple[float, float]:
+    """A vector env of views, first legal actions: (learner steps/s, CPU us per step)."""
+    envs = make_envs()
     try:
-        observations, _ = envs.reset(seed=list(range(copies)))
+        observations, _ = envs.reset(seed=0)
         steps = 0
+        cpu = family_cpu()
         start = time.perf_counter()
         while time.perf_counter() - start < seconds:
             masks = observations["action_mask"]
             actions = np.array([first_legal(m) if m.any() else 0 for m in masks])
             observations, *_ = envs.step(actions)
-            steps += copies
-        return steps / (time.perf_counter() - start)
+            steps += envs.num_envs
+        elapsed = time.perf_counter() - start
+        return steps / elapsed, 1e6 * (family_cpu() - cpu) / steps
     finally:
         envs.close()
 
 
+VECTORS = {
+    "SyncVectorEnv, 2 views": lambda: gymnasium.vector.SyncVectorEnv([make_view] * 2),
+    "AsyncVectorEnv, 2 views": lambda: gymnasium.vector.AsyncVectorEnv([make_view] * 2),
+    "AsyncVectorEnv, 2 views, no shared memory, no copy": lambda: gymnasium.vector.AsyncVectorEnv(
+        [make_view] * 2, shared_memory=False, copy=False
+    ),
+    "ProcessVectorEnv, 2 workers x 4 views": lambda: ProcessVectorEnv([make_view] * 8, workers=2),
+}
+
+
+#: row -> the raw loop it is measured against: in one process, or in two for the multi-process rows
+PEERS = {
+    "SeatView": "raw loop",
+    "SyncVectorEnv, 2 views": "raw loop",
+    **{name: "raw loop, 2 processes" for name in VECTORS if "Sync" not in name},
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--vector", action="store_true", help="also two copies in parallel")
+    parser.add_argument("--seconds", type=float, default=3.0, help="per trial and row")
+    parser.add_argument("--trials", type=int, default=3, help="interleaved; the best is shown")
+    parser.add_argument("--vector", action="store_true", help="also the vector envs")
     args = parser.parse_args()
-    raw = raw_steps(args.seconds)
-    view = view_steps(args.seconds)
-    raw_rate, view_rate = raw[0] / raw[1], view[0] / view[1]
-    print(f"single   raw loop {raw_rate:8.0f} learner steps/s")
-    print(
-        f"single   SeatView {view_rate:8.0f} learner steps/s  ({raw_rate / view_rate - 1:+.0%} per step)"
-    )
-    if args.vector:
-        raw_vector = raw_vector_steps(args.seconds)
-        print(f"vector-2 raw loop {raw_vector:8.0f} learner steps/s (2 processes)")
-        for vector, against in (("SyncVectorEnv", raw_rate), ("AsyncVectorEnv", raw_vector)):
-            rate = view_vector_steps(args.seconds, vector=vector)
-            print(
-                f"vector-2 SeatView {rate:8.0f} learner steps/s ({vector}, "
-                f"{against / rate - 1:+.0%} per step against the raw loop "
-                f"{'in one process' if vector == 'SyncVectorEnv' else 'in 2 processes'})"
-            )
+    best: dict[str, tuple[float, float]] = {}
+
+    def keep(name: str, rate: float, cpu: float) -> None:
+        old_rate, old_cpu = best.get(name, (0.0, float("inf")))
+        best[name] = (max(old_rate, rate), min(old_cpu, cpu))
+
+    for _ in range(args.trials):
+        for name, play in (("raw loop", raw_steps), ("SeatView", view_steps)):
+            started = time.process_time()
+            steps, elapsed = play(args.seconds)
+            keep(name, steps / elapsed, 1e6 * (time.process_time() - started) / steps)
+        if args.vector:
+            keep("raw loop, 2 processes", *raw_vector_steps(args.seconds))
+            for name, make_envs in VECTORS.items():
+                keep(name, *vector_steps(make_envs, args.seconds))
+    print(f"load average {os.getloadavg()[0]:.1f}; best of {args.trials} trials of each row")
+    print(f"{'':52s} {'steps/s':>8s} {'CPU us/step':>12s}  CPU per step over the peer")
+    for name, (rate, cpu) in best.items():
+        peer = PEERS.get(name)
+        against = f"{cpu / best[peer][1] - 1:+.0%} against the {peer}" if peer else "(a peer)"
+        print(f"{name:52s} {rate:8.0f} {cpu:12.0f}  {against}")
 
 
 if __name__ == "__main__":
