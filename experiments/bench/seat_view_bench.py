@@ -1,28 +1,55 @@
-"""Learner steps per second through a SeatView against the raw Parallel env doing the same work.
+"""Learner steps through a SeatView against the raw Parallel env doing the same work.
 
 The game: ``donation_v0`` with gossip, random matching, 8 agents, 20 rounds; the learner in
 ``agent_0`` takes its first legal action, seven ``stern_judging`` agents play the other seats.
 The *raw* loop is the bare minimum the same episode needs: the Parallel env, the same agents
 built by the runner's ``build_agents``, each fed its observation, inbox and info, and no
 record. The *view* is ``SeatView`` (which also keeps the runner's step log for the record).
-``--vector`` adds two copies of each side: ``SyncVectorEnv`` of two views against the raw loop
-in one process, and ``AsyncVectorEnv`` of two views against two processes running the raw
-loop.
+``--vector`` adds the raw loop in two processes at once and vector envs of views:
+``SyncVectorEnv`` (measured against the raw loop in one process), ``AsyncVectorEnv`` (default,
+and without shared memory and copies) and :class:`~socialsim.rl.vector.ProcessVectorEnv` (two
+workers of four views each), these against the raw loop in two processes. Each row prints
+learner steps per second and the CPU time per learner step of the process and its workers; the
+rows run interleaved, ``--trials`` times, and the best of each is shown.
 
-Measured on this machine (2 cores shared with other work; ``python
-experiments/bench/seat_view_bench.py --seconds 5``)::
+Measured on this machine (2 cores shared with four other engineers' work; ``python
+experiments/bench/seat_view_bench.py --vector --seconds 3 --trials 3``)::
 
-    single   raw loop     1091 learner steps/s
-    single   SeatView     1079 learner steps/s  (+1% per step)
-    vector-2 raw loop     1212 learner steps/s (2 processes)
-    vector-2 SeatView     1037 learner steps/s (SyncVectorEnv, +5% per step against the raw loop in one process)
-    vector-2 SeatView      483 learner steps/s (AsyncVectorEnv, +151% per step against the raw loop in 2 processes)
+    load average 7.9; best of 3 trials of each row
+                                                          steps/s  CPU us/step  CPU per step over the peer
+    raw loop                                                  596          745  (a peer)
+    SeatView                                                  516          770  +3% against the raw loop
+    raw loop, 2 processes                                     554          871  (a peer)
+    SyncVectorEnv, 2 views                                    508          829  +11% against the raw loop
+    AsyncVectorEnv, 2 views                                   416         1265  +45% against the raw loop, 2 processes
+    AsyncVectorEnv, 2 views, no shared memory, no copy        423         1289  +48% against the raw loop, 2 processes
+    ProcessVectorEnv, 2 workers x 4 views                     380         1039  +19% against the raw loop, 2 processes
 
-(load average 4.4 on the 2 cores; an earlier run gave -9%, -13% and +68%). The view is within
-the noise of the raw loop in one process, well inside the 20% goal: a learner step costs about
-1 ms, nearly all of it the env and the seven scripted agents. ``AsyncVectorEnv`` misses the
-goal: each step pays Gymnasium's pipe round trip and the merging of the infos into arrays, a
-large share of a 1 ms step, and the two workers compete for cores that other work holds.
+An earlier run (load 8.3) gave +35%, +17%, +39%, +26% and +15% for the same five rows. The
+cost of a view is CPU per learner step against its peer: with the cores saturated by other
+work, steps per second measure the machine's load (no vector env gains wall time there), and a
+view's steps per second moved by 30% between runs minutes apart.
+
+Why ``AsyncVectorEnv`` cost +151% in the previous version of this bench: two causes.
+
+1. The peer. That figure compared ``AsyncVectorEnv``'s steps per second with two raw loops
+   running free in two processes, and the machine, not the view, made most of the gap: on these
+   shared cores a learner step in one of two processes costs more CPU than in one (+17% for
+   the raw loop itself above; caches refilled after every wake-up, and more switches), and a
+   lock-step vector env also waits, each step, for its slower worker to be scheduled.
+2. ``AsyncVectorEnv``'s work per env and step, measured in one process (load ~6): sending the
+   action, a numpy integer (pickling and unpickling ``np.int64`` costs about 20 us against
+   2 us for an ``int``; the send and the receive of the pipe about 70 us with it, 13 us with an
+   ``int``); writing the ``Dict`` observation into shared memory (45 us); merging the info's
+   keys into arrays (15 us per env); the result's pipe round trip (20-50 us). That is 150-200 us
+   of CPU on a step of 500-700 us, plus a wake-up per env. The observation's copy (6 us) and the
+   info's pickling (2 us) are small; turning shared memory and the copy off does not help.
+
+The fix, ``ProcessVectorEnv``: each worker steps several views in a ``SyncVectorEnv`` and
+answers once per vector step with the batch (one pickled action array in, one pickled batch
+out), so the round trip, the wake-up and the pickling are paid per worker, not per env. Its CPU
+per step is within the 20% goal of the raw loop in as many processes; ``SyncVectorEnv`` is the
+cheapest on a machine without free cores.
 
 What the view costs per step beyond the raw loop: the learner's observation dict (and its
 features, none here), its inbox read, the runner's step log (``log_step``) and an env per

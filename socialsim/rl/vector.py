@@ -5,10 +5,10 @@ envs in two processes; each worker steps its four in a ``gymnasium.vector.SyncVe
 (next-step autoreset, as Gymnasium's vector envs do), so a vector step costs one pipe round trip
 per *worker*, where ``AsyncVectorEnv`` pays one per env.
 
-Why: a seat view's step is short (about a millisecond in a gossip game), and
-``AsyncVectorEnv``'s round trip per env and step (pickling the action and the info, the copy of
-the observation, waking a process that other work may hold off a core) costs a large share of
-it; see ``experiments/bench/seat_view_bench.py`` for the figures. Batching the envs per worker
+Why: a seat view's step is short (under a millisecond in a gossip game), and
+``AsyncVectorEnv``'s work per env and step (a pipe round trip carrying a pickled numpy integer,
+the observation written to shared memory, the info merged key by key, a process woken) costs a
+large share of it; see ``experiments/bench/seat_view_bench.py`` for the figures. Batching the envs per worker
 divides that cost by the envs per worker. The observations and infos come back pickled (a seat
 view's are small), batched per worker as ``SyncVectorEnv`` batches them, and are joined in env
 order.
