@@ -66,7 +66,7 @@ def test_a_trained_donor_plays_among_llm_agents_from_the_bundled_file(
         policy,
     )
     out = tmp_path / "out"
-    argv = ["run", str(EXPERIMENTS / "rl_donor_among_llm.toml"), "--out", str(out), "--quiet"]
+    argv = ["run", str(EXPERIMENTS / "llm_rl_donor.toml"), "--out", str(out), "--quiet"]
     argv += ["--set", f"seats.agent_0.path={policy}", "--set", "episodes=1"]
     argv += ["--set", "env.kwargs.rounds=4"]
     assert cli.main(argv + model_overrides(llm_server, monkeypatch)) == 0
@@ -90,7 +90,7 @@ def test_a_trained_interceptor_plays_against_an_llm_team_from_the_bundled_file(
     policy = tmp_path / "interceptor.zip"
     interceptor_policy(policy)
     out = tmp_path / "out"
-    argv = ["run", str(EXPERIMENTS / "rl_interceptor_vs_llm.toml"), "--out", str(out), "--quiet"]
+    argv = ["run", str(EXPERIMENTS / "llm_rl_interceptor.toml"), "--out", str(out), "--quiet"]
     argv += ["--set", f"seats.interceptor.path={policy}", "--set", "episodes=2"]
     assert cli.main(argv + model_overrides(llm_server, monkeypatch)) == 0
     played = records.read_records(out)

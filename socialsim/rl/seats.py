@@ -42,7 +42,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from socialsim import registry
 from socialsim.agent import RunContext
 from socialsim.rl import features as features_module
-from socialsim.rl.view import flat_mask, seat_specs
+from socialsim.rl.view import flat_mask, flat_mask_space, seat_specs
 from socialsim.runner import EpisodeSpec, build_agents
 
 _SEED_HIGH = 2**31
@@ -141,18 +141,14 @@ class SharedSeats(VecEnv):
         self.run = run if run is not None else RunContext()
         built = features_module.build(self.feature_specs)
         raw = probe.observation_space(self.learners[0])
+        action_space = probe.action_space(self.learners[0])
         for seat in self.learners[1:]:
-            if probe.observation_space(seat) != raw or probe.action_space(
-                seat
-            ) != probe.action_space(self.learners[0]):
+            if probe.observation_space(seat) != raw or probe.action_space(seat) != action_space:
                 raise ValueError(
                     f"learners: {seat} and {self.learners[0]} have different spaces; one shared "
                     "policy needs one observation and one action space"
                 )
-        mask_space = raw["action_mask"]
-        if isinstance(mask_space, spaces.Tuple):
-            size = sum(int(np.prod(s.shape)) for s in mask_space.spaces)
-            mask_space = spaces.Box(0, 1, shape=(size,), dtype=np.int8)
+        mask_space = flat_mask_space(raw["action_mask"])
         given = {
             "observation": raw["observation"],
             "action_mask": mask_space,
@@ -164,7 +160,6 @@ class SharedSeats(VecEnv):
                 f"keys: {self.keys!r} must include 'action_mask' and name only {list(given)}"
             )
         observation_space = spaces.Dict({key: given[key] for key in self.keys})
-        action_space = probe.action_space(self.learners[0])
         probe.close()
         super().__init__(n_games * len(self.learners), observation_space, action_space)
         self.base_seed = int(seed)

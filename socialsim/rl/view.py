@@ -91,6 +91,14 @@ def flat_mask(mask: Any) -> np.ndarray:
     return mask
 
 
+def flat_mask_space(space: spaces.Space) -> spaces.Space:
+    """The space of :func:`flat_mask`'s vectors (a tuple of per-position masks as one Box)."""
+    if isinstance(space, spaces.Tuple):
+        size = sum(int(np.prod(s.shape)) for s in space.spaces)
+        return spaces.Box(0, 1, shape=(size,), dtype=np.int8)
+    return space
+
+
 class SeatView(gymnasium.Env):
     """One learner seat of a socialsim env as a Gymnasium env (see the module docstring).
 
@@ -135,10 +143,7 @@ class SeatView(gymnasium.Env):
         self._features = features_module.build(features)
         self.feature_names = tuple(f.name for f in self._features)
         raw = probe.observation_space(seat)
-        mask_space = raw["action_mask"]
-        if isinstance(mask_space, spaces.Tuple):
-            size = sum(int(np.prod(s.shape)) for s in mask_space.spaces)
-            mask_space = spaces.Box(0, 1, shape=(size,), dtype=np.int8)
+        mask_space = flat_mask_space(raw["action_mask"])
         self.observation_space = spaces.Dict(
             {
                 "observation": raw["observation"],
