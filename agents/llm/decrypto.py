@@ -68,10 +68,16 @@ Arguments
   role part's style, the same names (``None``: ``prompt_style``); the paper sweeps the two.
   The paper's interceptor always used mode 0: give it ``prompt_style="plain"`` to match.
 * ``max_attempts=10``, ``drop_failed_attempts=False`` — see above.
-* ``structured_output=False`` — send ``response_format`` with a JSON schema
-  (``{"reasoning": str, "hints": [3 str]}``, ``{"reasoning": str, "guess": "X-Y-Z"}``, ``{"reasoning":
-  str, "keywords": [4 str]}``) for models that support it; a reply is then read as JSON with or
-  without the ``ANSWER:`` marker.
+* ``structured_output=False`` — constrain each answer to its exact JSON schema
+  (:func:`answer_schema`: a reasoning of at most 400 characters, then exactly three hints of 1 to
+  ``max_hint_chars`` characters, one of the 24 codes, or exactly four words), sent in the form
+  the model table's ``structured_format`` names (:mod:`socialsim.llm.structured`); a reply is
+  then read as JSON, without the ``ANSWER:`` marker.
+* ``retry_temperature=0.7`` — the temperature of re-prompts at temperature 0 (see
+  :class:`~socialsim.agents.llm.base.LLMAgent`).
+
+Answers that repeat what the prompts show as a placeholder (``"<hint 1>"``, ``"<word 2>"``) or
+the worked example's hints are invalid: the formats never show a valid move nor a keyword.
 * ``system_as_user=False`` — for models without a system role (o1/R1 style): the system prompt
   is put at the head of the first user message instead.
 
@@ -131,22 +137,28 @@ from socialsim.envs.decrypto.protocol import (
     SIDE_QUESTIONS,
     Rules,
     parse_code,
+    render_code,
 )
 
 from socialsim.agent import Question
 from socialsim.bus import Message
-from socialsim.llm import AnswerParseError, extract_answer
+from socialsim.llm import AnswerParseError, extract_answer, extract_json
 
 KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
 
 ROLES = protocol.SEATS
 
-#: The answer formats the game master repeats in a correction.
+#: The answer formats the game master repeats in a correction: placeholders, never a valid move.
 FORMATS = {
-    HINTS: 'ANSWER: {"hints": ["first hint", "second hint", "third hint"]}',
+    HINTS: 'ANSWER: {"hints": ["<hint 1>", "<hint 2>", "<hint 3>"]}',
     GUESS: 'ANSWER: {"guess": "X-Y-Z"}',
-    "keywords": 'ANSWER: {"keywords": ["word1", "word2", "word3", "word4"]}',
+    "keywords": 'ANSWER: {"keywords": ["<word 1>", "<word 2>", "<word 3>", "<word 4>"]}',
 }
+
+#: Texts the prompts show as placeholders or examples: an answer repeating one is invalid.
+SHOWN_HINTS = ("<hint 1>", "<hint 2>", "<hint 3>", "first hint", "second hint", "third hint")
+SHOWN_WORDS = ("<word 1>", "<word 2>", "<word 3>", "<word 4>")
+EXAMPLE_HINTS = (["reindeer", "foghorn", "sphinx"], ["smoked spice", "reed", "streak"])
 
 #: Placeholder hints for the fallback: the first that the game's keywords allow is used.
 PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
@@ -154,44 +166,48 @@ PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
 #: Generation defaults of the paper (temperature 0.6, 750 tokens), used unless the table sets them.
 GENERATION_DEFAULTS = {"temperature": 0.6, "max_tokens": 750}
 
+#: The longest reasoning a constrained answer may hold (characters), and a keyword guess.
+REASONING_CHARS = 400
+KEYWORD_CHARS = 40
 
-def _schema(name: str, answer: Mapping[str, Any]) -> dict[str, Any]:
+
+def answer_schema(kind: str, max_chars: int = MAX_HINT_CHARS) -> dict[str, Any]:
+    """The exact JSON schema of an answer (the ``schema`` override of a constrained call):
+    a short ``reasoning``, then exactly three hints of 1 to ``max_chars`` characters, one of
+    the 24 codes, or exactly four words."""
+    if kind == HINTS:
+        item = {"type": "string", "minLength": 1, "maxLength": max_chars}
+        answer = {"hints": {"type": "array", "items": item, "minItems": 3, "maxItems": 3}}
+    elif kind == GUESS:
+        answer = {"guess": {"type": "string", "enum": [render_code(c) for c in CODES]}}
+    else:
+        item = {"type": "string", "minLength": 1, "maxLength": KEYWORD_CHARS}
+        answer = {"keywords": {"type": "array", "items": item, "minItems": 4, "maxItems": 4}}
     return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": name,
-            "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": {"reasoning": {"type": "string"}, **answer},
-                "required": ["reasoning", *answer],
-                "additionalProperties": False,
+        "name": f"decrypto_{kind}",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
+                **answer,
             },
+            "required": ["reasoning", *answer],
+            "additionalProperties": False,
         },
     }
 
 
-#: ``response_format`` per answer kind, sent when ``structured_output=True``.
-RESPONSE_FORMATS = {
-    HINTS: _schema(
-        "decrypto_hints",
-        {"hints": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}},
-    ),
-    GUESS: _schema(
-        "decrypto_guess", {"guess": {"type": "string", "pattern": "^[1-4]-[1-4]-[1-4]$"}}
-    ),
-    "keywords": _schema(
-        "decrypto_keywords",
-        {"keywords": {"type": "array", "items": {"type": "string"}, "minItems": 4, "maxItems": 4}},
-    ),
-}
+def _shown(text: str, shown: Sequence[str]) -> bool:
+    folded = text.strip().casefold()
+    return folded in shown or (folded.startswith("<") and folded.endswith(">"))
 
 
 # -- reading answers --------------------------------------------------------------------------
 
 
 def read_answer(text: str, structured: bool) -> dict[str, Any]:
-    return extract_answer(text, require_marker=not structured)
+    """The answer object: the reply's JSON when constrained, else the JSON after ``ANSWER:``."""
+    return extract_json(text) if structured else extract_answer(text)
 
 
 def parse_hints(
@@ -212,7 +228,15 @@ def parse_hints(
     reasons = validate_hints(answer["hints"], keywords, max_words, max_chars)
     if reasons:
         raise AnswerParseError("; ".join(reasons))
-    return [h.strip() for h in answer["hints"]]
+    hints = [h.strip() for h in answer["hints"]]
+    copied = [h for h in hints if _shown(h, SHOWN_HINTS)]
+    if copied:
+        raise AnswerParseError(
+            f"{copied[0]!r} is the answer format's placeholder: write your own hints instead"
+        )
+    if [h.casefold() for h in hints] in EXAMPLE_HINTS:
+        raise AnswerParseError("those are the example's hints: write hints for your keywords")
+    return hints
 
 
 def parse_guess(text: str, role: str = "decoder", structured: bool = False) -> list[int]:
@@ -244,6 +268,11 @@ def parse_keywords(text: str, structured: bool = False) -> list[str]:
         raise AnswerParseError(
             'the answer must have "keywords": a list of exactly 4 words (write "unknown" for a word you cannot guess)'
         )
+    copied = [w for w in words if _shown(w, SHOWN_WORDS)]
+    if copied:
+        raise AnswerParseError(
+            f'{copied[0]!r} is the answer format\'s placeholder: write a word (or "unknown")'
+        )
     return [w.strip() for w in words]
 
 
@@ -271,6 +300,7 @@ class DecryptoLLMAgent(LLMAgent):
     """An LLM in any Decrypto seat (see the module docstring for the arguments)."""
 
     default_max_attempts = 10
+    generation_defaults = GENERATION_DEFAULTS
 
     def __init__(
         self,
@@ -282,9 +312,9 @@ class DecryptoLLMAgent(LLMAgent):
         drop_failed_attempts: bool = False,
         structured_output: bool = False,
         system_as_user: bool = False,
+        retry_temperature: float | None = 0.7,
     ):
-        table = {"model": model} if isinstance(model, str) else dict(model)
-        super().__init__({**GENERATION_DEFAULTS, **table}, max_attempts, drop_failed_attempts)
+        super().__init__(model, max_attempts, drop_failed_attempts, retry_temperature)
         if role is not None and role not in ROLES:
             raise ValueError(f"role: {role!r} is not a Decrypto role; allowed: {', '.join(ROLES)}")
         for name, style in (("prompt_style", prompt_style), ("role_style", role_style)):
@@ -353,7 +383,8 @@ class DecryptoLLMAgent(LLMAgent):
 
     def _overrides(self, answer_kind: str) -> dict[str, Any]:
         if self.structured_output:
-            return {"response_format": RESPONSE_FORMATS[answer_kind]}
+            max_chars = self.rules.max_hint_chars if self.rules is not None else MAX_HINT_CHARS
+            return {"schema": answer_schema(answer_kind, max_chars)}
         return {}
 
     def _correction(self, answer_kind: str) -> Callable[[str], str]:

@@ -67,6 +67,7 @@ from socialsim.llm.build import (
     cache_path,
     default_cache_path,
     forget_models,
+    transport_of,
 )
 from socialsim.llm.cache import Cache, ReplyStore, open_store
 from socialsim.llm.litellm_model import LiteLLMModel, load_litellm
@@ -92,10 +93,18 @@ from socialsim.llm.parsing import (
     require_fields,
 )
 from socialsim.llm.scripted import ScriptedModel
+from socialsim.llm.server import (
+    ServerInfo,
+    forget_servers,
+    probe_structured_output,
+    server_info,
+)
+from socialsim.llm.structured import FORMATS, gbnf, wire_fields
 from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
 
 __all__ = [
     "CONFIG_KEYS",
+    "FORMATS",
     "Accounting",
     "AnswerParseError",
     "BudgetExceeded",
@@ -113,6 +122,7 @@ __all__ = [
     "ReplyStore",
     "Retry",
     "ScriptedModel",
+    "ServerInfo",
     "Settings",
     "TransientProviderError",
     "Wrapper",
@@ -122,9 +132,15 @@ __all__ = [
     "extract_answer",
     "extract_json",
     "forget_models",
+    "forget_servers",
+    "gbnf",
     "json_objects",
     "load_litellm",
     "open_store",
+    "probe_structured_output",
     "prompt_hash",
     "require_fields",
+    "server_info",
+    "transport_of",
+    "wire_fields",
 ]
