@@ -42,6 +42,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: Runs the CLI of the checkout ``sys.argv[1]``: its ``socialsim`` comes first on the path, and an
+#: editable install's package map (socialsim.agents, socialsim.envs) is pointed at it too.
+LAUNCH = """
+import sys
+root = sys.argv.pop(1)
+sys.path.insert(0, root)
+try:
+    import __editable___socialsim_0_1_0_finder as finder
+    for key, value in finder.MAPPING.items():
+        name = key.removeprefix("socialsim.") if key != "socialsim" else "socialsim"
+        finder.MAPPING[key] = root + "/" + name
+except ImportError:
+    pass
+from socialsim.cli import main
+sys.exit(main())
+"""
+
 #: experiment -> the --set overrides besides api_base and model
 CUTS: dict[str, list[str]] = {
     "smollm2_decrypto": ["episodes=2"],
@@ -107,7 +124,7 @@ def measure(directory: Path) -> dict[str, float]:
 def run(name: str, api_base: str, model: str, code: Path, out: Path) -> dict[str, float]:
     seats = ["*", "interceptor"] if "decrypto" in name and name != "smollm2_decrypto" else ["*"]
     sets = seat_sets(api_base, model, seats) + CUTS[name]
-    command = [sys.executable, "-m", "socialsim.cli", "run", name, "--out", str(out)]
+    command = [sys.executable, "-c", LAUNCH, str(code), "run", name, "--out", str(out)]
     for assignment in sets:
         command += ["--set", assignment]
     env = {**os.environ, "PYTHONPATH": str(code)}

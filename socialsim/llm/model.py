@@ -422,7 +422,9 @@ class Provider(ChatModel):
         name = served_name(self._settings.model)
         info = known_info(api_base, name)
         if info is None:  # asked once; a blocking GET must not hold up the loop
-            info = await asyncio.to_thread(server_info, api_base, name)
+            # a busy server (one slot, a long generation) answers late: give it the call's time
+            timeout = self._settings.timeout
+            info = await asyncio.to_thread(server_info, api_base, name, timeout)
         return info
 
     async def wire_format(self, settings: Settings) -> str:

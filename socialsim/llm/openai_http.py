@@ -239,6 +239,10 @@ def status_error(
             retry_after=_seconds(headers.get("retry-after")),
             **hashes,
         )
+    if status >= 500 and "response_format" in text and "validation" in text.lower():
+        # the server refused the structured-output form (llama-cpp-python answers 500): no
+        # retry can change that
+        return ProviderError(message, kind="rejected", model=model, status=status, **hashes)
     if status >= 500:
         return TransientProviderError(
             message,

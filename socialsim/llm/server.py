@@ -37,7 +37,7 @@ _OVERFLOW = re.compile(
     re.I,
 )
 _STATED_WINDOW = re.compile(
-    r"(?:maximum context length|context window|context length|n_ctx)\D{0,20}(\d{3,8})", re.I
+    r"(?:maximum context length|context window|context length|n_ctx)\D{0,20}(\d{1,8})", re.I
 )
 
 
