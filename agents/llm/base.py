@@ -72,7 +72,7 @@ class LLMAgent(Agent):
         drop_failed_attempts: keep only the prompt and the valid reply in the history (the
             Decrypto paper's ``no_error_history``); failed attempts are still logged.
         retry_temperature: the temperature of the re-prompts of a decision asked at
-            temperature 0 (greedy decoding repeats itself); ``None`` keeps 0. Either way, at
+            temperature 0 (greedy decoding repeats itself); 0 or ``None`` keeps 0. Either way, at
             temperature 0 a reply that repeats an earlier one of the same decision ends it
             with the fallback (the next would repeat it again).
 
@@ -111,10 +111,10 @@ class LLMAgent(Agent):
         if retry_temperature is not None and not (
             isinstance(retry_temperature, (int, float))
             and not isinstance(retry_temperature, bool)
-            and retry_temperature > 0
+            and retry_temperature >= 0
         ):
             raise ValueError(
-                f"retry_temperature: must be a number > 0 or None, got {retry_temperature!r}"
+                f"retry_temperature: must be a number >= 0 (0: stay greedy), got {retry_temperature!r}"
             )
         self.max_attempts = attempts
         self.drop_failed_attempts = drop_failed_attempts
@@ -184,7 +184,7 @@ class LLMAgent(Agent):
         for attempt in range(1, self.max_attempts + 1):
             call = {"seed": self.call_seed(number, attempt), **overrides}
             greedy = temperature == 0
-            if attempt > 1 and greedy and self.retry_temperature is not None:
+            if attempt > 1 and greedy and self.retry_temperature:
                 call["temperature"] = self.retry_temperature
                 greedy = False
             fitted = self.fit(base, attempt_chat, None if window is None else window - max_tokens)
