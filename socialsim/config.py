@@ -476,46 +476,14 @@ def check_cell(
 
 
 def check_models(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """The LLM seats of every cell together: seats on one model and server share one
-    concurrency limit, so their ``concurrency`` must agree; and a seat with
-    ``structured_output`` on an ``api_base`` sends the server one probe request in its
-    ``structured_format`` (:func:`socialsim.llm.probe_structured_output`), so a form the server
-    refuses is found now, not in the first episode."""
-    from socialsim import llm  # here: only experiments with LLM seats need it
+    """The LLM seats of every cell together (:func:`socialsim.llm.check_seat_models`): one
+    concurrency limit per model and server, and a structured format the server accepts."""
+    from socialsim.llm import check_seat_models  # here: only experiments with LLM seats need it
 
-    limits: dict[tuple[str, Any], tuple[int, str]] = {}
-    for assignment, cell in cells:
-        where = f"grid cell {assignment}: " if assignment else ""
-        for seat, spec in cell["seats"].items():
-            model = spec.get("model")
-            if not isinstance(model, dict) or not isinstance(model.get("model"), str):
-                continue
-            name, api_base = model["model"], model.get("api_base")
-            limit = model.get("concurrency", llm.build.DEFAULTS["concurrency"])
-            if limit:
-                first = limits.setdefault((name, api_base), (limit, f"{where}seats.{seat}"))
-                if first[0] != limit:
-                    raise ConfigError(
-                        f"{where}seats.{seat}.model.concurrency: {limit} requests in flight to "
-                        f"{name!r} at {api_base}, but {first[1]}.model.concurrency is {first[0]}; "
-                        "seats on one model and server share one limit: give them the same"
-                    )
-            if spec.get("structured_output") is True and isinstance(api_base, str):
-                structured_format = model.get("structured_format", "auto")
-                key_variable = model.get("api_key_env")
-                reason = llm.probe_structured_output(
-                    api_base,
-                    llm.model.served_name(name),
-                    structured_format,
-                    api_key=os.environ.get(key_variable) if key_variable else None,
-                    timeout=float(model.get("timeout", 60)),
-                )
-                if reason is not None:
-                    raise ConfigError(
-                        f"{where}seats.{seat}.model.structured_format: the server at {api_base} "
-                        f"refused structured output in the form {structured_format!r} ({reason}); "
-                        f"name the form it accepts, one of {', '.join(llm.FORMATS[1:])}"
-                    )
+    try:
+        check_seat_models(cells)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _check_key_variable(where: str, spec: Mapping[str, Any]) -> None:

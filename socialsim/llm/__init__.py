@@ -2,16 +2,20 @@
 
 =========================  ====================================================================
 Interface                  :class:`ChatModel`: ``await model.complete(messages, **overrides) -> Reply``
-Provider                   :class:`LiteLLMModel` (any model litellm reaches; local servers by ``api_base``),
-                           the default (``transport = "litellm"``)
-Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai_http"``): plain HTTP
-                           to an OpenAI-compatible server at ``api_base``, no litellm, a fraction
-                           of its CPU per call; ``cost`` is None (no price table)
+Provider                   :class:`LiteLLMModel` (any model litellm reaches by name), the default
+                           without an ``api_base`` (``transport = "litellm"``)
+Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai_http"``, the default
+                           with an ``api_base``): plain HTTP to an OpenAI-compatible server, no
+                           litellm, a fraction of its CPU per call; ``cost`` is None
 Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
                            :class:`Accounting`, :class:`Cache` (SQLite reply cache)
 From a config table        :func:`build_model` ``(config, run_dir=None)``
 Per-call log entry         :meth:`Reply.event`, :meth:`ProviderError.event`
 In-process test model      :class:`ScriptedModel` (no HTTP); :mod:`socialsim.testing.llm_server` is the HTTP one
+Structured output          a call's ``schema`` override, sent in the table's ``structured_format``
+                           (:mod:`socialsim.llm.structured`); :func:`gbnf`, :func:`wire_fields`
+Servers                    :func:`server_info` (family, context window), :func:`probe_structured_output`;
+                           :func:`check_seat_models` (the config check of an experiment's LLM seats)
 Answer parsing             :func:`extract_answer`, :func:`extract_json`, :func:`require_fields`,
                            :class:`AnswerParseError`
 Errors                     :class:`ProviderError` (after retries), :class:`BudgetExceeded`
@@ -59,6 +63,10 @@ Version History
 
 * v0: first version.
 * v0.1: ``transport = "openai_http"`` and :class:`OpenAICompatibleModel`.
+* v0.2: ``openai_http`` is the default with an ``api_base``; structured output in five dialects
+  (``structured_format``, the ``schema`` override); ``context_window`` and
+  :meth:`ChatModel.context_window`; ``context_overflow`` errors; ``finish_reason`` in every
+  call event.
 """
 
 from socialsim.llm.build import (
@@ -93,6 +101,7 @@ from socialsim.llm.parsing import (
     require_fields,
 )
 from socialsim.llm.scripted import ScriptedModel
+from socialsim.llm.seats import check_seat_models
 from socialsim.llm.server import (
     ServerInfo,
     forget_servers,
@@ -128,6 +137,7 @@ __all__ = [
     "Wrapper",
     "build_model",
     "cache_path",
+    "check_seat_models",
     "default_cache_path",
     "extract_answer",
     "extract_json",
