@@ -109,7 +109,7 @@ def test_a_constrained_game_sends_exact_schemas_and_reads_json_without_the_marke
     hints = next(r for r in map(request_schema, server.answered) if "hints" in r["properties"])
     assert hints["properties"]["hints"] == {
         "type": "array",
-        "items": {"type": "string", "minLength": 1, "maxLength": 32},
+        "items": {"type": "string", "minLength": 1, "maxLength": 32, "pattern": "^[^<>]{1,32}$"},
         "minItems": 3,
         "maxItems": 3,
     }
@@ -126,10 +126,16 @@ def test_gossip_schemas_are_enums_of_the_choices_and_tones(server):
     donation = GAMES["donation"]
     donate = answer_schema(donation, "donate", 0.0, 150)["schema"]["properties"]
     assert donate["donor_action"] == {"type": "string", "enum": ["cooperate", "defect"]}
-    assert donate["justification"] == {"type": "string", "minLength": 1, "maxLength": 400}
+    assert donate["justification"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 400,
+        "pattern": "^[^<>]{1,400}$",
+    }
     gossip = answer_schema(donation, "gossip", 0.0, 150)["schema"]["properties"]
     assert gossip["tone"]["enum"] == ["praising", "neutral", "mocking", "complaint", "criticism"]
-    assert gossip["gossip"] == {"type": "string", "maxLength": 6 * 149}
+    assert gossip["gossip"]["maxLength"] == 6 * 149 == 894
+    assert gossip["gossip"]["pattern"] == "^[^<>]{0,894}$"
 
 
 # -- the answer loop on its own ------------------------------------------------------------------------

@@ -149,6 +149,17 @@ def test_the_grammar_of_three_hints_is_exact():
     )
 
 
+def test_a_pattern_that_excludes_characters_becomes_a_character_class():
+    schema = {"type": "object", "properties": {"h": {"type": "string", "pattern": "^[^<>]{1,5}$"}}}
+    assert gbnf(schema) == (
+        'root ::= "{" "\\"h\\": " root-0 "}"\n'
+        'root-0-char ::= [^"\\\\\\x7F\\x00-\\x1F<>] | "\\\\" ["\\\\/bfnrt]\n'
+        'root-0 ::= "\\"" root-0-char{1,5} "\\""\n'
+    )
+    with pytest.raises(ValueError, match="only patterns of the form"):
+        gbnf({"type": "object", "properties": {"h": {"type": "string", "pattern": "^a+$"}}})
+
+
 def test_the_grammar_refuses_what_it_cannot_write():
     with pytest.raises(ValueError, match="type 'null' is not supported"):
         gbnf({"type": "object", "properties": {"x": {"type": "null"}}})
@@ -159,10 +170,15 @@ def test_the_grammar_refuses_what_it_cannot_write():
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs llama_cpp")
 def test_llama_cpp_parses_every_grammar_the_agents_send():
     from llama_cpp import LlamaGrammar
+    from socialsim.agents.llm.decrypto import answer_schema
+    from socialsim.agents.llm.gossip_answers import answer_schema as gossip_schema
+    from socialsim.envs.gossip.protocol import GAMES
 
     guess = {"type": "object", "properties": {"guess": {"type": "string", "enum": CODES}}}
+    agents = [answer_schema(kind)["schema"] for kind in ("hints", "guess", "keywords")]
+    agents += [gossip_schema(GAMES["trust"], d, 5.0, 150)["schema"] for d in ("invest", "gossip")]
     numbers = {"type": "object", "properties": {"n": {"type": "number"}, "ok": {"type": "boolean"}}}
-    for schema in (HINTS_SCHEMA, guess, numbers):
+    for schema in (HINTS_SCHEMA, guess, numbers, *agents):
         LlamaGrammar.from_string(gbnf(schema), verbose=False)
 
 

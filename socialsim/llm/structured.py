@@ -26,13 +26,15 @@ episode (:func:`socialsim.llm.server.probe_structured_output`, from the config c
 
 :func:`gbnf` writes a grammar for the schemas the agents use: objects (every property
 required, in order), strings (``enum``, ``minLength``, ``maxLength``), arrays (``items``,
-``minItems``, ``maxItems``), numbers, integers and booleans. Anything else is a ValueError
+``minItems``, ``maxItems``), patterns of the one form ``^[^CHARS]{m,n}$``, numbers, integers
+and booleans. Anything else is a ValueError
 naming the construct.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,6 +100,10 @@ _BASE_RULES = {
 }
 
 
+#: the one kind of ``pattern`` :func:`gbnf` writes: characters excluded, a length range
+_EXCLUDING = re.compile(r"\^\[\^([^\]\\]+)\]\{(\d+),(\d+)\}\$")
+
+
 def _literal(text: str) -> str:
     """A GBNF string literal matching exactly ``text``."""
     return json.dumps(text)
@@ -128,6 +134,17 @@ def gbnf(schema: Mapping[str, Any]) -> str:
                 parts.append(f"{_literal(sep + json.dumps(key) + ': ')} {child}")
             parts.append('"}"')
             return " ".join(parts)
+        if kind == "string" and "pattern" in node:
+            found = _EXCLUDING.fullmatch(node["pattern"])
+            if found is None:
+                raise ValueError(
+                    f"schema {name}: the grammar writer takes only patterns of the form "
+                    f"^[^CHARS]{{m,n}}$, not {node['pattern']!r}"
+                )
+            banned, low, high = found.groups()
+            char = f"{name}-char"
+            rules[char] = rf'[^"\\\x7F\x00-\x1F{banned}] | "\\" ["\\/bfnrt]'
+            return rf'"\"" {char}{{{low},{high}}} "\""'
         if kind == "string":
             used.update(("char",))
             low, high = int(node.get("minLength", 0)), node.get("maxLength")
