@@ -109,7 +109,12 @@ def test_a_constrained_game_sends_exact_schemas_and_reads_json_without_the_marke
     hints = next(r for r in map(request_schema, server.answered) if "hints" in r["properties"])
     assert hints["properties"]["hints"] == {
         "type": "array",
-        "items": {"type": "string", "minLength": 1, "maxLength": 32, "pattern": "^[^<>]{1,32}$"},
+        "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 32,
+            "pattern": "^[^<> ]{1,15}( [^<> ]{1,15}){0,1}$",  # two words, 32 characters
+        },
         "minItems": 3,
         "maxItems": 3,
     }

@@ -159,17 +159,21 @@ REASONING_CHARS = 200
 KEYWORD_CHARS = 40
 
 
-def answer_schema(kind: str, max_chars: int = MAX_HINT_CHARS) -> dict[str, Any]:
+def answer_schema(
+    kind: str, max_chars: int = MAX_HINT_CHARS, max_words: int = MAX_HINT_WORDS
+) -> dict[str, Any]:
     """The exact JSON schema of an answer (the ``schema`` override of a constrained call):
-    a short ``reasoning``, then exactly three hints of 1 to ``max_chars`` characters, one of
-    the 24 codes, or exactly four words."""
+    a short ``reasoning``, then exactly three hints of 1 to ``max_words`` words and at most
+    ``max_chars`` characters (each word at most its share of them), one of the 24 codes, or
+    exactly four words."""
     if kind == HINTS:
         # no angle brackets: a small model copies the format's "<hint 1>" even when constrained
+        word = f"[^<> ]{{1,{max(1, (max_chars - max_words + 1) // max_words)}}}"
         item = {
             "type": "string",
             "minLength": 1,
             "maxLength": max_chars,
-            "pattern": f"^[^<>]{{1,{max_chars}}}$",
+            "pattern": f"^{word}( {word}){{0,{max_words - 1}}}$",
         }
         answer = {"hints": {"type": "array", "items": item, "minItems": 3, "maxItems": 3}}
     elif kind == GUESS:
@@ -382,8 +386,9 @@ class DecryptoLLMAgent(LLMAgent):
 
     def _overrides(self, answer_kind: str) -> dict[str, Any]:
         if self.structured_output:
-            max_chars = self.rules.max_hint_chars if self.rules is not None else MAX_HINT_CHARS
-            return {"schema": answer_schema(answer_kind, max_chars)}
+            rules = self.rules
+            limits = (rules.max_hint_chars, rules.max_hint_words) if rules is not None else ()
+            return {"schema": answer_schema(answer_kind, *limits)}
         return {}
 
     def _correction(self, answer_kind: str) -> Callable[[str], str]:

@@ -26,8 +26,8 @@ episode (:func:`socialsim.llm.server.probe_structured_output`, from the config c
 
 :func:`gbnf` writes a grammar for the schemas the agents use: objects (every property
 required, in order), strings (``enum``, ``minLength``, ``maxLength``), arrays (``items``,
-``minItems``, ``maxItems``), patterns of the one form ``^[^CHARS]{m,n}$``, numbers, integers
-and booleans. Anything else is a ValueError
+``minItems``, ``maxItems``), patterns of the forms ``^[^CHARS]{m,n}$`` and
+``^[^CHARS]{m,n}( [^CHARS]{m,n}){0,k}$`` (words), numbers, integers and booleans. Anything else is a ValueError
 naming the construct.
 """
 
@@ -100,8 +100,11 @@ _BASE_RULES = {
 }
 
 
-#: the one kind of ``pattern`` :func:`gbnf` writes: characters excluded, a length range
-_EXCLUDING = re.compile(r"\^\[\^([^\]\\]+)\]\{(\d+),(\d+)\}\$")
+#: the kinds of ``pattern`` :func:`gbnf` writes: characters excluded, a length range, and
+#: optionally more words of that kind after single spaces
+_EXCLUDING = re.compile(
+    r"\^\[\^([^\]\\]+)\]\{(\d+),(\d+)\}(?:\( \[\^\1\]\{(\d+),(\d+)\}\)\{0,(\d+)\})?\$"
+)
 
 
 def _literal(text: str) -> str:
@@ -138,13 +141,17 @@ def gbnf(schema: Mapping[str, Any]) -> str:
             found = _EXCLUDING.fullmatch(node["pattern"])
             if found is None:
                 raise ValueError(
-                    f"schema {name}: the grammar writer takes only patterns of the form "
-                    f"^[^CHARS]{{m,n}}$, not {node['pattern']!r}"
+                    f"schema {name}: the grammar writer takes only patterns of the forms "
+                    f"^[^CHARS]{{m,n}}$ and ^[^CHARS]{{m,n}}( [^CHARS]{{m,n}}){{0,k}}$, "
+                    f"not {node['pattern']!r}"
                 )
-            banned, low, high = found.groups()
+            banned, low, high, more_low, more_high, more = found.groups()
             char = f"{name}-char"
             rules[char] = rf'[^"\\\x7F\x00-\x1F{banned}] | "\\" ["\\/bfnrt]'
-            return rf'"\"" {char}{{{low},{high}}} "\""'
+            words = f"{char}{{{low},{high}}}"
+            if more is not None:
+                words += f' (" " {char}{{{more_low},{more_high}}}){{0,{more}}}'
+            return rf'"\"" {words} "\""'
         if kind == "string":
             used.update(("char",))
             low, high = int(node.get("minLength", 0)), node.get("maxLength")
