@@ -50,12 +50,14 @@ fallback); an agent of one's own does the same in a few lines::
             return fallback  # logged and counted
 
 Messages are OpenAI chat messages (``{"role": ..., "content": ...}``). A call's ``overrides``
-set ``temperature``, ``max_tokens``, ``seed``, ``timeout`` or any provider parameter (such as
-``response_format``) for that call only; all but ``timeout`` are part of the cache key.
+set ``temperature``, ``max_tokens``, ``seed``, ``timeout``, ``schema`` (structured output, see
+:mod:`socialsim.llm.structured`) or any provider parameter for that call only; all but
+``timeout`` are part of the cache key.
 
 Arguments (of :func:`build_model`'s table; see :mod:`socialsim.llm.build`): ``model``,
 ``api_base``, ``transport``, ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``,
-``timeout``, ``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``.
+``timeout``, ``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``,
+``structured_format``, ``context_window``.
 The transport is not part of the cache key: the same request gives the same reply whichever
 transport sends it.
 
