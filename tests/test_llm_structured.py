@@ -87,7 +87,7 @@ def test_a_format_the_server_refuses_is_a_server_error(server):
 @pytest.mark.parametrize(
     "family, form",
     [
-        ("llama_cpp_python", "llama_cpp_python"),
+        ("llama_cpp_python", "grammar"),
         ("llama_cpp", "llama_cpp"),
         ("vllm", "openai"),
         ("openai_compatible", "openai"),
@@ -265,12 +265,12 @@ def test_auto_passes_the_probe_on_a_llama_cpp_python_server(fresh_models):
     with ScriptedChatServer(
         policy=lambda m, r: '{"ready": "yes"}',
         family="llama_cpp_python",
-        structured_formats=("llama_cpp_python",),
+        structured_formats=("grammar", "llama_cpp_python"),
     ) as server:
         config.load(decrypto_experiment(table(server)))
         config.load(decrypto_experiment(table(server)))  # probed once per process
         assert server.requests == 1
-        assert request_format(server.answered[0]) == "llama_cpp_python"
+        assert request_format(server.answered[0]) == "grammar"
 
 
 def test_a_server_that_ignores_the_format_fails_the_probe(fresh_models):
