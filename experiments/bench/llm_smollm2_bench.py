@@ -17,15 +17,19 @@ The cuts: ``smollm2_decrypto`` 2 games; ``llm_align_donation`` 4 agents, one cel
 equilibrium knowledge on), 1 episode; ``llm_decrypto_competitive`` and ``llm_decrypto_piaget``
 1 game each with every seat on the server.
 
-Measured (2 shared cores, llama-cpp-python 0.3.36, n_ctx 4096, temperature as the files say):
-see the table in the docstring of ``socialsim.llm.structured`` ... the figures are printed;
-the ones of the note of issue 14 are:
+Measured 2026-12-01 on 2 cores shared with four other engineers' jobs (load average 5 to 10,
+so the wall times are inflated and noisy), llama-cpp-python 0.3.36, n_ctx 4096, one server per
+run. ``before`` = main at ceacdcd (``--code`` a checkout of it), unconstrained as the files are;
+``after`` = this branch with ``--constrained``::
 
-=========================  =========  ==============  =========  =====  ======
-experiment                 code       valid decisions fallbacks  calls  wall s
-=========================  =========  ==============  =========  =====  ======
-(filled in below)
-=========================  =========  ==============  =========  =====  ======
+    experiment                 code    eps fail valid dec fallb calls valid call repeat  wall s
+    smollm2_decrypto           before    2    0       33%     8    32        12%      7   746.8
+    smollm2_decrypto           after     2    0       92%     1    14        79%      1   813.1
+    llm_align_donation (N=4)   before    1    1        0%     8    26         0%      1  1917.9
+    llm_decrypto_competitive   before   stopped after 24 min: 11 calls, prompts at 3,040 tokens
+
+(the before donation episode failed: a reply ran into the 60 s timeout five times over; the
+after rows of the other experiments did not finish in the time the shared machine left.)
 """
 
 from __future__ import annotations
