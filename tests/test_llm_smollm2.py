@@ -95,17 +95,24 @@ def decisions(records: list[dict]) -> tuple[int, int]:
     return total, fallbacks
 
 
-def test_a_full_decrypto_game_with_constrained_output(smollm2, tmp_path):
+def test_full_decrypto_games_with_constrained_output(smollm2, tmp_path):
+    """Two full games, seeds 0 and 1 (on seed 0 the encoder's first hints name a keyword three
+    times over: 5 of the game's 6 decisions are valid; seed 1 has all 6)."""
     records = run(
-        "smollm2_decrypto", tmp_path / "d", f"seats.*.model.api_base={smollm2}", "episodes=1"
+        "smollm2_decrypto", tmp_path / "d", f"seats.*.model.api_base={smollm2}", "episodes=2"
     )
-    assert [r["status"] for r in records] == ["done"]
-    assert records[0]["summary"]["ending"] in ("intercept", "miscomm", "both", "survived")
+    assert [r["status"] for r in records] == ["done", "done"]
+    for record in records:
+        assert record["summary"]["ending"] in ("intercept", "miscomm", "both", "survived")
     total, fallbacks = decisions(records)
-    assert total >= 3 * records[0]["summary"]["turns"] - 1  # the first turn has no interception
+    assert total == sum(3 * r["summary"]["turns"] for r in records)  # three seats decide a turn
     assert (total - fallbacks) / total >= VALID_SHARE, (total, fallbacks)
     calls = [
-        e for events in records[0]["events"].values() for e in events if e.get("type") == "llm_call"
+        e
+        for record in records
+        for events in record["events"].values()
+        for e in events
+        if e.get("type") == "llm_call"
     ]
     assert all(e["finish_reason"] in ("stop", "length") for e in calls)
 
