@@ -166,6 +166,51 @@ def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> No
     os.replace(tmp, path)
 
 
+def episode_rows_frame(records: Iterable[EpisodeRecord]):
+    """One row per episode: cell values, seed, status, error, and the env's summary
+    (``summary.KEY`` columns for its plain values)."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        row = {f"cell.{k}": v for k, v in record.cell.items()}
+        row.update(
+            episode=record.episode,
+            seed=record.seed,
+            env_id=record.env_id,
+            status=record.status,
+            error=record.error,
+            wall_s=record.timing.get("wall_s"),
+        )
+        row.update(
+            {
+                f"summary.{k}": v
+                for k, v in record.summary.items()
+                if isinstance(v, (str, int, float, bool)) or v is None
+            }
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def llm_calls_frame(records: Iterable[EpisodeRecord]):
+    """One row per logged LLM call (an ``llm_call`` event): episode, seat and the call's fields
+    (model, tokens, cost, latency, cached, error...)."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        for seat, events in record.events.items():
+            for index, event in enumerate(events):
+                if event.get("type") != "llm_call":
+                    continue
+                row = {f"cell.{k}": v for k, v in record.cell.items()}
+                row.update(episode=record.episode, seed=record.seed, seat=seat, event=index)
+                row.update({k: v for k, v in event.items() if k != "type"})
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def episodes_frame(records: Iterable[EpisodeRecord]):
     """One row per (episode, seat): cell values, seed, seat, agent kind, return, counters."""
     import pandas as pd

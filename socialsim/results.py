@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from socialsim import records, runner
-from socialsim.config import ConfigError, Experiment, load
+from socialsim import config as config_module
+from socialsim.config import ConfigError, Experiment
 
 PACKAGES = (
     "socialsim",
@@ -125,6 +126,35 @@ class Results:
         return records.episodes_frame(self.records())
 
 
+@dataclass
+class Frames:
+    """The tidy frames of a results directory (pandas; the done episodes unless
+    ``load(..., include_failed=True)``). Every frame carries ``cell.*``, ``episode`` and
+    ``seed`` columns to join on."""
+
+    episodes: Any  # one row per episode: status, error, the env's summary values
+    agent_episodes: Any  # one row per (episode, seat): kind, return, counters
+    steps: Any  # one row per (step, acting agent): action, reward, invalid
+    messages: Any  # one row per bus message
+    llm_calls: Any  # one row per logged LLM call
+
+
+def load(directory: str | Path, include_failed: bool = False) -> Frames:
+    """The :class:`Frames` of the results directory ``directory`` (a :class:`ConfigError` if it
+    holds no experiment)."""
+    directory = Path(directory)
+    if records.read_manifest(directory) is None:
+        raise ConfigError(f"results_dir: {directory} holds no experiment (no {records.MANIFEST})")
+    held = records.read_records(directory, include_failed=include_failed)
+    return Frames(
+        episodes=records.episode_rows_frame(held),
+        agent_episodes=records.episodes_frame(held),
+        steps=records.steps_frame(held),
+        messages=records.messages_frame(held),
+        llm_calls=records.llm_calls_frame(held),
+    )
+
+
 def run(
     experiment: str | Path | Mapping[str, Any] | Experiment,
     out: str | Path | None = None,
@@ -143,7 +173,7 @@ def run(
     """
     say = say or (lambda line: None)
     if not isinstance(experiment, Experiment):
-        experiment = load(experiment, overrides)
+        experiment = config_module.load(experiment, overrides)
     elif overrides:
         raise ConfigError("overrides: give them with the file or dict, not a loaded Experiment")
     for note in experiment.notes:
