@@ -25,8 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from socialsim import records, runner
 from socialsim import config as config_module
+from socialsim import records, runner
 from socialsim.config import ConfigError, Experiment
 
 PACKAGES = (
@@ -211,12 +211,15 @@ def run(
         f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already logged, "
         f"{len(todo)} to run -> {out}"
     )
+    logged = len(specs) - len(todo)  # done records, counted as they are written
     try:
         with records.EventLog(out) as log:
-            for record in checks.values():
-                log.append(record)
-        rest = [s for s in todo if id(s) not in checks]
-        failed = _play(rest, out, experiment, progress)
+            for line in checks.values():
+                log.write(line, "done")
+            logged += len(checks)
+            rest = [s for s in todo if id(s) not in checks]
+            failed, done = _play(rest, log, experiment, progress)
+            logged += done
     except RunStopped as stop:
         raise RunStopped(
             f"{experiment.name}: stopped, as no retry can heal this: {stop}; "
@@ -227,8 +230,7 @@ def run(
         raise RunInterrupted(
             experiment.name, len(records.done_keys(out)), len(specs), out
         ) from None
-    done = len(records.done_keys(out))
-    say(f"{experiment.name}: {done}/{len(specs)} episodes done, {len(failed)} failed this run")
+    say(f"{experiment.name}: {logged}/{len(specs)} episodes done, {len(failed)} failed this run")
     return Results(experiment, out, len(specs), len(todo), failed)
 
 
@@ -250,9 +252,7 @@ def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[st
     )
 
 
-def _check_episodes(
-    specs: list[runner.EpisodeSpec], experiment: Experiment
-) -> dict[int, records.EpisodeRecord]:
+def _check_episodes(specs: list[runner.EpisodeSpec], experiment: Experiment) -> dict[int, str]:
     """Play one episode of each cell whose seats call no model, before anything is written: a
     seat kind that cannot make one of the env's decisions is a config error (its record is
     kept and logged once the run starts)."""
@@ -260,17 +260,19 @@ def _check_episodes(
         return {}
     log = runner.RecordList()
     runner.run_specs(specs, log, experiment.max_concurrent, min(experiment.workers, len(specs)))
-    by_key = {record.key: record for record in log.records}
+    by_key = {
+        record.key: (record, line) for record, line in zip(log.records, log.lines, strict=True)
+    }
     checks = {}
     for spec in specs:
-        record = by_key[(records.cell_id(dict(spec.cell)), spec.episode)]
+        record, line = by_key[(records.cell_id(dict(spec.cell)), spec.episode)]
         if record.status != "done":
             where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
             raise ConfigError(
                 f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
                 f"writing anything, failed: {record.error}"
             )
-        checks[id(spec)] = record
+        checks[id(spec)] = line
     return checks
 
 
@@ -284,20 +286,22 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], out: Path, experiment: Experiment, progress: bool
-) -> list[records.EpisodeRecord]:
+    specs: list[runner.EpisodeSpec], log: records.EventLog, experiment: Experiment, progress: bool
+) -> tuple[list[records.EpisodeRecord], int]:
+    """Play ``specs`` into ``log``; return the failed records and the number done."""
     from tqdm import tqdm
 
     failed: list[records.EpisodeRecord] = []
-    with (
-        records.EventLog(out) as log,
-        tqdm(
-            total=len(specs), unit="ep", disable=None if progress else True, file=sys.stderr
-        ) as bar,
-    ):
+    done = 0
+    with tqdm(
+        total=len(specs), unit="ep", disable=None if progress else True, file=sys.stderr
+    ) as bar:
 
-        def on_done(record: records.EpisodeRecord) -> None:
-            if record.status != "done":
+        def on_done(status: str, record: records.EpisodeRecord | None) -> None:
+            nonlocal done
+            if record is None:
+                done += 1
+            else:
                 failed.append(record)
                 if _unhealable(record):
                     raise RunStopped(record.error)
@@ -312,4 +316,4 @@ def _play(
             on_done,
             backend=experiment.backend,
         )
-    return failed
+    return failed, done
