@@ -50,9 +50,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    print("envs:")
+    print("envs (and the agent kinds that declare they fit):")
     for env_id in registry.env_ids():
-        print(f"  {env_id}")
+        print(f"  {env_id:28s} {', '.join(registry.kinds_that_fit(env_id)) or '-'}")
     print("agent kinds:")
     for kind, target in sorted(registry.agent_kinds().items()):
         print(f"  {kind:28s} {target}")

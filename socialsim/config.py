@@ -426,6 +426,9 @@ def check_cell(
             raise ConfigError(
                 f'{where}seats: no agent for seats {missing}; name them or give seats."*"'
             )
+        for agent_id in possible_agents:  # every seat's kind fits its env and its decisions
+            name = agent_id if agent_id in seats else DEFAULT_SEAT
+            registry.check_fit(f"{where}seats.{name}", seats[name], env["id"], agent_id)
         for i, probe in enumerate(config.get("probes", [])):
             if not isinstance(probe, dict) or "name" not in probe:
                 raise ConfigError(

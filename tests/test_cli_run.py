@@ -114,9 +114,11 @@ def test_a_seat_kind_that_cannot_make_the_env_s_decision_exits_2_and_writes_noth
         "run", pennies(tmp_path, matcher="image_scoring"), "--out", str(out), cwd=tmp_path
     )
     assert run.returncode == 2
-    assert "played as a check before writing anything, failed: seat matcher (image_scoring)" in (
-        run.stderr
-    )
+    assert (
+        "seats.matcher.kind: 'image_scoring' cannot play seat matcher of matching_pennies_v0: "
+        "it plays gossip games, not pennies games; kinds that fit: pennies_copycat, "
+        "pennies_random\n"
+    ) in run.stderr
     assert "Traceback" not in run.stderr
     assert not out.exists()
 

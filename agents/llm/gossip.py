@@ -90,6 +90,8 @@ KINDS = {"llm_gossip": "socialsim.agents.llm.gossip:GossipLLMAgent"}
 class GossipLLMAgent(LLMAgent):
     """An LLM player of the gossip games; see the module docstring for the arguments."""
 
+    plays = {"gossip": {"*"}}
+
     default_max_attempts = 3
 
     def __init__(
