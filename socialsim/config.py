@@ -9,6 +9,8 @@
     max_concurrent = 1                # episodes in flight at once (LLM agents wait concurrently)
     workers = 1                       # processes playing episodes (CPU-bound runs: the cores)
     backend = "local"                 # or "ray" (socialsim[ray]; RAY_ADDRESS names a cluster)
+    cache = "~/llm_replies.sqlite"    # optional: one reply cache shared by several results
+                                      # directories, for every seat whose model names none
 
     [env]
     id = "donation_v0"                # `socialsim list` shows the ids
@@ -67,6 +69,7 @@ TOP_KEYS = {
     "max_concurrent": int,
     "workers": int,
     "backend": str,
+    "cache": str,
     "env": dict,
     "seats": dict,
     "probes": list,
@@ -343,6 +346,10 @@ def resolve(config: dict[str, Any]) -> Experiment:
         raise ConfigError(f"backend: {backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
     if backend == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError("backend: 'ray' needs Ray, not installed: pip install 'socialsim[ray]'")
+    if "cache" in config:
+        if not config["cache"].strip():
+            raise ConfigError("cache: expected the path of a reply cache file, got ''")
+        config["cache"] = str(Path(config["cache"]).expanduser().resolve())
     built: dict[str, None] = {}  # seat specs already built once (cells share most of them)
     grid = config.pop("grid", {})
     cells = []
@@ -351,6 +358,7 @@ def resolve(config: dict[str, Any]) -> Experiment:
         for key, value in assignment.items():
             _set_path(cell_config, key.split("."), value, f"grid.{key}")
         _fill_named_seats(cell_config)
+        _share_reply_cache(cell_config)
         check_cell(
             cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
         )
@@ -359,6 +367,21 @@ def resolve(config: dict[str, Any]) -> Experiment:
     if grid:
         resolved["grid"] = grid
     return Experiment(resolved, cells)
+
+
+def _share_reply_cache(config: dict[str, Any]) -> None:
+    """The top-level ``cache`` (a path, made absolute against the working directory so that
+    every results directory means the same file) goes into each seat's ``model`` table that
+    names no ``cache`` of its own."""
+    absolute = config.get("cache")
+    if absolute is None:
+        return
+    for spec in config.get("seats", {}).values():
+        model = spec.get("model") if isinstance(spec, dict) else None
+        if isinstance(model, str):
+            spec["model"] = {"model": model, "cache": absolute}
+        elif isinstance(model, dict) and "cache" not in model:
+            model["cache"] = absolute
 
 
 def expand_grid(grid: Mapping[str, Any]) -> list[dict[str, Any]]:

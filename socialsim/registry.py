@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from importlib import metadata
 import inspect
 import typing
 from collections.abc import Mapping
 from functools import cache
+from importlib import metadata
 from typing import Any
 
 ENV_IDS = (
@@ -320,7 +320,9 @@ def fit_problem(cls, family: str | None, seat: str) -> str | None:
     decisions = plays[family]
     due = seat_decision(family, seat)
     if due is not None and "*" not in decisions and due not in decisions:
-        return f"seat {seat} makes {due!r} decisions and it makes only {', '.join(sorted(decisions))}"
+        return (
+            f"seat {seat} makes {due!r} decisions and it makes only {', '.join(sorted(decisions))}"
+        )
     return None
 
 

@@ -16,6 +16,7 @@ same experiment with fewer ``episodes`` grows in place.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -160,18 +161,25 @@ def run(
     out: str | Path | None = None,
     overrides: Iterable[str] = (),
     *,
+    cache: str | Path | None = None,
+    check_only: bool = False,
     progress: bool = False,
     say: Callable[[str], None] | None = None,
 ) -> Results:
     """Play every episode of ``experiment`` (a file path, a bundled name, a config dict or a
     loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
 
-    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``progress`` shows a bar on a
+    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``cache`` is a reply cache file
+    shared with other directories (the ``cache`` key: every LLM seat whose ``model`` table
+    names no ``cache`` of its own uses it); ``check_only`` checks everything (the check
+    episodes included) and says the plan, writing nothing and playing nothing else; ``progress`` shows a bar on a
     terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake,
     :class:`RunStopped` when an episode fails for a reason no retry heals (refused credentials),
     and :class:`RunInterrupted` on Ctrl-C.
     """
     say = say or (lambda line: None)
+    if cache is not None:
+        overrides = [*overrides, f"cache={json.dumps(str(cache))}"]  # a TOML string
     if not isinstance(experiment, Experiment):
         experiment = config_module.load(experiment, overrides)
     elif overrides:
@@ -188,6 +196,10 @@ def run(
     specs = experiment.specs()
     todo = runner.pending(specs, out)
     checks = _check_episodes(runner.check_specs(todo), experiment)
+    if check_only:
+        for line in plan_lines(experiment, out, len(specs), len(todo), grown):
+            say(line)
+        return Results(experiment, out, len(specs), 0, [])
     if held is None or grown:
         out.mkdir(parents=True, exist_ok=True)
         manifest = {
@@ -234,22 +246,64 @@ def run(
     return Results(experiment, out, len(specs), len(todo), failed)
 
 
-def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, list[int]]:
-    """``{}`` when ``out`` holds this experiment (or nothing), ``{"episodes": [old, new]}``
-    when only ``episodes`` grew; a config error naming the keys that differ otherwise."""
+#: Keys that say how a run is played, not what is played: they may change between the runs of
+#: one directory (the manifest records the latest, and what changed).
+HOW_KEYS = ("workers", "max_concurrent", "backend", "cache")
+
+
+def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, Any]:
+    """``{}`` when ``out`` holds this experiment (or nothing); what grew or changed when only
+    ``episodes`` grew, grid values were added (the same axes, every old cell kept) or a
+    :data:`HOW_KEYS` setting changed; a config error naming the keys that differ otherwise."""
     if held is None or held.get("config") == experiment.config:
         return {}
     old, new = held.get("config", {}), experiment.config
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    if changed == ["episodes"] and new.get("episodes", 1) > old.get("episodes", 1):
-        return {"episodes": [old.get("episodes", 1), new["episodes"]]}
-    hint = (
-        "episodes can only grow" if changed == ["episodes"] else "only episodes may grow in place"
-    )
-    raise ConfigError(
-        f"--out {out}: the directory holds a different experiment (keys that differ: "
-        f"{', '.join(changed)}); {hint}; choose another directory"
-    )
+    differ = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    changed = [k for k in differ if k not in HOW_KEYS]
+    growth: dict[str, Any] = {}
+    problem = None
+    if "episodes" in changed:
+        if new.get("episodes", 1) > old.get("episodes", 1):
+            growth["episodes"] = [old.get("episodes", 1), new["episodes"]]
+        else:
+            problem = "episodes can only grow"
+    if "grid" in changed:
+        cells = [cell for cell, _ in experiment.cells]
+        kept = all(cell in cells for cell in held.get("cells", []))
+        if kept and set(old.get("grid", {})) == set(new.get("grid", {})):
+            growth["cells"] = [len(held.get("cells", [])), len(cells)]
+        else:
+            problem = "grid values can only be added (the same axes, every old value kept)"
+    if any(k not in ("episodes", "grid") for k in changed):
+        problem = "only episodes and grid values may grow in place"
+    if problem is not None:
+        raise ConfigError(
+            f"--out {out}: the directory holds a different experiment (keys that differ: "
+            f"{', '.join(changed)}); {problem}; choose another directory"
+        )
+    settings = {k: [old.get(k), new.get(k)] for k in differ if k in HOW_KEYS}
+    return {**growth, **({"settings": settings} if settings else {})}
+
+
+def plan_lines(
+    experiment: Experiment, out: Path, total: int, todo: int, grown: dict[str, Any]
+) -> list[str]:
+    """What a run would do: its cells, its episodes, where they go and how they are played."""
+    lines = [
+        f"{experiment.name}: checked; nothing written",
+        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes = "
+        f"{total} episodes, {total - todo} already logged in {out}, {todo} to run",
+        f"  backend {experiment.backend}, {experiment.workers} workers, "
+        f"{experiment.max_concurrent} episodes at once per worker",
+    ]
+    for cell, config in experiment.cells:
+        kinds = sorted({seat["kind"] for seat in config_module.resolve_seats(config).values()})
+        lines.append(f"  cell {cell or '(no grid)'}: {config['env']['id']} with {', '.join(kinds)}")
+    for model in llm_models(experiment, out):
+        lines.append(f"  LLM {model['config'].get('model')}: reply cache {model['cache']}")
+    if grown:
+        lines.append(f"  the directory grows: {grown}")
+    return lines
 
 
 def _check_episodes(specs: list[runner.EpisodeSpec], experiment: Experiment) -> dict[int, str]:
