@@ -163,7 +163,10 @@ def test_raising_episodes_runs_only_the_new_ones_and_the_manifest_says_so(tmp_pa
         "run", pennies(tmp_path, episodes=30, rounds=6), "--out", str(out), cwd=tmp_path
     )
     assert other.returncode == 2
-    assert "keys that differ: env, episodes); only episodes may grow in place" in other.stderr
+    assert (
+        "keys that differ: env, episodes); only episodes and grid values may grow in place"
+        in other.stderr
+    )
 
 
 @pytest.mark.parametrize("workers", [1, 2])
