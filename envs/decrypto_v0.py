@@ -21,7 +21,7 @@ interceptor; encoder... and moves the game when the last of a step has acted.
 Arguments
 ---------
 ``decrypto_v0.env(max_turns=8, wordlist=None, first_round_interception=True, max_hint_words=2,
-max_hint_chars=32, hint_vocabulary=None, render_mode=None)``
+max_hint_chars=32, hint_vocabulary=None, render_mode=None, keywords=None, codes=None)``
 
 * ``max_turns`` — the team wins by surviving this many turns (1-24).
 * ``wordlist`` — path of another keyword list (one word per line; at least 4). The code
@@ -35,8 +35,14 @@ max_hint_chars=32, hint_vocabulary=None, render_mode=None)``
   space; by default ``data/rl_hints.txt`` (328 common words, none of them a bundled keyword).
 * ``render_mode`` — ``None``, ``"ansi"`` (``render()`` returns the public state as text) or
   ``"human"`` (it prints the same text).
-* ``reset(seed=..., options={"keywords": [w1, w2, w3, w4]})`` fixes the keywords (replays); the
-  codes are still the seed's.
+* ``keywords`` — a given game's four keywords (digit 1 first; distinct ignoring case), played
+  by every reset instead of the seed's; the codes are still the seed's unless ``codes`` is given.
+* ``codes`` — a given game's code of each turn, turn 1 first (``"3-1-4"`` or ``[3, 1, 4]``; at
+  least ``max_turns`` codes, none repeated), played instead of the seed's. With neither given
+  the seed draws the game, exactly as without these arguments. Replays of recorded games (human
+  games) use them; they are never published (the ``rules`` message does not change).
+* ``reset(seed=..., options={"keywords": [...], "codes": [...]})`` gives the same for one game,
+  over the constructor's.
 
 Observation
 -----------

@@ -41,6 +41,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib.util
+import inspect
 import itertools
 import os
 import re
@@ -193,8 +194,9 @@ def apply_override(config: dict[str, Any], assignment: str) -> list[str]:
 
     An override always wins: a grid axis at the overridden path (or below it) is dropped, so the
     value set is the one that runs; ``grid.PATH=[...]`` sets the axis itself. ``seats.*.KEY``
-    sets the ``"*"`` default (as in the file and the grid: a named seat's own kind and
-    parameters stay), and ``seats.*.TABLE.KEY`` is also merged into each ``TABLE`` a named seat
+    sets the ``"*"`` default and, as a grid axis over it does, the parameter ``KEY`` of every
+    named seat whose own kind takes it and that does not set it itself (a named seat's own kind
+    and parameters stay), and ``seats.*.TABLE.KEY`` is also merged into each ``TABLE`` a named seat
     has of its own (``seats.*.model.api_base`` reaches an interceptor with its own ``model``).
     """
     path, sep, text = assignment.partition("=")
@@ -220,6 +222,7 @@ def apply_override(config: dict[str, Any], assignment: str) -> list[str]:
     for target in targets:
         notes += _replace_grid_axes(config, ".".join(target), assignment)
         _set_path(config, target, value, "--set")
+    _reach_named_seats(config, path, value)
     return notes
 
 
@@ -255,6 +258,32 @@ def _fill_named_seats(config: dict[str, Any]) -> None:
     for seat, spec in seats.items():
         if seat != DEFAULT_SEAT and isinstance(spec, dict) and "kind" not in spec:
             seats[seat] = _merged(seats[DEFAULT_SEAT], spec)
+
+
+def _reach_named_seats(config: dict[str, Any], path: str, value: Any) -> None:
+    """A grid axis ``seats.*.KEY`` (a parameter, not the kind) also sets ``KEY`` on every named
+    seat with a kind of its own that takes that parameter and does not set it itself: an axis
+    over ``seats.*.norm`` gives the whole population the norm, the norm-less entrant keeps its own
+    spec."""
+    keys = path.split(".")
+    if len(keys) != 3 or keys[:2] != ["seats", DEFAULT_SEAT] or keys[2] == "kind":
+        return
+    seats = config.get("seats", {})
+    for seat, spec in list(seats.items()):
+        if seat == DEFAULT_SEAT or not isinstance(spec, dict) or keys[2] in spec:
+            continue
+        if "kind" in spec and _takes(spec["kind"], keys[2]):
+            # a new table: the spec may be a grid value that other cells share
+            seats[seat] = {**spec, keys[2]: copy.deepcopy(value)}
+
+
+def _takes(kind: Any, parameter: str) -> bool:
+    try:
+        target = registry.agent_class(kind)
+    except Exception:  # an unknown kind is reported by check_cell, with its alternatives
+        return False
+    parameters = inspect.signature(target).parameters
+    return parameter in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 def _merged(default: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
@@ -357,6 +386,8 @@ def resolve(config: dict[str, Any]) -> Experiment:
         cell_config = copy.deepcopy(config)
         for key, value in assignment.items():
             _set_path(cell_config, key.split("."), value, f"grid.{key}")
+        for key, value in assignment.items():  # after every axis, whatever their order
+            _reach_named_seats(cell_config, key, value)
         _fill_named_seats(cell_config)
         _share_reply_cache(cell_config)
         check_cell(

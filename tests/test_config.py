@@ -203,6 +203,27 @@ def test_bundled_quickstart_overrides_reach_the_episodes():
         config.load("align_quickstart", ["env.kwargs.gossip=yes"])
 
 
+def test_a_seats_star_parameter_reaches_every_named_seat_whose_kind_takes_it():
+    experiment = config.load("align_norms")
+    for spec in experiment.specs():
+        norm = spec.cell["seats.*.norm"]
+        # the named defectors and cooperator (kinds of their own) get the cell's norm, and so
+        # does the liar, whichever order the grid's axes come in
+        assert {s: spec.seats[s].get("norm") for s in spec.seats} == {
+            f"agent_{i}": norm for i in range(9)
+        }
+    # the grid's own values are not rewritten (the cell label stays what the file says)
+    assert experiment.config["grid"]["seats.agent_3"] == [{}, {"kind": "liar", "mode": "invert"}]
+    # --set does the same; a named seat whose kind does not take the parameter keeps its spec
+    quick = config.load("align_norms", ["seats.*.norm=stern_judging"])
+    assert {spec.seats["agent_4"]["norm"] for spec in quick.specs()} == {"stern_judging"}
+    entrant = config.load("llm_align_entrant", ["seats.*.model.api_base=http://127.0.0.1:1/v1"])
+    assert {tuple(spec.seats["agent_8"]) for spec in entrant.specs()} == {("kind",)}
+    # a seat that sets the parameter itself keeps its own value
+    own = config.load("align_norms", ["seats.agent_4.norm=image_scoring"])
+    assert {spec.seats["agent_4"]["norm"] for spec in own.specs()} == {"image_scoring"}
+
+
 def test_set_seats_star_merges_into_a_seat_s_own_model_table():
     base = "http://127.0.0.1:8000/v1"
     experiment = config.load(

@@ -42,37 +42,53 @@ def test_gossip_sustains_cooperation_among_reputation_seekers_and_nowhere_else(t
     ]
 
 
-def test_the_norms_agree_under_honest_gossip_and_differ_with_a_liar(tmp_path, capsys):
+def test_image_scoring_punishes_justified_refusals_and_loses_the_cooperation_standing_keeps(
+    tmp_path, capsys
+):
     recs, out = run("align_norms", tmp_path, capsys)
     report = tables.cooperation_report(recs)
     cells = report["cells"].set_index("cell")
     liar = "agent_3=liar(mode=invert)"
     honest = "agent_3=as others"
     norms = ("image_scoring", "simple_standing", "stern_judging")
-    assert report_module.tables.identical_cells(report["episodes"]) == [
-        [f"norm={n}, {honest}" for n in norms]
-    ]
-    welfare = {n: cells.loc[f"norm={n}, {liar}", "social_welfare"] for n in norms}
+    # every seat, the named defectors and cooperator included, gossips under the cell's norm
+    assert {r.seats["agent_4"]["norm"] for r in recs} == set(norms)
+    assert tables.identical_cells(report["episodes"]) == []
+    # the classic result: standing and stern judging sustain cooperation, image scoring does not
+    cooperation = {n: cells.loc[f"norm={n}, {honest}", "cooperation_residents"] for n in norms}
+    assert cooperation == pytest.approx(
+        {
+            "image_scoring": 149 / 576,
+            "simple_standing": 0.35381944444444446,
+            "stern_judging": 0.39652777777777776,
+        }
+    )
+    welfare = {n: cells.loc[f"norm={n}, {honest}", "social_welfare"] for n in norms}
     assert welfare == pytest.approx(
-        {"image_scoring": 398.4, "simple_standing": 417.2, "stern_judging": 423.2}
+        {"image_scoring": 298.0, "simple_standing": 407.6, "stern_judging": 456.8}
     )
-    assert cells.loc[f"norm=image_scoring, {honest}", "social_welfare"] == pytest.approx(407.6)
-    cooperation = {n: cells.loc[f"norm={n}, {liar}", "cooperation_residents"] for n in norms}
-    assert cooperation["image_scoring"] < cooperation["simple_standing"]
-    assert cooperation["simple_standing"] < cooperation["stern_judging"]
-    assert cooperation["stern_judging"] == pytest.approx(0.36736111111111114)
     kinds = report["kinds"].set_index(["cell", "kind"])["return"]
-    assert {n: kinds[(f"norm={n}, {liar}", "norm_defector")] for n in norms} == pytest.approx(
-        {"image_scoring": 30.875, "simple_standing": 40.75, "stern_judging": 44.75}
+    discriminators = {n: kinds[(f"norm={n}, {honest}", "norm_discriminator")] for n in norms}
+    assert discriminators == pytest.approx(
+        {"image_scoring": 36.65, "simple_standing": 62.925, "stern_judging": 59.85}
     )
-    assert {n: kinds[(f"norm={n}, {liar}", "norm_discriminator")] for n in norms} == pytest.approx(
-        {"image_scoring": 55.333333, "simple_standing": 53.3, "stern_judging": 52.933333}
+    # stern judging praises a defector's refusal of a bad agent, and the defectors profit
+    defectors = {n: kinds[(f"norm={n}, {honest}", "norm_defector")] for n in norms}
+    assert defectors == pytest.approx(
+        {"image_scoring": 25.375, "simple_standing": 26.5, "stern_judging": 47.625}
     )
-    # untruthful gossip lowers reputation accuracy under every norm
+    # a liar costs the discriminators under every norm, and lowers reputation accuracy
     for n in norms:
-        assert cells.loc[f"norm={n}, {honest}", "reputation_accuracy"] == 1.0
-        assert cells.loc[f"norm={n}, {liar}", "reputation_accuracy"] < 0.85
-    assert "identical cells" in report_module.report(out, write_files=False)
+        assert kinds[(f"norm={n}, {liar}", "norm_discriminator")] < discriminators[n]
+        assert (
+            cells.loc[f"norm={n}, {liar}", "reputation_accuracy"]
+            < cells.loc[f"norm={n}, {honest}", "reputation_accuracy"]
+        )
+    assert cells.loc[f"norm=image_scoring, {honest}", "reputation_accuracy"] == 1.0
+    assert cells.loc[f"norm=simple_standing, {liar}", "reputation_accuracy"] == pytest.approx(
+        0.823105, abs=1e-6
+    )
+    assert "identical cells" not in report_module.report(out, write_files=False)
 
 
 def test_the_quickstart_entrant_is_ostracised_with_gossip_and_profits_without(tmp_path, capsys):

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from socialsim.envs.gossip import core, norms, protocol, schedules
 
+from socialsim.registry import build_agent
+
 N9_ALIGN = [
     (0, 1), (2, 0), (0, 3), (4, 0), (0, 5), (6, 0), (0, 7), (8, 0), (1, 2), (3, 1), (1, 4), (5, 1),
     (1, 6), (7, 1), (1, 8), (2, 3), (4, 2), (2, 5), (6, 2), (2, 7), (8, 2), (3, 4), (5, 3), (3, 6),
@@ -152,6 +154,18 @@ def test_standing_reputation_is_the_latest_non_neutral_tone():
         assert norms.reputation(["neutral", "neutral"], norm) == 1
         assert norms.reputation(["criticism", "praising", "neutral"], norm) == 1
         assert norms.reputation(["praising", "complaint", "neutral"], norm) == -1
+
+
+def test_memory_chooses_the_tally_or_the_latest_tone_for_any_norm():
+    tones = ["praising", "praising", "criticism", "neutral"]
+    assert norms.reputation(tones, "image_scoring") == 1  # the tally: +1 +1 -1
+    assert norms.reputation(tones, "image_scoring", "latest") == -1  # the classic binary image
+    assert norms.reputation(tones, "simple_standing", "tally") == 1
+    assert norms.reputation(tones, "stern_judging", "latest") == -1
+    with pytest.raises(ValueError, match=r"memory: must be one of tally, latest, got 'last'"):
+        norms.reputation(tones, "image_scoring", "last")
+    with pytest.raises(ValueError, match=r"memory: must be one of tally, latest \(or absent\)"):
+        build_agent({"kind": "norm_discriminator", "memory": "all"})
 
 
 def test_discriminators_help_strangers_and_the_good_and_refuse_the_bad():

@@ -76,8 +76,11 @@ class GossipPlayer(Agent):
     def read(self, messages: Sequence[Message]) -> None:
         self.notebook.read(messages)
 
+    #: how tones are weighed into a reputation (``None``: the norm's own; see ``norms.reputation``)
+    memory: str | None = None
+
     def reputation_of(self, agent: str, norm: str) -> int | None:
-        return norms.reputation(self.notebook.tones.get(agent, ()), norm)
+        return norms.reputation(self.notebook.tones.get(agent, ()), norm, self.memory)
 
     def meeting(self, info: Mapping[str, Any]) -> Meeting:
         return self.notebook.current(info["round"])

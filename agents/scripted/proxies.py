@@ -1,7 +1,9 @@
 """Scripted proxies for the ALIGN papers' findings: populations that show, with no language
 model, what the paper shows with them. Each reads only its inbox (the ``rules`` message, the
 gossip) through the protocol's :class:`~socialsim.envs.gossip.notebook.Notebook`, and takes its
-norm as a parameter (so that one grid axis, ``seats.*.norm``, sets it for a whole population).
+norm as a parameter (so that one grid axis, ``seats.*.norm``, sets it for a whole population),
+and ``memory``, how tones are weighed into a reputation (``"tally"`` or ``"latest"``; by default
+the norm's own, see :func:`~socialsim.envs.gossip.norms.reputation`).
 
 | kind                 | moves                                                        | gossip it publishes |
 |----------------------|--------------------------------------------------------------|---------------------|
@@ -44,10 +46,15 @@ KINDS = {
 class NormDiscriminator(Discriminator):
     """A discriminator whose norm is a parameter: helps the good, gossips as ``norm`` assigns."""
 
-    def __init__(self, norm: str = "simple_standing"):
+    def __init__(self, norm: str = "simple_standing", memory: str | None = None):
         if norm not in norms.NORMS:
             raise ValueError(f"norm: must be one of {', '.join(norms.NORMS)}, got {norm!r}")
+        if memory is not None and memory not in norms.MEMORIES:
+            raise ValueError(
+                f"memory: must be one of {', '.join(norms.MEMORIES)} (or absent), got {memory!r}"
+            )
         self.norm = norm
+        self.memory = memory
 
 
 class NormCooperator(NormDiscriminator):

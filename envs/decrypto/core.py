@@ -48,6 +48,11 @@ nothing ever reads it, so the codes played are the same.) Nothing else uses this
 seed's code sequence never depends on what the agents do, and depends on the word list only
 through its length. Seed 0 with 680 words plays 3-1-4, 3-4-1, 1-4-2, 3-4-2, 4-1-3, 1-2-4,
 2-1-4, 2-1-3.
+
+A replay gives the game instead: ``keywords=`` replaces the drawn keywords (they are still drawn,
+so the codes stay the seed's) and ``codes=`` gives turn ``t`` the code ``codes[t - 1]`` (at least
+``max_turns`` of them, none repeated; the stream then draws no code). Both are checked by
+:func:`~socialsim.envs.decrypto.protocol.given_keywords` and ``given_codes``.
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ from socialsim.envs.decrypto.protocol import (
     SEATS,
     TOKENS_TO_LOSE,
     Options,
+    given_codes,
+    given_keywords,
     parse_code,
 )
 
@@ -186,6 +193,7 @@ class DecryptoGame:
         max_hint_words: int = MAX_HINT_WORDS,
         max_hint_chars: int = MAX_HINT_CHARS,
         keywords: Sequence[str] | None = None,
+        codes: Sequence[Any] | None = None,
     ):
         options = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
         if len(words) < 4:
@@ -201,10 +209,10 @@ class DecryptoGame:
         drawn = tuple(str(words[i]) for i in self._rng.choice(len(words), 4, replace=False))
         if keywords is not None:
             # A replay fixes the keywords; they are drawn anyway so the codes stay the seed's.
-            if len(keywords) != 4 or not all(isinstance(k, str) and k.strip() for k in keywords):
-                raise ValueError(f"keywords: expected 4 non-empty strings, got {keywords!r}")
-            drawn = tuple(keywords)
+            drawn = given_keywords(keywords)
         self.keywords: tuple[str, ...] = drawn
+        # A replay may fix the codes too: turn t plays codes[t - 1] and the seed draws none.
+        self._given_codes = None if codes is None else given_codes(codes, max_turns)
         self.code_history: list[tuple[int, int, int]] = []
         self.code: tuple[int, int, int] | None = self._draw_code()
         self.turn = 1
@@ -215,6 +223,8 @@ class DecryptoGame:
         self.ending: str | None = None
 
     def _draw_code(self) -> tuple[int, int, int]:
+        if self._given_codes is not None:
+            return self._given_codes[len(self.code_history)]
         while True:
             code = tuple(int(d) for d in self._rng.choice(np.arange(1, 5), 3, replace=False))
             if code not in self.code_history:

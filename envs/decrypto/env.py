@@ -10,7 +10,7 @@ is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,8 +57,15 @@ class DecryptoEnv(DecisionEnv):
         max_hint_chars: int = protocol.MAX_HINT_CHARS,
         hint_vocabulary: str | os.PathLike | None = None,
         render_mode: str | None = None,
+        keywords: Sequence[str] | None = None,
+        codes: Sequence[Any] | None = None,
     ):
         self.settings = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
+        # a given game (replays): every reset plays these keywords and codes instead of the seed's
+        self.given = {
+            "keywords": None if keywords is None else protocol.given_keywords(keywords),
+            "codes": None if codes is None else protocol.given_codes(codes, max_turns),
+        }
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(
                 f"render_mode: must be one of {', '.join(RENDER_MODES)} or None, got {render_mode!r}"
@@ -138,12 +145,13 @@ class DecryptoEnv(DecisionEnv):
         if seed is None:
             # an unseeded reset continues from the last seed given, as Gymnasium envs do
             seed = int(self._seed_source.integers(2**31 - 1))
-        keywords = (options or {}).get("keywords")
+        given = {**self.given, **(options or {})}
         settings = self.settings
         self.game = game = DecryptoGame(
             self.words,
             seed,
-            keywords=keywords,
+            keywords=given["keywords"],
+            codes=given["codes"],
             max_turns=settings.max_turns,
             first_round_interception=settings.first_round_interception,
             max_hint_words=settings.max_hint_words,

@@ -148,6 +148,58 @@ class Options:
                 raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
 
 
+# -- a game given, not drawn (replays of recorded games) ------------------------------------------
+
+
+def given_keywords(value: Any, field: str = "keywords") -> tuple[str, str, str, str]:
+    """The team's four keywords, digit 1 first, checked: four distinct non-empty strings
+    (distinct ignoring case), each stripped. ``ValueError`` naming ``field`` otherwise."""
+    expected = "a list of 4 distinct non-empty strings, the keyword of digit 1 first"
+    if isinstance(value, str) or not isinstance(value, Sequence) or len(value) != 4:
+        raise ValueError(f"{field}: expected {expected}, got {value!r}")
+    if not all(isinstance(k, str) and k.strip() for k in value):
+        raise ValueError(f"{field}: expected {expected}, got {value!r}")
+    words = tuple(k.strip() for k in value)
+    if len({k.casefold() for k in words}) != 4:
+        raise ValueError(f"{field}: {list(words)!r} repeats a keyword; expected {expected}")
+    return words  # type: ignore[return-value]
+
+
+def given_codes(
+    value: Any, max_turns: int, field: str = "codes"
+) -> tuple[tuple[int, int, int], ...]:
+    """The code of each turn, turn 1 first, checked: at least ``max_turns`` codes, each a
+    ``"X-Y-Z"`` string or three distinct digits 1-4 (never an action index, so ``314`` is not
+    mistaken for one), none repeated. ``ValueError`` naming ``field`` (and the turn) otherwise."""
+    allowed = "a code such as '3-1-4' or [3, 1, 4], distinct digits 1-4"
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError(
+            f"{field}: expected a list of codes, one per turn ({allowed}), got {value!r}"
+        )
+    codes: list[tuple[int, int, int]] = []
+    for turn, code in enumerate(value, 1):
+        if _is_int(code):
+            raise ValueError(
+                f"{field}: turn {turn}'s code {code!r} is a number; expected {allowed}"
+            )
+        try:
+            parsed = parse_code(code)
+        except ValueError:
+            raise ValueError(f"{field}: turn {turn}'s code {code!r} is not {allowed}") from None
+        if parsed in codes:
+            raise ValueError(
+                f"{field}: {render_code(parsed)} is given for turns {codes.index(parsed) + 1} and "
+                f"{turn}; codes never repeat within a game"
+            )
+        codes.append(parsed)
+    if len(codes) < max_turns:
+        raise ValueError(
+            f"{field}: {len(codes)} codes given for max_turns {max_turns}; give one code for each "
+            "turn the game may last (or lower max_turns)"
+        )
+    return tuple(codes)
+
+
 # -- bus payloads ---------------------------------------------------------------------------------
 
 

@@ -73,17 +73,29 @@ def assess(norm: str, action: str, recipient_reputation: int | None) -> str:
     return "praising" if cooperated == good else "criticism"
 
 
-def reputation(tones_about_agent: Sequence[str], norm: str) -> int | None:
+MEMORIES: tuple[str, ...] = ("tally", "latest")
+
+
+def reputation(
+    tones_about_agent: Sequence[str], norm: str, memory: str | None = None
+) -> int | None:
     """A discriminator's view of an agent from the tones published about it, oldest first.
 
-    ``image_scoring``: the sign of the summed valences (a sum of 0 counts as good, ``1``).
-    ``simple_standing``/``stern_judging``: the valence of the most recent non-neutral tone
-    (only neutral tones count as good). ``None`` when nothing has been published.
+    ``memory`` is how the tones are weighed; by default the norm's own: ``"tally"`` for
+    ``image_scoring`` (the sign of the summed valences; a sum of 0 counts as good, ``1``) and
+    ``"latest"`` for ``simple_standing``/``stern_judging`` (the valence of the most recent
+    non-neutral tone; only neutral tones count as good). ``memory="latest"`` with image scoring
+    is the classic binary image of the indirect-reciprocity literature, under which one
+    justified refusal makes a donor bad. ``None`` when nothing has been published.
     """
     _check_norm(norm)
+    if memory is None:
+        memory = "tally" if norm == "image_scoring" else "latest"
+    elif memory not in MEMORIES:
+        raise ValueError(f"memory: must be one of {', '.join(MEMORIES)}, got {memory!r}")
     if not tones_about_agent:
         return None
-    if norm == "image_scoring":
+    if memory == "tally":
         return 1 if sum(valence(t) for t in tones_about_agent) >= 0 else -1
     for tone in reversed(tones_about_agent):
         value = valence(tone)

@@ -345,7 +345,15 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
     grid[0][0].invert_yaxis()
     if others:
         grid[0][0].set_ylabel(" | ".join(factor_name(x[5:]) for x in others), fontsize="small")
-    grid[0][-1].legend(title="agent kind", fontsize="x-small", loc="lower right")
+    # outside the axes, so that no bar hides behind it
+    figure.legend(
+        *grid[0][0].get_legend_handles_labels(),
+        title="agent kind",
+        fontsize="x-small",
+        title_fontsize="x-small",
+        loc="outside right upper",
+        frameon=False,
+    )
     figure.suptitle("Mean return per agent by kind (± SE over agents)")
     figure.savefig(path, dpi=DPI)
     return path
