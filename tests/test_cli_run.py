@@ -202,7 +202,7 @@ def test_a_closed_pipe_is_not_an_error(tmp_path):
         text=True,
         timeout=120,
     )
-    assert run.stdout == "envs:\n"
+    assert run.stdout == "envs (and the agent kinds that declare they fit):\n"
     assert run.stderr == ""
 
 
