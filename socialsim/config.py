@@ -1,5 +1,9 @@
 """Experiment files: TOML, read with the standard library's ``tomllib``.
 
+(About 540 lines: the one loader of experiment files, from reading to the checks of every cell;
+several engineers edit it at once, so the split into overrides and checks waits until they
+are merged.)
+
 .. code-block:: toml
 
     name = "donation_quickstart"      # required; names the default output directory

@@ -26,9 +26,9 @@ import argparse
 import tempfile
 import time
 
-import socialsim
 from socialsim import registry
 from socialsim.config import load
+from socialsim.results import run as socialsim_run
 from socialsim.runner import build_agents
 
 
@@ -53,7 +53,7 @@ def bare_loop(specs) -> tuple[float, float]:
 def runner(name: str, overrides: list[str]) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         start, cpu = time.perf_counter(), time.process_time()
-        results = socialsim.run(name, out=out, overrides=overrides)
+        results = socialsim_run(name, out=out, overrides=overrides)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         if results.failed:
             raise RuntimeError(f"{len(results.failed)} episodes failed")

@@ -27,7 +27,7 @@ EXPERIMENTS = ("align_donation_grid", "decrypto_baselines")
 
 
 def one_trial(name: str, workers: int, backend: str) -> dict:
-    import socialsim
+    from socialsim.results import run
 
     overrides = [f"workers={workers}", f"backend={backend}"]
     extra = {}
@@ -39,7 +39,7 @@ def one_trial(name: str, workers: int, backend: str) -> dict:
         extra["ray_init_s"] = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        results = socialsim.run(name, out=out, overrides=overrides)
+        results = run(name, out=out, overrides=overrides)
         wall = time.perf_counter() - start
     return {"wall_s": wall, "episodes": results.total, "failed": len(results.failed), **extra}
 
