@@ -5,6 +5,7 @@
     socialsim report DIR
     socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
     socialsim serve [--host 127.0.0.1] [--port 8000] [--public]
+    socialsim replay GAMES [--as decoder|interceptor ...] [--with SEAT=KIND|FILE ...]
 
 A bad experiment file or override exits with status 2 and writes nothing.
 """
@@ -147,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     from socialsim.web.command import add_serve_command
 
     add_serve_command(sub)
+    from socialsim.replay import add_replay_command
+
+    add_replay_command(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -214,7 +214,7 @@ def test_hot_seat_clears_the_screen_between_the_encoder_and_the_decoder(tmp_path
         child.expect([r"Hint 3 for digit"])
         child.send(f"gamma{turn}")
         child.expect([r"Pass the keyboard to decoder"])
-        assert "\x1b[2J" in child.seen  # the encoder's screen is cleared first
+        assert "\x1b[2J\x1b[3J" in child.seen  # the encoder's screen and scrollback go first
         child.send("")
         child.expect([r"Your guess \(like 3-1-4\): "])
         assert "\x1b[2J" in child.seen and "Your code this turn" not in child.seen

@@ -306,3 +306,85 @@ def test_a_host_may_upload_an_experiment_file_checked_like_a_run(client):
     other = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": pennies})
     assert other.status_code == 422 and "has no seat page" in other.json()["error"]
     assert client.post("/api/experiments/check", json={"upload": UPLOAD}).status_code == 403
+
+
+def test_a_waiting_seat_is_told_which_seat_it_waits_for_and_who_plays_it(
+    tmp_path, llm_server, monkeypatch, fresh_models
+):
+    import threading
+
+    from socialsim.testing.decrypto_policies import DecryptoPolicy
+
+    monkeypatch.setenv("SOCIALSIM_WEB_TEST_KEY", "sk-dummy")
+    release = threading.Event()
+    policy = DecryptoPolicy()
+
+    def slow_encoder(messages, request):
+        release.wait(60)  # the model "thinks" until the test has seen the waiting state
+        return policy(messages, request)
+
+    llm_server.policy = slow_encoder
+    upload = f"""
+name = "slow_encoder"
+[env]
+id = "decrypto_v0"
+[seats.encoder]
+kind = "llm_decrypto"
+model = {{model = "openai/test", api_base = "{llm_server.url}", api_key_env = "SOCIALSIM_WEB_TEST_KEY", cache = false, max_retries = 0, timeout = 90}}
+[seats.decoder]
+kind = "human"
+[seats.interceptor]
+kind = "human"
+"""
+    with TestClient(create_app(tmp_path / "results", HOST)) as client:
+        body = {"upload": upload, "humans": ["decoder", "interceptor"], "seed": 0}
+        response = client.post("/api/sessions", headers=auth(HOST), json=body)
+        assert response.status_code == 200, response.text
+        data = response.json()
+        data["tokens"] = {
+            seat: dict(p.split("=") for p in link.split("#")[1].split("&"))["token"]
+            for seat, link in data["links"].items()
+        }
+        deadline = time.monotonic() + 60
+        while True:  # the encoder's model is deciding: both people wait for it, by name
+            state = wait_state(client, data, "interceptor", {"waiting"})
+            if state["waiting_for"] == "the encoder (llm_decrypto) to give the hints":
+                break
+            assert time.monotonic() < deadline, state
+            time.sleep(0.02)
+        decoder = wait_state(client, data, "decoder", {"waiting"})
+        assert decoder["waiting_for"] == "the encoder (llm_decrypto) to give the hints"
+        release.set()
+        wait_state(client, data, "decoder", {"your_turn"})
+        wait_state(client, data, "interceptor", {"your_turn"})
+        url = base(data, "decoder") + "/answer"
+        token = data["tokens"]["decoder"]
+        assert client.post(url, headers=auth(token), json={"answer": {"code": "1-2-3"}}).json()
+        state = wait_state(client, data, "decoder", {"waiting"})
+        assert state["waiting_for"] == "the interceptor (a person) to guess"
+
+
+def test_a_person_who_makes_no_move_within_the_idle_timeout_ends_the_session(tmp_path):
+    results = tmp_path / "results"
+    with TestClient(create_app(results, HOST, idle_timeout=0.3)) as client:
+        data = create(client, "decrypto_quickstart", ["interceptor"], seed=0)
+        state = wait_state(client, data, "interceptor", {"your_turn", "over"})
+        assert state["idle_timeout"] == 0.3
+        over = wait_state(client, data, "interceptor", {"over"})
+        assert (
+            over["ending"]["outcome"] == "The game ended: the interceptor gave no answer in 0.3 s."
+        )
+    (folder,) = list(results.iterdir())
+    (record,) = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    assert record["status"] == "failed"
+    assert record["error"] == (
+        "seat interceptor (human): IdleTimeout: the interceptor gave no answer in 0.3 s"
+    )
+    with TestClient(create_app(results, HOST, idle_timeout=0.3)) as client:
+        assert client.app.state.sessions.by_id == {}  # an abandoned session is not resumed
+    assert main(["report", str(folder), "--no-files"]) == 0
+
+
+def test_serve_refuses_a_negative_idle_timeout(capsys):
+    assert main(["serve", "--idle-timeout", "-1"]) == 2
+    assert "--idle-timeout: seconds >= 0" in capsys.readouterr().err

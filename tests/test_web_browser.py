@@ -118,6 +118,11 @@ def test_a_person_intercepts_a_whole_decrypto_game_in_the_browser(server, browse
     shot(page, "interceptor_over")
     over = page.inner_text(".status.over")
     assert "Game over" in over
+    # the ending links to the transcript of what this seat could see, and offers it as a file
+    page.click("#transcript-link")
+    assert page.is_visible("#transcript ol.transcript")
+    assert page.get_attribute("#transcript-file", "download").endswith("_interceptor.json")
+    assert "#host" not in page.url and "token=" in page.url  # the link kept the seat's URL
     shown = [k.inner_text() for k in page.query_selector_all(".keyword")]
     page.close()
 
@@ -191,6 +196,8 @@ def test_a_person_plays_a_donation_game_and_their_gossip_stays_text(server, brow
         answered += 1
         page.click("#submit")
     shot(page, "donation_over")
+    over_text = page.inner_text(".status.over")
+    shown_stock = page.inner_text(".score:nth-child(3) .big")
     assert page.evaluate("window.pwned") is None
     (folder,) = list(results.iterdir())
     (record,) = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
@@ -201,3 +208,7 @@ def test_a_person_plays_a_donation_game_and_their_gossip_stays_text(server, brow
     ]
     assert said and all(g["message"] == message and g["tone"] == "criticism" for g in said)
     assert answered >= 2
+    # the ending's board shows the stock the ranking counts, after the last round
+    final = f"{record['summary']['resources']['agent_0']:g}"
+    assert f"with {final}." in over_text
+    assert shown_stock == str(final)

@@ -3,4 +3,5 @@
 KINDS = {
     "human": "socialsim.agents.human.agent:Human",
     "decrypto_replay_encoder": "socialsim.agents.human.replay:ReplayEncoder",
+    "decrypto_replay_guesser": "socialsim.agents.human.replay:ReplayGuesser",
 }

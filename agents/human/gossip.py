@@ -242,4 +242,5 @@ def ending(record: Mapping[str, Any], seat: str) -> dict[str, Any]:
         "final": stocks.get(seat),
         "rank": ranked.index(seat) + 1 if seat in ranked else None,
         "players": len(ranked),
+        "stocks": dict(stocks),  # everyone's final stock (the rank already orders them)
     }

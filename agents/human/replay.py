@@ -1,82 +1,89 @@
-"""Recorded Decrypto games replayed against models: the hints a person gave, given again.
+"""Recorded Decrypto games played again: each recorded seat gives, turn by turn, what its player
+gave, so that any agent can take the decoder or the interceptor seat of a human game (the
+Decrypto paper's replay of human games, its Table 1).
 
-``decrypto_replay_encoder`` plays the encoder seat of a game logged in a results directory (a
-``socialsim play`` or ``socialsim serve`` game, or any run): at each turn it gives the hints
-that the recorded encoder gave, so any agent can sit in the decoder or interceptor seat of a
-human game (the Decrypto paper's replay of human games, its Table 1). The keywords and codes
-come from the seed, which only the episode's seed sets; so the experiment must use the
-recorded seed and at most the recorded turns, which :func:`replay_settings` gives::
-
-    socialsim run decrypto_quickstart --set seed=SEED --set episodes=1 \\
-        --set env.kwargs.max_turns=TURNS \\
-        --set 'seats.encoder={kind="decrypto_replay_encoder", source="results/play_decrypto_..."}'
-
-The agent checks at every turn that the keywords and the code are the recorded ones and raises
-a ``ValueError`` naming the seed to use otherwise (the episode is then logged as failed).
+``decrypto_replay_encoder`` gives the recorded hints; ``decrypto_replay_guesser`` the recorded
+guesses of a decoder or an interceptor. Both carry their turns in their spec (``recorded``, a
+parameter the report's agent labels leave out, so every replayed game's seat reads as one
+player), so an episode's record holds what was replayed. ``socialsim replay`` (:mod:`socialsim.replay`) builds the specs
+from a results directory or a file in the Decrypto reference's human-data form, and gives the
+env the recorded keywords and codes (``decrypto_v0``'s ``keywords=`` and ``codes=``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from socialsim.envs.decrypto.protocol import render_code
+from socialsim.envs.decrypto.protocol import given_codes, parse_code, render_code
 
-from socialsim import records
 from socialsim.agent import Agent
 from socialsim.bus import Message
 
 
-def recorded_game(source: str | os.PathLike, episode: int = 0) -> records.EpisodeRecord:
-    """The logged Decrypto game ``episode`` of the results directory ``source``."""
-    for record in records.read_records(source):
-        if record.episode == episode and record.env_id == "decrypto_v0":
-            return record
-    raise ValueError(f"source: no finished Decrypto episode {episode} in {os.fspath(source)}")
-
-
-def replay_settings(source: str | os.PathLike, episode: int = 0) -> dict[str, Any]:
-    """The seed, turns and keywords a replay of the recorded game must use."""
-    record = recorded_game(source, episode)
-    return {
-        "seed": record.seed,
-        "max_turns": record.summary["turns"],
-        "keywords": record.summary["keywords"],
-        "human_seats": [s for s, spec in record.seats.items() if spec.get("kind") == "human"],
-    }
+def _turn(info: Mapping[str, Any], recorded: int, kind: str) -> int:
+    turn = int(info["turn"])
+    if turn > recorded:
+        raise ValueError(
+            f"{kind}: the recorded game has {recorded} turns and this is turn {turn}; play it "
+            f"with max_turns = {recorded}"
+        )
+    return turn
 
 
 class ReplayEncoder(Agent):
-    """Gives, turn by turn, the hints of the encoder of a recorded game."""
+    """Gives the recorded hints of each turn; with ``codes``, checks that each turn's code is
+    the recorded one (a replay on another game is an error naming both codes)."""
 
-    def __init__(self, source: str, episode: int = 0):
-        if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
-            raise ValueError(f"episode: must be an integer >= 0, got {episode!r}")
-        record = recorded_game(source, episode)
-        self.source = os.fspath(source)
-        self.recorded_seed = record.seed
-        self.keywords = list(record.summary["keywords"])
-        self.turns = record.summary["turn_log"]
+    def __init__(self, recorded: Sequence[Sequence[str]], codes: Sequence[Any] | None = None):
+        hints = recorded
+        if isinstance(hints, str) or not isinstance(hints, Sequence) or not hints:
+            raise ValueError(f"recorded: expected a list of turns of 3 hints each, got {hints!r}")
+        for turn, given in enumerate(hints, 1):
+            if (
+                isinstance(given, str)
+                or not isinstance(given, Sequence)
+                or len(given) != 3
+                or not all(isinstance(h, str) for h in given)
+            ):
+                raise ValueError(f"recorded: turn {turn}'s hints must be 3 strings, got {given!r}")
+        self.hints = [list(h) for h in hints]
+        self.codes = None if codes is None else given_codes(codes, len(self.hints))
 
     def act(self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]):
-        turn = int(info["turn"])
-        where = f"{self.source} episode (seed {self.recorded_seed})"
-        if list(info.get("keywords", [])) != self.keywords:
-            raise ValueError(
-                f"decrypto_replay_encoder: the keywords differ from the recorded game's; "
-                f"run it with seed = {self.recorded_seed} ({where})"
-            )
-        if turn > len(self.turns):
-            raise ValueError(
-                f"decrypto_replay_encoder: the recorded game has {len(self.turns)} turns; set "
-                f"env.kwargs.max_turns = {len(self.turns)}"
-            )
-        recorded = self.turns[turn - 1]
-        if list(info["code"]) != list(recorded["code"]):
+        turn = _turn(info, len(self.hints), "decrypto_replay_encoder")
+        if self.codes is not None and tuple(info["code"]) != self.codes[turn - 1]:
             raise ValueError(
                 f"decrypto_replay_encoder: turn {turn}'s code is {render_code(info['code'])}, "
-                f"not the recorded {render_code(recorded['code'])}; run it with seed = "
-                f"{self.recorded_seed}"
+                f"not the recorded {render_code(self.codes[turn - 1])}; give the env the "
+                "recorded codes (codes=)"
             )
-        return {"hints": list(recorded["hints"])}
+        return {"hints": list(self.hints[turn - 1])}
+
+
+class ReplayGuesser(Agent):
+    """Gives the recorded guess of each turn (a decoder's or an interceptor's); ``None`` for a
+    turn where the recorded interceptor made no guess (the first-round rule)."""
+
+    def __init__(self, recorded: Sequence[Any]):
+        guesses = recorded
+        if isinstance(guesses, str) or not isinstance(guesses, Sequence) or not guesses:
+            raise ValueError(f"recorded: expected a list of codes, one per turn, got {guesses!r}")
+        self.guesses: list[tuple[int, int, int] | None] = []
+        for turn, guess in enumerate(guesses, 1):
+            try:
+                self.guesses.append(None if guess is None else parse_code(guess))
+            except ValueError:
+                raise ValueError(
+                    f"recorded: turn {turn}'s guess {guess!r} is not a code (distinct digits "
+                    "1-4, such as '3-1-4')"
+                ) from None
+
+    def act(self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]):
+        turn = _turn(info, len(self.guesses), "decrypto_replay_guesser")
+        guess = self.guesses[turn - 1]
+        if guess is None:
+            raise ValueError(
+                f"decrypto_replay_guesser: the recorded {self.seat} made no guess on turn {turn}"
+            )
+        return {"guess": list(guess)}

@@ -93,7 +93,8 @@ def agent_label(spec: Mapping[str, Any]) -> str:
         if kind.endswith(suffix):
             kind = kind[: -len(suffix)]
             break
-    params = ", ".join(f"{k}={spec[k]}" for k in sorted(spec) if k != "kind")
+    # ``recorded``: the turns a replay agent gives back (one recorded game's), not who plays
+    params = ", ".join(f"{k}={spec[k]}" for k in sorted(spec) if k not in ("kind", "recorded"))
     return f"{kind}({params})" if params else kind
 
 

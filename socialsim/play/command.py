@@ -55,7 +55,7 @@ def _interrupt(signum, frame):
 def cmd_play(args: argparse.Namespace) -> int:
     from socialsim import records
     from socialsim.play import session
-    from socialsim.play.terminal import Terminal, render_ending
+    from socialsim.play.terminal import CLEAR, Terminal, render_ending
 
     out = Path(args.out) if args.out else None
     seed = args.seed
@@ -89,7 +89,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     module = decrypto if record.env_id == "decrypto_v0" else gossip
     if terminal.hot_seat:
-        terminal.stdout.write("\x1b[2J\x1b[H")
+        terminal.stdout.write(CLEAR)
     for seat in humans:
         terminal.say(render_ending(module.ending(record.to_json(), seat)))
     terminal.say(f"Logged to {out} (socialsim report {out})")

@@ -14,7 +14,7 @@ import copy
 import dataclasses
 import secrets
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -169,16 +169,38 @@ def write_manifest(experiment: config_module.Experiment, out: Path, episodes: in
     records.write_manifest(out, manifest(experiment, episodes))
 
 
+def watch_decisions(agents: Mapping[str, Any], on_deciding: Callable[[str, bool], Any]) -> None:
+    """Make each agent call ``await on_deciding(seat, True)`` before it decides and
+    ``await on_deciding(seat, False)`` after, so a front end can say whom a game waits for."""
+    for seat, agent in agents.items():
+        inner = agent.aact
+
+        async def aact(observation, messages, info, seat=seat, inner=inner):
+            await on_deciding(seat, True)
+            try:
+                return await inner(observation, messages, info)
+            finally:
+                await on_deciding(seat, False)
+
+        agent.aact = aact  # the runner calls aact; the agent itself is unchanged
+
+
 async def play_game(
     experiment: config_module.Experiment,
     spec: runner.EpisodeSpec,
     out: Path,
     consoles: Mapping[str, Any],
+    on_deciding: Callable[[str, bool], Any] | None = None,
 ) -> records.EpisodeRecord:
     """Play ``spec`` with ``consoles`` (seat -> console) in the human seats and append the
-    record to ``out``'s log. An interruption (Ctrl-C, a cancelled session) logs nothing."""
+    record to ``out``'s log; ``on_deciding`` (see :func:`watch_decisions`) hears every seat
+    start and end each decision. An interruption (Ctrl-C, a cancelled session) logs nothing."""
     run = RunContext(directory=out, shared={CONSOLES: dict(consoles)})
-    record = await runner.play_episode_async(spec, run=run)
+    agents = None
+    if on_deciding is not None:
+        agents = runner.build_agents(spec, list(spec.seats), run)
+        watch_decisions(agents, on_deciding)
+    record = await runner.play_episode_async(spec, agents, run=run)
     held = records.read_manifest(out)
     if held is None:
         write_manifest(experiment, out, spec.episode + 1)

@@ -16,7 +16,9 @@ from typing import Any, TextIO
 
 from socialsim.agents.human.agent import Request
 
-CLEAR = "\x1b[2J\x1b[H"
+#: clear the screen and, where the terminal keeps one, its scrollback (so scrolling up shows
+#: nothing of the previous seat), then go home
+CLEAR = "\x1b[2J\x1b[3J\x1b[H"
 RULE = "=" * 72
 
 

@@ -39,7 +39,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError
 from socialsim.envs.decrypto.protocol import TEAMS
-from socialsim.web.sessions import Session, Sessions, read_upload, same_token
+from socialsim.web.sessions import IDLE_TIMEOUT, Session, Sessions, read_upload, same_token
 
 MAX_BODY = 16 * 1024
 STATIC = Path(str(resources.files("socialsim.web") / "static"))
@@ -80,8 +80,15 @@ def bearer(request: Request) -> str | None:
     return value[7:] if value.lower().startswith("bearer ") else None
 
 
-def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starlette:
-    sessions = Sessions(results, max_sessions)
+def create_app(
+    results: Path,
+    host_token: str,
+    max_sessions: int = 200,
+    idle_timeout: float | None = IDLE_TIMEOUT,
+) -> Starlette:
+    """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
+    or 0: wait for ever)."""
+    sessions = Sessions(results, max_sessions, idle_timeout)
 
     def host_ok(request: Request) -> bool:
         return same_token(bearer(request), host_token)
@@ -148,6 +155,7 @@ def create_app(results: Path, host_token: str, max_sessions: int = 200) -> Starl
             "seat": console.seat,
             "game": session.game,
             "version": console.version,
+            "idle_timeout": session.idle_timeout,
             **console.state,
         }
 

@@ -1,4 +1,10 @@
-"""``socialsim serve [--host 127.0.0.1] [--port 8000] [--public]``: the browser front end.
+"""``socialsim serve [--host 127.0.0.1] [--port 8000] [--public] [--idle-timeout SECONDS]``:
+the browser front end.
+
+A person who makes no move for ``--idle-timeout`` seconds (default 900; 0 waits for ever) ends
+the session: its game is logged as a failed episode whose error names the seat, every page
+says so, and a restarted server does not resume it. (No fallback move is played for a person:
+a move nobody made would read as theirs in the analysis.)
 
 Binds to the loopback address unless ``--public`` is given (then it warns: anyone who can reach
 the port and holds a link can play that seat). Needs the ``web`` extra
@@ -25,6 +31,14 @@ def add_serve_command(sub) -> None:
     serve.add_argument(
         "--results", default="results/web", help="where each session logs (default results/web)"
     )
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a person who makes no move for this long ends the session, logged as a failed "
+        "episode naming the seat and never resumed (default 900; 0: wait for ever)",
+    )
     serve.set_defaults(func=cmd_serve)
 
 
@@ -46,7 +60,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from socialsim.web.app import MAX_BODY, create_app
-        from socialsim.web.sessions import new_token
+        from socialsim.web.sessions import IDLE_TIMEOUT, new_token
     except ModuleNotFoundError as error:
         raise ConfigError(
             f"serve: {error.name} is not installed; pip install -e '.[web]'"
@@ -57,8 +71,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "anyone holding a link plays that seat",
             file=sys.stderr,
         )
+    if args.idle_timeout is not None and not args.idle_timeout >= 0:
+        raise ConfigError(f"--idle-timeout: seconds >= 0 (0: never), got {args.idle_timeout}")
+    idle = IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     host_token = new_token()
-    app = create_app(Path(args.results), host_token)
+    app = create_app(Path(args.results), host_token, idle_timeout=idle)
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     print(f"socialsim: host page http://{shown}:{args.port}/#host={host_token}", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws_max_size=MAX_BODY)

@@ -47,6 +47,14 @@ EXPERIMENTS: Mapping[str, str] = {
 
 SESSION = "session.json"
 JOURNAL = "answers.jsonl"
+#: seconds a person may take over one move before the session ends (``serve --idle-timeout``)
+IDLE_TIMEOUT = 900.0
+
+
+def abandoned(out: Path) -> bool:
+    """Whether the session in ``out`` ended because a person stopped answering (such a session
+    is over: it is logged as a failed episode naming the seat, and never resumed)."""
+    return any(IdleTimeout.__name__ in (r.error or "") for r in records.read_failures(out))
 
 
 def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
@@ -90,8 +98,16 @@ def same_token(given: str | None, held: str) -> bool:
     return isinstance(given, str) and hmac.compare_digest(given.encode(), held.encode())
 
 
+class IdleTimeout(Exception):
+    """A person gave no answer within the session's idle timeout: the session ends."""
+
+
 class BrowserConsole:
-    """One human seat's console: the state its page shows, and the answer it waits for."""
+    """One human seat's console: the state its page shows, and the answer it waits for.
+
+    With ``idle_timeout`` (seconds), a seat asked for a move that sends nothing for that long
+    (a refused answer counts as activity and restarts the clock) raises :class:`IdleTimeout`
+    in its agent, which ends the game (see :class:`Session`)."""
 
     def __init__(
         self,
@@ -99,12 +115,17 @@ class BrowserConsole:
         waiting_text: str,
         replay: Sequence[Mapping[str, Any]] = (),
         journal: Callable[[str, Mapping[str, Any]], None] | None = None,
+        idle_timeout: float | None = None,
+        waiting: Callable[[str], str | None] | None = None,
     ):
         self.seat = seat
         self.replay = list(replay)  # answers given before a restart, in the order asked
         self.journal = journal
+        self.idle_timeout = idle_timeout or None
+        self.waiting = waiting or (lambda seat: None)  # whom this seat waits for now, if known
         self.request: Request | None = None
         self.answer: asyncio.Future | None = None
+        self.active = 0.0  # when the seat last sent an answer or was asked (loop time)
         self.version = 0
         self.changed = asyncio.Condition()
         self.state: dict[str, Any] = {"status": "waiting", "waiting_for": waiting_text}
@@ -132,8 +153,20 @@ class BrowserConsole:
                 "error": error,
             }
         )
+        loop = asyncio.get_running_loop()
+        self.active = loop.time()
         try:
-            return await self.answer
+            while True:
+                left = None
+                if self.idle_timeout is not None:
+                    left = self.active + self.idle_timeout - loop.time()
+                    if left <= 0:
+                        raise IdleTimeout(
+                            f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
+                        )
+                done, _ = await asyncio.wait({self.answer}, timeout=left)
+                if done:
+                    return self.answer.result()
         finally:
             self.request = None
 
@@ -142,6 +175,7 @@ class BrowserConsole:
         game's rules refuse it; ``LookupError`` if nothing is asked of this seat now)."""
         if self.request is None or self.answer is None or self.answer.done():
             raise LookupError(f"{self.seat}: nothing is asked of this seat now")
+        self.active = asyncio.get_running_loop().time()  # the person is there
         try:
             self.request.read(answer)  # the rules the agent applies, checked before it sees it
         except ValueError:
@@ -151,9 +185,13 @@ class BrowserConsole:
         if self.journal is not None:
             self.journal(self.seat, answer)
         self.answer.set_result(dict(answer))
-        await self.publish(
-            {"status": "waiting", "view": view, "waiting_for": waiting_for(view, self.seat)}
-        )
+        text = self.waiting(self.seat) or waiting_for(view, self.seat)
+        await self.publish({"status": "waiting", "view": view, "waiting_for": text})
+
+    async def now_waiting_for(self, text: str) -> None:
+        """Say whom the seat waits for, if it is waiting and that changed."""
+        if self.state.get("status") == "waiting" and self.state.get("waiting_for") != text:
+            await self.publish({**self.state, "waiting_for": text})
 
     async def wait_change(self, version: int, timeout: float) -> None:
         async with self.changed:
@@ -184,6 +222,7 @@ class Session:
         out: Path,
         humans: Sequence[str],
         tokens: Mapping[str, str] | None = None,
+        idle_timeout: float | None = None,
     ):
         self.id = sid
         self.experiment = experiment
@@ -193,10 +232,14 @@ class Session:
         self.tokens = dict(tokens) if tokens else {seat: new_token() for seat in humans}
         first = "the encoder's first hints" if self.game == "decrypto" else "the first round"
         given = read_journal(out)
+        self.idle_timeout = idle_timeout or None
         self.consoles = {
-            seat: BrowserConsole(seat, first, given.get(seat, ()), self.log_answer)
+            seat: BrowserConsole(
+                seat, first, given.get(seat, ()), self.log_answer, self.idle_timeout, self.awaited
+            )
             for seat in humans
         }
+        self.deciding: list[str] = []  # the seats deciding now, in the order they started
         self.task: asyncio.Task | None = None
         self.record: records.EpisodeRecord | None = None
 
@@ -213,16 +256,48 @@ class Session:
             f.flush()
             os.fsync(f.fileno())
 
+    def awaited(self, seat: str) -> str | None:
+        """Whom ``seat`` waits for now: the other seats deciding, each with who plays it."""
+        others = [s for s in self.deciding if s != seat]
+        if not others:
+            return None
+        names = []
+        for other in others:
+            kind = self.spec.seats[other]["kind"]
+            who = "a person" if other in self.consoles else kind
+            verb = "to guess" if self.game == "decrypto" else "to decide"
+            if self.game == "decrypto" and other == "encoder":
+                verb = "to give the hints"
+            names.append(f"{'the ' if self.game == 'decrypto' else ''}{other} ({who}) {verb}")
+        if len(names) > 3:  # a gossip round: many decide at once
+            names = [*names[:2], f"{len(names) - 2} other players"]
+        return " and ".join(names)
+
+    async def on_deciding(self, seat: str, deciding: bool) -> None:
+        if deciding:
+            self.deciding.append(seat)
+        elif seat in self.deciding:
+            self.deciding.remove(seat)
+        for other, console in self.consoles.items():
+            text = self.awaited(other)
+            if text is not None:
+                await console.now_waiting_for(text)
+
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._play())
 
     async def _play(self) -> None:
-        record = await play_session.play_game(self.experiment, self.spec, self.out, self.consoles)
+        record = await play_session.play_game(
+            self.experiment, self.spec, self.out, self.consoles, self.on_deciding
+        )
         self.record = record
         module = decrypto if self.game == "decrypto" else gossip
+        idle = record.status != "done" and IdleTimeout.__name__ in (record.error or "")
         for seat, console in self.consoles.items():
             ending = module.ending(record.to_json(), seat)
-            if record.status != "done":
+            if idle:
+                ending["outcome"] = f"The game ended: {record.error.split(': ', 2)[-1]}."
+            elif record.status != "done":
                 ending["outcome"] = "The game stopped with an error."
             # the seat's last view stays on its page, beside the ending
             view = console.state.get("view")
@@ -232,9 +307,12 @@ class Session:
 class Sessions:
     """Every session of a server, by id; sessions log under ``results``."""
 
-    def __init__(self, results: Path, max_sessions: int = 200):
+    def __init__(
+        self, results: Path, max_sessions: int = 200, idle_timeout: float | None = IDLE_TIMEOUT
+    ):
         self.results = Path(results)
         self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
         self.by_id: dict[str, Session] = {}
 
     def create(
@@ -263,7 +341,8 @@ class Sessions:
         out = self.results / f"{experiment.name}_{sid}"
         spec = play_session.prepare(experiment, out)
         play_session.write_manifest(experiment, out, 1)
-        session = Session(sid, experiment, spec, out, play_session.human_seats(experiment))
+        humans = play_session.human_seats(experiment)
+        session = Session(sid, experiment, spec, out, humans, idle_timeout=self.idle_timeout)
         facts = {
             "id": sid,
             "experiment": name,
@@ -285,7 +364,7 @@ class Sessions:
         resumed = []
         for path in sorted(self.results.glob(f"*/{SESSION}")):
             out = path.parent
-            if records.done_keys(out):
+            if records.done_keys(out) or abandoned(out):
                 continue
             facts = json.loads(path.read_text(encoding="utf-8"))
             if facts.get("upload"):
@@ -299,7 +378,13 @@ class Sessions:
             )
             spec = play_session.prepare(experiment, out)
             session = Session(
-                facts["id"], experiment, spec, out, facts["humans"], tokens=facts["tokens"]
+                facts["id"],
+                experiment,
+                spec,
+                out,
+                facts["humans"],
+                tokens=facts["tokens"],
+                idle_timeout=self.idle_timeout,
             )
             self.by_id[session.id] = session
             session.start()
@@ -320,4 +405,4 @@ class Sessions:
         return out
 
 
-__all__ = ["EXPERIMENTS", "BrowserConsole", "Session", "Sessions"]
+__all__ = ["EXPERIMENTS", "IDLE_TIMEOUT", "BrowserConsole", "IdleTimeout", "Session", "Sessions"]

@@ -14,6 +14,9 @@
     for (let i = 0; i < of; i++) row.append(el("span", { class: i < count ? "pip on" : "pip" }));
     return row;
   }
+  function minutes(seconds) {
+    return seconds >= 60 ? Math.round(seconds / 60) + " min" : seconds + " s";
+  }
   function card(title, ...body) {
     return el("section", { class: "card" }, el("h3", {}, title), ...body);
   }
@@ -137,17 +140,32 @@
       const game = state.game === "decrypto" ? "Decrypto" : view.title;
       $("heading").textContent = game + " · you are " + (state.game === "decrypto" ? "the " + view.title : seat);
     }
+    else $("heading").textContent = "you are the " + seat;
     document.title = "socialsim · " + seat;
     const board = $("board");
     const status = $("status");
     if (state.status === "over") {
       const e = state.ending;
-      status.className = "card status over " + (e.won || (e.rank === 1) ? "won" : "lost");
+      const finished = e.status === "done";  // an abandoned or failed game has no winner
+      status.className = "card status over" + (finished ? (e.won || (e.rank === 1) ? " won" : " lost") : "");
       const lines = [el("strong", {}, "Game over. "), e.outcome + " "];
-      if (e.game === "decrypto") lines.push(e.won ? "Your side wins." : "Your side loses.");
+      if (!finished) lines.push("Nobody wins it.");
+      else if (e.game === "decrypto") lines.push(e.won ? "Your side wins." : "Your side loses.");
       else lines.push("You finish " + e.rank + " of " + e.players + " with " + e.final + ".");
       status.replaceChildren(...lines);
-      if (e.game === "decrypto" && view) {
+      if (!finished && view) {
+        const [top, rest] = state.game === "decrypto" ? decryptoBoard(view) : gossipBoard(view);
+        $("top").replaceChildren(...top);
+        board.replaceChildren(...rest);
+      } else if (e.game !== "decrypto" && view) {
+        // the last view with the stocks after the last round, as the ranking counts them
+        const stocks = e.stocks || {};
+        const final = Object.assign({}, view, { resources: stocks[seat] ?? view.resources,
+          counterpart_resources: stocks[view.counterpart] ?? view.counterpart_resources });
+        const [top, rest] = gossipBoard(final);
+        $("top").replaceChildren(...top);
+        board.replaceChildren(...rest);
+      } else if (e.game === "decrypto" && view) {
         // the last view, now with the keywords revealed and the final reveal and tokens
         const final = Object.assign({}, view, { keywords: e.keywords, last_turn: e.last_turn,
           miscommunications: e.miscommunications, interceptions: e.interceptions, code: null, hints: null,
@@ -173,7 +191,11 @@
     }
     if (state.status === "your_turn") {
       status.className = "card status turn";
-      status.replaceChildren(el("strong", {}, "Your turn."), " " + state.request.title);
+      const text = el("span", {}, state.request.title);
+      if (state.idle_timeout) {
+        text.append(el("span", { class: "muted", id: "idle" }, " · the game ends if you make no move within " + minutes(state.idle_timeout)));
+      }
+      status.replaceChildren(el("strong", {}, "Your turn."), text);
       showForm(state.request, state.error);
     } else {
       status.className = "card status";
@@ -189,9 +211,19 @@
     const lines = data.messages.map((m) => el("li", {},
       el("span", { class: "who" }, "turn " + m.turn + " · " + m.kind + ": "),
       el("code", {}, JSON.stringify(m.payload))));
+    const file = URL.createObjectURL(new Blob([JSON.stringify(data, null, 1)], { type: "application/json" }));
+    const name = "transcript_" + sid + "_" + seat + ".json";
     $("main").append(el("details", { class: "card rules", id: "transcript" },
       el("summary", {}, "Transcript (" + lines.length + " messages you could see)"),
+      el("p", {}, el("a", { href: file, download: name, id: "transcript-file" }, "Save it as " + name)),
       el("ol", { class: "transcript" }, ...lines)));
+    const over = document.querySelector(".status.over");
+    if (over) {
+      // a button, not an href="#...": the URL fragment holds this seat's token
+      const link = el("button", { type: "button", class: "link", id: "transcript-link" }, "Read the transcript");
+      link.addEventListener("click", () => { $("transcript").open = true; $("transcript").scrollIntoView(); });
+      over.append(" ", link);
+    }
   }
 
   function connect() {
