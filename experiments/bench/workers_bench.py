@@ -9,9 +9,21 @@ backend (2 CPUs) is timed too, ``ray.init`` reported apart from the play.
 
     python experiments/bench/workers_bench.py [--trials 3] [--ray] [--only align_donation_grid]
 
-Measured on 2026-12-01, 2 cores shared with four other engineers' work (the load average was
-4-9 during the runs, so the 2-worker figure is depressed by the others' load):
-see the note of issue 12 for the table (before: 1.35x donation grid, 1.19x decrypto_baselines).
+Measured on 2026-12-01 on 2 cores shared with four other engineers (load average 8-11 all
+along: browsers, a llama.cpp server, other benches and test suites), so every 2-worker figure
+is depressed by the others' load and none reaches the goal here; best wall of 2-3 trials:
+
+| run | align_donation_grid (540) 1 / 2 workers | decrypto_baselines (768) 1 / 2 workers |
+|---|---|---|
+| main (spawned workers re-importing, GloVe decoded per worker, parent re-encoding) | 16.98 / 18.80 s, 0.90x | 21.00 / 36.92 s, 0.57x |
+| this version (forkserver, mmap vectors, lines written as encoded) | 9.74 / 10.38 s, 0.94x | 13.64 / 14.58 s, 0.94x |
+| this version, Ray with 2 CPUs (``ray.init`` 11.5-14.7 s apart) | 10.54 s, +0.8 ms/episode over the pool | 17.44 s, -0.35 ms/episode |
+
+What the parent itself spends (``/usr/bin/time`` of ``socialsim run align_donation_grid
+--set workers=2``): 0.82 s of user CPU here (imports, config check, writing the lines), where
+main's parent and its spawned workers spent 9.79 s together against 6.56 s for the whole
+1-worker run, the difference being the workers' re-imports and the parent's decoding and
+re-encoding of every record.
 """
 
 from __future__ import annotations
