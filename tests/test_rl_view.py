@@ -7,10 +7,10 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from socialsim.envs.decrypto.protocol import CODES
 
 import socialsim  # noqa: F401 - registers the socialsim/... ids
 from socialsim import registry
+from socialsim.envs.decrypto.protocol import CODES
 from socialsim.rl.registration import VIEWS
 from socialsim.rl.view import SeatView
 from socialsim.runner import EpisodeSpec, play_episode
@@ -183,3 +183,47 @@ def test_the_view_runs_vectorised(vector):
     finally:
         again.close()
     assert np.array_equal(vectored["observation"][0], first["observation"])
+
+
+def test_process_vector_env_gives_the_sync_vector_envs_steps_with_envs_batched_per_worker():
+    from socialsim.rl.vector import ProcessVectorEnv
+
+    sync = gymnasium.vector.SyncVectorEnv([make_view] * 5)
+    batched = ProcessVectorEnv([make_view] * 5, workers=2)
+    try:
+        assert batched.observation_space == sync.observation_space
+        assert batched.single_action_space == sync.single_action_space
+        ours, our_info = batched.reset(seed=3)
+        theirs, their_info = sync.reset(seed=3)
+        ended = 0
+        for _ in range(25):  # past the end of the 4-agent episodes: next-step autoreset
+            for key in theirs:
+                assert np.array_equal(ours[key], theirs[key]), key
+            assert sorted(our_info) == sorted(their_info)
+            for key in their_info:
+                assert our_info[key].tolist() == their_info[key].tolist(), key
+            masks = theirs["action_mask"]
+            actions = np.array([int(np.flatnonzero(m)[-1]) if m.any() else 0 for m in masks])
+            ours, our_rewards, our_ends, our_cuts, our_info = batched.step(actions)
+            theirs, rewards, ends, cuts, their_info = sync.step(actions)
+            assert our_rewards.tolist() == rewards.tolist()
+            assert our_ends.tolist() == ends.tolist() and our_cuts.tolist() == cuts.tolist()
+            ended += int(ends.sum())
+        assert ended >= 5  # every env finished an episode and went on
+    finally:
+        batched.close()
+        sync.close()
+
+
+def test_process_vector_env_raises_a_workers_error_with_its_traceback():
+    from socialsim.rl.vector import ProcessVectorEnv
+
+    with pytest.raises(ValueError, match="workers: must be an integer >= 1"):
+        ProcessVectorEnv([make_view], workers=0)
+    envs = ProcessVectorEnv([make_view] * 2, workers=2)
+    try:
+        envs.reset(seed=0)
+        with pytest.raises(RuntimeError, match="a ProcessVectorEnv worker failed"):
+            envs.step(np.array([99, 99]))  # not an action of Discrete(7)
+    finally:
+        envs.close()

@@ -7,8 +7,9 @@
   ``"PPO"``), on the CPU.
 * The policy sees what it saw in training (a :class:`~socialsim.rl.view.SeatView`, perhaps
   with some keys filtered out): the keys its saved observation space names, each either the
-  seat's own (``observation``, ``action_mask``) or a feature of :mod:`socialsim.rl.features`
-  computed from the seat's inbox and info.
+  seat's own (``observation``, ``action_mask``) or a feature of :data:`FEATURES` (those of
+  :mod:`socialsim.rl.features` and :mod:`socialsim.agents.rl.decrypto`) computed from the seat's
+  inbox and info.
 * At the first decision the observation and the action mask are checked against the file's
   observation and action spaces; a mismatch is a ``ValueError`` naming both.
 * ``deterministic`` (default true): the most probable legal action, else a sample.
@@ -26,10 +27,13 @@ import numpy as np
 from gymnasium import spaces
 
 from socialsim.agent import Agent
+from socialsim.agents.rl.decrypto import HintHistory
 from socialsim.bus import Message
 from socialsim.rl import features as features_module
 
 ALGORITHMS = ("MaskablePPO", "PPO")
+#: every feature a saved policy may name: the engine's and those that need agents' data
+FEATURES: dict[str, type] = {**features_module.FEATURES, HintHistory.name: HintHistory}
 _RAW_KEYS = ("observation", "action_mask")
 
 
@@ -76,7 +80,7 @@ class PolicyAgent(Agent):
             keys = list(getattr(self.model.observation_space, "spaces", {}))
             self.raw_keys = [k for k in keys if k in _RAW_KEYS]
             self.feature_names = [k for k in keys if k not in _RAW_KEYS]
-        self.features = features_module.build(self.feature_names)
+        self.features = features_module.build(self.feature_names, FEATURES)
         for feature in self.features:
             feature.reset(agent_id)
         self.checked = False

@@ -50,11 +50,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import runs
 from gymnasium.wrappers import FilterObservation
-from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.protocol import GOSSIP
 
 from socialsim import cli, records
+from socialsim.envs.gossip import norms
+from socialsim.envs.gossip.protocol import GOSSIP
 from socialsim.rl.view import SeatView
 
 SEAT = "agent_0"
@@ -98,56 +99,7 @@ def train(timesteps: int, seed: int, n_envs: int = 4):
         verbose=0,
     )
     model.learn(total_timesteps=timesteps)
-    curve = []
-    for monitor in envs.envs:
-        steps = np.cumsum(monitor.get_episode_lengths()) * n_envs
-        curve += list(zip(steps.tolist(), monitor.get_episode_rewards(), strict=True))
-    return model, sorted(curve)
-
-
-def plot_curve(curve: list[tuple[int, float]], path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    steps = np.array([s for s, _ in curve])
-    returns = np.array([r for _, r in curve])
-    window = max(1, len(returns) // 20)
-    smooth = np.convolve(returns, np.ones(window) / window, mode="valid")
-    figure, axes = plt.subplots(figsize=(6, 3.5))
-    axes.plot(steps, returns, ".", alpha=0.2, label="episode")
-    axes.plot(steps[window - 1 :], smooth, label=f"mean of {window}")
-    axes.set_xlabel("learner steps")
-    axes.set_ylabel("learner return per episode")
-    axes.set_title("MaskablePPO donor among stern judges and defectors")
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
-    return json.dumps(value)
-
-
-def write_eval_experiment(policy: Path, path: Path, episodes: int) -> None:
-    """The evaluation as an experiment file: the policy and the baselines in the learner seat."""
-    learners = [{"kind": "rl", "path": str(policy.resolve())}] + [{"kind": k} for k in BASELINES]
-    seats = {SEAT: learners[0]} | {f"agent_{i}": s for i, s in enumerate(OTHERS, start=1)}
-    lines = [
-        'name = "train_donor_eval"',
-        f"episodes = {episodes}",
-        f"seed = {EVAL_SEED}",
-        "\n[env]",
-        'id = "donation_v0"',
-        "\n[env.kwargs]",
-        *(f"{k} = {toml_value(v)}" for k, v in ENV_KWARGS.items()),
-        "\n[seats]",
-        *(f"{agent} = {toml_value(spec)}" for agent, spec in seats.items()),
-        "\n[grid]",
-        f'"seats.{SEAT}" = [{", ".join(toml_value(s) for s in learners)}]',
-    ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return model, runs.episode_curve(envs.envs, n_envs)
 
 
 def cooperation_by_standing(record: records.EpisodeRecord, seat: str) -> dict[str, list[bool]]:
@@ -222,9 +174,26 @@ def main(argv: list[str] | None = None) -> int:
     trained = time.perf_counter() - started
     policy = out / "donor.zip"
     model.save(policy)
-    plot_curve(curve, out / "training_curve.png")
+    runs.plot_curve(
+        curve,
+        out / "training_curve.png",
+        "MaskablePPO donor among stern judges and defectors",
+        "learner return per episode",
+    )
     experiment = out / "eval.toml"
-    write_eval_experiment(policy, experiment, args.episodes)
+    learners = [{"kind": "rl", "path": str(policy.resolve())}] + [{"kind": k} for k in BASELINES]
+    others = {f"agent_{i}": s for i, s in enumerate(OTHERS, start=1)}
+    runs.write_eval_experiment(
+        experiment,
+        "train_donor_eval",
+        "donation_v0",
+        ENV_KWARGS,
+        others,
+        SEAT,
+        learners,
+        args.episodes,
+        EVAL_SEED,
+    )
     status = cli.main(["run", str(experiment), "--out", str(out / "eval"), "--quiet"])
     if status != 0:
         print("evaluation run failed", file=sys.stderr)

@@ -6,6 +6,13 @@
   it perceives (its observation, its inbox, its info), shared by the view and the ``rl`` agent.
 * :mod:`socialsim.rl.registration`: the Gymnasium ids (``socialsim/Donation-v0``, ...),
   registered when ``socialsim`` is imported.
+* :class:`~socialsim.rl.seats.SharedSeats`: parameter sharing, the learner seats of several
+  Parallel games as one Stable-Baselines3 ``VecEnv`` (needs the ``rl`` extra).
+* :class:`~socialsim.rl.vector.ProcessVectorEnv`: a Gymnasium vector env with several envs per
+  worker process, one round trip per worker and step.
+
+Training scripts that use them: ``experiments/train/`` (``donor.py``, ``interceptor.py``,
+``shared_donors.py``); a saved policy plays a seat as the ``rl`` agent kind.
 
 Importing this package loads none of them (``import socialsim`` stays light); ``SeatView`` is
 imported on first use.

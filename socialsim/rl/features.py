@@ -10,6 +10,10 @@ agent id and keeps what it needs of the inbox.
 |---------------|--------|-----------------------------------------------------------------------|
 | `counterpart` | gossip | the tone counts published about this decision's counterpart (5, in the protocol's tone order), then the one-hot of the latest tone published about it (5), then 1 if nothing has been published about it (1); all zeros with no counterpart |
 
+Features that need data of the agents package (word vectors) live there and are handed to the
+view as objects: ``hint_history`` (Decrypto guessers, :mod:`socialsim.agents.rl.decrypto`). The
+``rl`` kind knows both kinds by name (``socialsim.agents.rl.policy.FEATURES``).
+
 Why ``counterpart``: the gossip observation holds every agent's tone counts and the
 counterpart's one-hot, so a policy must learn a product of the two to read the counterpart's
 reputation; and the counts lose the order that the ``simple_standing`` and ``stern_judging``
@@ -67,12 +71,19 @@ class CounterpartTones:
 FEATURES: dict[str, type] = {CounterpartTones.name: CounterpartTones}
 
 
-def build(names: Sequence[str]) -> list[Any]:
-    """Fresh feature objects for ``names``; an unknown name is a ``ValueError`` naming the
-    allowed ones."""
-    unknown = [name for name in names if name not in FEATURES]
-    if unknown:
-        raise ValueError(
-            f"features: unknown feature {unknown[0]!r}; allowed: {', '.join(sorted(FEATURES))}"
-        )
-    return [FEATURES[name]() for name in names]
+def build(features: Sequence[Any], table: Mapping[str, type] = FEATURES) -> list[Any]:
+    """Fresh feature objects: a name is looked up in ``table`` (an unknown one is a
+    ``ValueError`` naming the allowed ones); anything else is taken as a feature object already
+    built (``name``, ``space``, ``reset(agent_id)``, and called with what a seat perceives), as
+    the features that need agents' data are (``socialsim.agents.rl``)."""
+    built = []
+    for feature in features:
+        if not isinstance(feature, str):
+            built.append(feature)
+        elif feature in table:
+            built.append(table[feature]())
+        else:
+            raise ValueError(
+                f"features: unknown feature {feature!r}; allowed: {', '.join(sorted(table))}"
+            )
+    return built

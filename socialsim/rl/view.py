@@ -21,7 +21,9 @@ Contract:
   decides again; the final observation carries an all-zero mask.
 * **Observation**: the learner's own numeric observation dict of the env, ``{"observation",
   "action_mask"}`` (a Decrypto encoder's three per-hint masks concatenated into one), plus one
-  key per name in ``features`` (:mod:`socialsim.rl.features`). :meth:`action_masks` is the mask as
+  key per feature in ``features``: a name of :mod:`socialsim.rl.features` or a feature object
+  (such as ``socialsim.agents.rl.decrypto.HintHistory``, the embedding features of a Decrypto
+  guess). :meth:`action_masks` is the mask as
   booleans, what sb3-contrib's ``MaskablePPO`` reads.
 * **Action**: the seat's action space. Gossip games: ``Discrete`` over the game's action table
   (e.g. the donation game's 0 defect, 1 cooperate, 2-6 the tones). Decrypto: the decoder or the
@@ -56,12 +58,9 @@ from socialsim.seeding import agent_seed
 _SEED_HIGH = 2**31
 
 
-def seat_specs(
-    possible_agents: Sequence[str], seat: str, others: Any
-) -> dict[str, Mapping[str, Any]]:
-    """The agent spec of every seat but ``seat``: ``others`` is one spec for all of them
+def seat_specs(rest: Sequence[str], others: Any) -> dict[str, Mapping[str, Any]]:
+    """The agent spec of each seat of ``rest``: ``others`` is one spec for all of them
     (``{"kind": ...}``), a table seat -> spec, or a list of specs in seat order."""
-    rest = [agent for agent in possible_agents if agent != seat]
     if isinstance(others, Mapping) and "kind" in others:
         return {agent: dict(others) for agent in rest}
     if isinstance(others, Mapping):
@@ -85,11 +84,19 @@ def seat_specs(
     )
 
 
-def _flat_mask(mask: Any) -> np.ndarray:
+def flat_mask(mask: Any) -> np.ndarray:
     """One int8 mask vector (a tuple of per-position masks is concatenated)."""
     if isinstance(mask, tuple):
         return np.concatenate(mask).astype(np.int8, copy=False)
     return mask
+
+
+def flat_mask_space(space: spaces.Space) -> spaces.Space:
+    """The space of :func:`flat_mask`'s vectors (a tuple of per-position masks as one Box)."""
+    if isinstance(space, spaces.Tuple):
+        size = sum(int(np.prod(s.shape)) for s in space.spaces)
+        return spaces.Box(0, 1, shape=(size,), dtype=np.int8)
+    return space
 
 
 class SeatView(gymnasium.Env):
@@ -127,19 +134,16 @@ class SeatView(gymnasium.Env):
                 f"seat: {seat!r} is not a seat of {env}; seats: {probe.possible_agents}"
             )
         self.seat = seat
-        self.others = seat_specs(probe.possible_agents, seat, others)
+        self.others = seat_specs([a for a in probe.possible_agents if a != seat], others)
         for agent, spec in self.others.items():
             registry.check_agent_spec(f"others.{agent}", spec)
         self.learner_spec = dict(learner) if learner is not None else {"kind": "learner"}
         self.experiment = experiment
         self.run = run if run is not None else RunContext()
-        self.feature_names = tuple(features)
-        self._features = features_module.build(self.feature_names)
+        self._features = features_module.build(features)
+        self.feature_names = tuple(f.name for f in self._features)
         raw = probe.observation_space(seat)
-        mask_space = raw["action_mask"]
-        if isinstance(mask_space, spaces.Tuple):
-            size = sum(int(np.prod(s.shape)) for s in mask_space.spaces)
-            mask_space = spaces.Box(0, 1, shape=(size,), dtype=np.int8)
+        mask_space = flat_mask_space(raw["action_mask"])
         self.observation_space = spaces.Dict(
             {
                 "observation": raw["observation"],
@@ -293,7 +297,7 @@ class SeatView(gymnasium.Env):
         info = self._infos[self.seat]
         episode = self._episode
         self.messages = episode.inbox(self.seat) if episode.env.agents else []
-        self._mask = _flat_mask(raw["action_mask"])
+        self._mask = flat_mask(raw["action_mask"])
         out = {"observation": raw["observation"], "action_mask": self._mask}
         for feature in self._features:
             out[feature.name] = feature(raw, self.messages, info)
