@@ -398,6 +398,7 @@ def resolve(config: dict[str, Any]) -> Experiment:
             cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
         )
         cells.append((assignment, cell_config))
+    check_models(cells)
     resolved = dict(config)
     if grid:
         resolved["grid"] = grid
@@ -502,6 +503,17 @@ def check_cell(
     except ValueError as error:  # registry errors already name the key
         text = str(error)
         raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
+
+
+def check_models(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The LLM seats of every cell together (:func:`socialsim.llm.check_seat_models`): one
+    concurrency limit per model and server, and a structured format the server accepts."""
+    from socialsim.llm import check_seat_models  # here: only experiments with LLM seats need it
+
+    try:
+        check_seat_models(cells)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _check_key_variable(where: str, spec: Mapping[str, Any]) -> None:

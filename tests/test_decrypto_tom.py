@@ -260,8 +260,8 @@ def test_perspective_taking_scores_per_episode_then_averages():
         ],
         probes=[piaget(1, list(X)), piaget(2, [2, 1, 3]), piaget(3, [3, 1, 2]), piaget(4, None)],
     )
-    # predicted the guess on turns 1, 2 (2/4); on the one interception turn (2) right (1/1);
-    # predicted the code on turns 2, 3 (2/4)
+    # turn 4 unanswered: skipped. Predicted the guess on turns 1, 2 (2/3); on the one
+    # interception turn (2) right (1/1); predicted the code on turns 2, 3 (2/3)
     second = record(
         1,
         [turn(1, C, C, X), turn(2, (2, 1, 3), C, X)],
@@ -271,10 +271,20 @@ def test_perspective_taking_scores_per_episode_then_averages():
     unprobed = record(2, [turn(1, C, C, C), turn(2, C, C, C)])
     scores = perspective_taking([first, second, unprobed])
     assert scores["episodes"] == 2
-    assert scores["predicted_interceptor_guess"] == pytest.approx((2 / 4 + 1 / 2) / 2)
+    assert scores["answered"] == pytest.approx(5 / 6)
+    assert scores["predicted_interceptor_guess"] == pytest.approx((2 / 3 + 1 / 2) / 2)
     assert scores["predicted_interceptor_guess_on_interception"] == pytest.approx(1.0)
     assert scores["episodes_with_interception"] == 1
-    assert scores["predicted_code"] == pytest.approx((2 / 4 + 1 / 2) / 2)
+    assert scores["predicted_code"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+
+
+def test_an_episode_whose_predictions_were_all_unanswered_is_not_scored():
+    silent = record(
+        0, [turn(1, C, C, X), turn(2, (2, 1, 3), C, X)], probes=[piaget(1, None), piaget(2, None)]
+    )
+    scores = perspective_taking([silent])
+    assert scores["episodes"] == 0 and scores["answered"] == 0.0
+    assert math.isnan(scores["predicted_interceptor_guess"])  # not 0.0: nothing was answered
 
 
 # -- representational change and false belief ----------------------------------------------------------
@@ -322,6 +332,7 @@ def test_representational_change_scores_eligible_turns_per_episode():
     )
     scores = representational_change([episode, other, only_ineligible])
     assert scores["episodes"] == 2
+    assert scores["answered"] == pytest.approx(5 / 6)  # turn 5 of the first had an unanswered one
     assert scores["weak_representational_change"] == pytest.approx((1 / 2 + 1) / 2)
     assert scores["weak_false_belief"] == pytest.approx((2 / 2 + 0) / 2)
     assert scores["strong_representational_change"] == pytest.approx((1 / 2 + 1) / 2)
@@ -507,5 +518,7 @@ def test_answers_that_are_not_codes_or_four_words_are_kept_and_not_scored():
     assert gopnik_entries and all(
         e["keywords_now"] is None and e["keywords_now_answer"] == "no idea" for e in gopnik_entries
     )
-    assert perspective_taking([played])["predicted_interceptor_guess"] == 0.0
+    piaget_scores = perspective_taking([played])
+    assert piaget_scores["answered"] == 0.0 and piaget_scores["episodes"] == 0
+    assert math.isnan(piaget_scores["predicted_interceptor_guess"])  # skipped, not wrong
     assert representational_change([played])["episodes"] == 0

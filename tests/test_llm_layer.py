@@ -32,10 +32,12 @@ HELLO = [
 
 
 def config(server, **changes) -> dict:
-    """A model on the test server: tiny backoff, no cache and no limit unless asked."""
+    """A model on the test server through litellm: tiny backoff, no cache and no limit unless
+    asked."""
     return {
         "model": "openai/test-model",
         "api_base": server.url,
+        "transport": "litellm",
         "timeout": 5,
         "backoff": 0.001,
         "cache": False,

@@ -20,6 +20,7 @@ from socialsim.llm import (
     ProviderError,
     TransientProviderError,
     build_model,
+    transport_of,
 )
 from socialsim.llm.openai_http import served_name, status_error
 from socialsim.runner import EpisodeSpec, play_episode
@@ -199,12 +200,17 @@ def test_an_unknown_transport_names_the_choices():
         build_model({"model": "openai/x", "transport": "grpc", "cache": False})
 
 
-def test_the_default_transport_is_litellm_and_naming_it_builds_the_same_model(llm_server):
-    default = build_model({**config(llm_server), "transport": "litellm"})
-    assert default.describe()["layers"][-1] == {"layer": "LiteLLMModel"}
+def test_with_an_api_base_the_default_transport_is_openai_http_and_without_one_litellm(
+    llm_server,
+):
     unnamed = dict(config(llm_server))
     del unnamed["transport"]
-    assert build_model(unnamed) is default
+    assert build_model(unnamed).describe()["layers"][-1] == {"layer": "OpenAICompatibleModel"}
+    assert transport_of(unnamed) == "openai_http"
+    assert transport_of({"model": "openai/gpt-4o-mini"}) == "litellm"
+    assert transport_of({**unnamed, "transport": "litellm"}) == "litellm"  # named, it wins
+    cloud = build_model({"model": "openai/gpt-4o-mini", "cache": False})
+    assert cloud.describe()["layers"][-1] == {"layer": "LiteLLMModel"}
 
 
 # -- errors: the same kinds as litellm's path ---------------------------------------------------

@@ -22,10 +22,17 @@ from typing import Any, TypeVar
 
 from socialsim.agent import Agent, RunContext
 from socialsim.llm import AnswerParseError, ProviderError, build_model
+from socialsim.llm.model import digest
 
 T = TypeVar("T")
 
 GAME_MASTER = "[GAME MASTER]"
+#: the reason logged for a chat too long for the model's window
+OVERFLOW = "the chat exceeds the model's context window"
+#: tokens per character before the server has said (English BPE is about 1/4: a margin)
+INITIAL_TOKENS_PER_CHAR = 1 / 3
+#: tokens a chat template adds per message (role markers)
+MESSAGE_OVERHEAD = 8
 
 
 @cache
@@ -59,30 +66,59 @@ class LLMAgent(Agent):
 
     Arguments:
         model: a model config table for :func:`socialsim.llm.build_model` (``model``,
-            ``api_base``, ``temperature``, ...), or just a model name.
+            ``api_base``, ``temperature``, ...), or just a model name; the class's
+            ``generation_defaults`` (``temperature``, ``max_tokens``) fill what it leaves out.
         max_attempts: answers tried per decision before the fallback.
         drop_failed_attempts: keep only the prompt and the valid reply in the history (the
             Decrypto paper's ``no_error_history``); failed attempts are still logged.
+        retry_temperature: the temperature of the re-prompts of a decision asked at
+            temperature 0 (greedy decoding repeats itself); 0 or ``None`` keeps 0. Either way, at
+            temperature 0 a reply that repeats an earlier one of the same decision ends it
+            with the fallback (the next would repeat it again).
+
+    Each request carries a seed drawn from the episode's seed, the decision's number in the
+    episode and the attempt (:meth:`call_seed`): part of the cache key, so episodes sample
+    independently and a rerun replays exactly.
+
+    Context safety: before each request the chat's size is estimated (characters times the
+    tokens per character the server's last ``prompt_tokens`` showed, 1/3 before any) against
+    the model's window (:meth:`~socialsim.llm.ChatModel.context_window`) less ``max_tokens``;
+    failed attempts are trimmed (all but the last, then all) to fit, and a prompt that cannot
+    fit, or a ``context_overflow`` error from the server, is an invalid answer: trimmed and
+    asked again, or the fallback. Never a failed episode.
     """
 
     default_max_attempts = 3
+    #: filled into the model table where it says nothing
+    generation_defaults: Mapping[str, Any] = {}
 
     def __init__(
         self,
         model: str | Mapping[str, Any],
         max_attempts: int | None = None,
         drop_failed_attempts: bool = False,
+        retry_temperature: float | None = 0.7,
     ):
-        self.model_config = {"model": model} if isinstance(model, str) else dict(model)
-        if "model" not in self.model_config:
+        table = {"model": model} if isinstance(model, str) else dict(model)
+        if "model" not in table:
             raise ValueError(
                 f"model: a table with at least 'model' (e.g. 'openai/gpt-4o-mini'), got {model!r}"
             )
+        self.model_config = {**self.generation_defaults, **table}
         attempts = self.default_max_attempts if max_attempts is None else max_attempts
         if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
             raise ValueError(f"max_attempts: must be an integer >= 1, got {max_attempts!r}")
+        if retry_temperature is not None and not (
+            isinstance(retry_temperature, (int, float))
+            and not isinstance(retry_temperature, bool)
+            and retry_temperature >= 0
+        ):
+            raise ValueError(
+                f"retry_temperature: must be a number >= 0 (0: stay greedy), got {retry_temperature!r}"
+            )
         self.max_attempts = attempts
         self.drop_failed_attempts = drop_failed_attempts
+        self.retry_temperature = retry_temperature
         self.model = None
 
     def attach(self, run: RunContext) -> None:
@@ -95,6 +131,30 @@ class LLMAgent(Agent):
             self.attach(RunContext())
         for name in ("llm_calls", "invalid_answers", "fallbacks"):
             self.counters[name] = 0
+        self.decisions_asked = 0
+        self.tokens_per_char = INITIAL_TOKENS_PER_CHAR
+
+    def call_seed(self, decision: int, attempt: int) -> int:
+        """The seed of a request: the table's ``seed``, the episode's, the decision's number
+        and the attempt, mixed (31 bits suit every server)."""
+        table_seed = self.model_config.get("seed") or 0
+        return int(digest(f"{table_seed}:{self.seed}:{decision}:{attempt}", 8), 16) % 2**31
+
+    def estimate_tokens(self, chat: Sequence[Mapping[str, str]]) -> int:
+        chars = sum(len(str(m.get("content", ""))) for m in chat)
+        return int(chars * self.tokens_per_char) + MESSAGE_OVERHEAD * len(chat)
+
+    def fit(
+        self, base: list[dict[str, str]], chat: list[dict[str, str]], budget: int | None
+    ) -> list[dict[str, str]] | None:
+        """``chat``, or it with its failed attempts trimmed, within ``budget`` tokens; None
+        when even ``base`` (the prompt alone) does not fit."""
+        if budget is None:
+            return chat
+        for candidate in (chat, [*base, *chat[len(base) :][-2:]], base):
+            if len(candidate) <= len(chat) and self.estimate_tokens(candidate) <= budget:
+                return candidate
+        return None
 
     async def ask(
         self,
@@ -109,30 +169,61 @@ class LLMAgent(Agent):
         """Ask until ``parse`` accepts a reply (it raises ``AnswerParseError`` otherwise).
 
         ``correction(reason)`` is the game master's re-prompt; ``fallback()`` gives the logged
-        fallback value after ``max_attempts`` invalid answers.
+        fallback value after ``max_attempts`` invalid answers (or a repeated reply at
+        temperature 0, or a prompt too long for the window).
         """
         base = [dict(m) for m in chat]
         attempt_chat = list(base)
+        self.decisions_asked += 1
+        number = self.decisions_asked
+        settings = self.model.settings
+        temperature = overrides.get("temperature", settings.temperature)
+        max_tokens = overrides.get("max_tokens", settings.max_tokens) or 0
+        window = await self.model.context_window()
+        replies: set[str] = set()
         for attempt in range(1, self.max_attempts + 1):
-            call_overrides = dict(overrides)
-            if attempt > 1 and self.drop_failed_attempts:
-                # The same prompt again: vary the seed, or a cached or greedy model repeats itself.
-                call_overrides.setdefault("seed", self.seed % 2**31 + attempt)
-            try:
-                reply = await self.model.complete(attempt_chat, **call_overrides)
-            except ProviderError as error:
+            call = {"seed": self.call_seed(number, attempt), **overrides}
+            greedy = temperature == 0
+            if attempt > 1 and greedy and self.retry_temperature:
+                call["temperature"] = self.retry_temperature
+                greedy = False
+            fitted = self.fit(base, attempt_chat, None if window is None else window - max_tokens)
+            marks = {"decision": decision, "answer_attempt": attempt}
+            if fitted is None:
+                self.count("invalid_answers")
                 self.events.append(
-                    {**error.event(), "decision": decision, "answer_attempt": attempt}
+                    {"type": "context_overflow", **marks, "window": window, "invalid": OVERFLOW}
                 )
-                raise
+                break
+            attempt_chat = fitted
+            try:
+                reply = await self.model.complete(attempt_chat, **call)
+            except ProviderError as error:
+                event = {**error.event(), **marks}
+                if error.kind != "context_overflow":
+                    self.events.append(event)
+                    raise
+                self.count("invalid_answers")
+                self.events.append({**event, "invalid": OVERFLOW})
+                if len(attempt_chat) == len(base):
+                    break  # nothing left to trim
+                attempt_chat = list(base)
+                window = await self.model.context_window()  # the error may have stated it
+                continue
             self.count("llm_calls")
-            event = {**reply.event(), "decision": decision, "answer_attempt": attempt}
+            if reply.prompt_tokens > 0 and not reply.cached:
+                chars = sum(len(str(m.get("content", ""))) for m in attempt_chat)
+                self.tokens_per_char = max(reply.prompt_tokens / max(chars, 1), 0.05) * 1.1
+            event = {**reply.event(), **marks}
             try:
                 value = parse(reply.text)
             except AnswerParseError as error:
                 self.count("invalid_answers")
                 event["invalid"] = str(error)
                 self.events.append(event)
+                if greedy and reply.text in replies:
+                    break  # greedy decoding gave the same reply again: it would again
+                replies.add(reply.text)
                 if not self.drop_failed_attempts:
                     attempt_chat = [
                         *attempt_chat,
@@ -148,5 +239,5 @@ class LLMAgent(Agent):
         self.count("fallbacks")
         value = fallback()
         self.events.append({"type": "fallback", "decision": decision, "value": value})
-        note = f"{GAME_MASTER} No valid answer after {self.max_attempts} attempts; the game used a fallback."
-        return Outcome(value, True, [*base, {"role": "user", "content": note}], self.max_attempts)
+        note = f"{GAME_MASTER} No valid answer; the game used a fallback."
+        return Outcome(value, True, [*base, {"role": "user", "content": note}], attempt)

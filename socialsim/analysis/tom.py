@@ -198,28 +198,34 @@ def _probe_entries(record: EpisodeRecord, name: str) -> list[dict[str, Any]]:
 
 
 def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
-    """The Piaget scores, each a per-episode share then averaged over episodes.
+    """The Piaget scores, each a per-episode share over the *answered* turns (a prediction that
+    is a code) then averaged over the episodes with at least one:
 
     * ``predicted_interceptor_guess``: the prediction equals the interceptor's actual guess.
-    * ``predicted_interceptor_guess_on_interception``: the same over the turns with an
+    * ``predicted_interceptor_guess_on_interception``: the same over the answered turns with an
       interception (episodes without one are skipped).
     * ``predicted_code``: the prediction is the true code (the encoder predicts an interception).
 
-    A turn whose answer was not a code counts as a wrong prediction.
+    An unanswered turn is skipped, never counted as wrong; ``answered`` is the share of asked
+    turns that were answered (over all episodes).
     """
     on_guess, on_interception, on_code = [], [], []
+    asked = answered = 0
     for record in _done(records):
         entries = _probe_entries(record, PIAGET)
+        asked += len(entries)
+        entries = [e for e in entries if e.get("prediction") is not None]
+        answered += len(entries)
         if not entries:
             continue
         log = {t["turn"]: t for t in record.summary["turn_log"]}
         hits, hits_when_intercepted, intercepted, is_code = 0, 0, 0, 0
         for entry in entries:
             turn = log[entry["turn"]]
-            prediction = entry.get("prediction")
-            hit = prediction is not None and prediction == turn["interceptor_guess"]
+            prediction = entry["prediction"]
+            hit = prediction == turn["interceptor_guess"]
             hits += hit
-            is_code += prediction is not None and prediction == turn["code"]
+            is_code += prediction == turn["code"]
             if turn["interception"]:
                 intercepted += 1
                 hits_when_intercepted += hit
@@ -229,6 +235,7 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
             on_interception.append(hits_when_intercepted / intercepted)
     return {
         "episodes": len(on_guess),
+        "answered": answered / asked if asked else math.nan,
         "predicted_interceptor_guess": _mean(on_guess),
         "predicted_interceptor_guess_on_interception": _mean(on_interception),
         "episodes_with_interception": len(on_interception),
@@ -265,16 +272,22 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
     * self-other consistency if same(R, O).
 
     Each score is a per-episode pass rate over eligible turns, averaged over the episodes with at
-    least one eligible turn.
+    least one eligible turn. A turn with an unanswered question is skipped; ``answered`` is the
+    share of asked turns whose three questions were all answered.
     """
     per_episode: dict[str, list[float]] = {name: [] for name in GOPNIK_SCORES}
+    asked = answered = 0
     for record in _done(records):
         truth = record.summary["keywords"]
         passes = {name: 0 for name in GOPNIK_SCORES}
         eligible = 0
         for entry in _probe_entries(record, GOPNIK):
+            asked += 1
             now, recalled, other = (entry.get(k) for k in KEYWORD_QUESTIONS)
-            if now is None or recalled is None or other is None or same(now, truth):
+            if now is None or recalled is None or other is None:
+                continue
+            answered += 1
+            if same(now, truth):
                 continue
             eligible += 1
             passes["weak_representational_change"] += not same(recalled, truth)
@@ -286,7 +299,11 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
             for name in GOPNIK_SCORES:
                 per_episode[name].append(passes[name] / eligible)
     episodes = len(per_episode[GOPNIK_SCORES[0]])
-    return {"episodes": episodes, **{name: _mean(values) for name, values in per_episode.items()}}
+    return {
+        "episodes": episodes,
+        "answered": answered / asked if asked else math.nan,
+        **{name: _mean(values) for name, values in per_episode.items()},
+    }
 
 
 # -- invalid actions ------------------------------------------------------------------------------

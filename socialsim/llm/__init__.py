@@ -2,16 +2,20 @@
 
 =========================  ====================================================================
 Interface                  :class:`ChatModel`: ``await model.complete(messages, **overrides) -> Reply``
-Provider                   :class:`LiteLLMModel` (any model litellm reaches; local servers by ``api_base``),
-                           the default (``transport = "litellm"``)
-Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai_http"``): plain HTTP
-                           to an OpenAI-compatible server at ``api_base``, no litellm, a fraction
-                           of its CPU per call; ``cost`` is None (no price table)
+Provider                   :class:`LiteLLMModel` (any model litellm reaches by name), the default
+                           without an ``api_base`` (``transport = "litellm"``)
+Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai_http"``, the default
+                           with an ``api_base``): plain HTTP to an OpenAI-compatible server, no
+                           litellm, a fraction of its CPU per call; ``cost`` is None
 Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
                            :class:`Accounting`, :class:`Cache` (SQLite reply cache)
 From a config table        :func:`build_model` ``(config, run_dir=None)``
 Per-call log entry         :meth:`Reply.event`, :meth:`ProviderError.event`
 In-process test model      :class:`ScriptedModel` (no HTTP); :mod:`socialsim.testing.llm_server` is the HTTP one
+Structured output          a call's ``schema`` override, sent in the table's ``structured_format``
+                           (:mod:`socialsim.llm.structured`); :func:`gbnf`, :func:`wire_fields`
+Servers                    :func:`server_info` (family, context window), :func:`probe_structured_output`;
+                           :func:`check_seat_models` (the config check of an experiment's LLM seats)
 Answer parsing             :func:`extract_answer`, :func:`extract_json`, :func:`require_fields`,
                            :class:`AnswerParseError`
 Errors                     :class:`ProviderError` (after retries), :class:`BudgetExceeded`
@@ -46,12 +50,14 @@ fallback); an agent of one's own does the same in a few lines::
             return fallback  # logged and counted
 
 Messages are OpenAI chat messages (``{"role": ..., "content": ...}``). A call's ``overrides``
-set ``temperature``, ``max_tokens``, ``seed``, ``timeout`` or any provider parameter (such as
-``response_format``) for that call only; all but ``timeout`` are part of the cache key.
+set ``temperature``, ``max_tokens``, ``seed``, ``timeout``, ``schema`` (structured output, see
+:mod:`socialsim.llm.structured`) or any provider parameter for that call only; all but
+``timeout`` are part of the cache key.
 
 Arguments (of :func:`build_model`'s table; see :mod:`socialsim.llm.build`): ``model``,
 ``api_base``, ``transport``, ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``,
-``timeout``, ``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``.
+``timeout``, ``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``,
+``structured_format``, ``context_window``.
 The transport is not part of the cache key: the same request gives the same reply whichever
 transport sends it.
 
@@ -59,6 +65,10 @@ Version History
 
 * v0: first version.
 * v0.1: ``transport = "openai_http"`` and :class:`OpenAICompatibleModel`.
+* v0.2: ``openai_http`` is the default with an ``api_base``; structured output in five dialects
+  (``structured_format``, the ``schema`` override); ``context_window`` and
+  :meth:`ChatModel.context_window`; ``context_overflow`` errors; ``finish_reason`` in every
+  call event.
 """
 
 from socialsim.llm.build import (
@@ -67,6 +77,7 @@ from socialsim.llm.build import (
     cache_path,
     default_cache_path,
     forget_models,
+    transport_of,
 )
 from socialsim.llm.cache import Cache, ReplyStore, open_store
 from socialsim.llm.litellm_model import LiteLLMModel, load_litellm
@@ -92,10 +103,19 @@ from socialsim.llm.parsing import (
     require_fields,
 )
 from socialsim.llm.scripted import ScriptedModel
+from socialsim.llm.seats import check_seat_models
+from socialsim.llm.server import (
+    ServerInfo,
+    forget_servers,
+    probe_structured_output,
+    server_info,
+)
+from socialsim.llm.structured import FORMATS, gbnf, wire_fields
 from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
 
 __all__ = [
     "CONFIG_KEYS",
+    "FORMATS",
     "Accounting",
     "AnswerParseError",
     "BudgetExceeded",
@@ -113,18 +133,26 @@ __all__ = [
     "ReplyStore",
     "Retry",
     "ScriptedModel",
+    "ServerInfo",
     "Settings",
     "TransientProviderError",
     "Wrapper",
     "build_model",
     "cache_path",
+    "check_seat_models",
     "default_cache_path",
     "extract_answer",
     "extract_json",
     "forget_models",
+    "forget_servers",
+    "gbnf",
     "json_objects",
     "load_litellm",
     "open_store",
+    "probe_structured_output",
     "prompt_hash",
     "require_fields",
+    "server_info",
+    "transport_of",
+    "wire_fields",
 ]

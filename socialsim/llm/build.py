@@ -5,7 +5,9 @@
     [seats."*".model]             # whatever table the LLM agent passes to build_model
     model = "openai/gpt-4o-mini"  # litellm's model name (required)
     api_base = "http://127.0.0.1:8000/v1"   # for an OpenAI-compatible server
-    transport = "litellm"         # or "openai_http": that server without litellm (needs api_base)
+    transport = "openai_http"     # the default with an api_base; "litellm" without one
+    structured_format = "auto"    # how a schema goes on the wire (socialsim.llm.structured)
+    context_window = 4096         # tokens; default: what the server says (socialsim.llm.server)
     api_key_env = "OPENAI_API_KEY"          # the variable that holds the key
     temperature = 0.7
     max_tokens = 512
@@ -20,14 +22,16 @@
     reasoning_effort = "low"
 
 The stack, outermost first: ``Accounting(Cache(Retry(CallBudget(ConcurrencyLimit(provider)))))``,
-each layer present only when configured. The provider is chosen by ``transport``:
+each layer present only when configured. The provider is chosen by ``transport``
+(:func:`transport_of`):
 
-* ``"litellm"`` (the default): :class:`~socialsim.llm.LiteLLMModel`, any provider litellm reaches
-  by name, local servers by ``api_base``;
-* ``"openai_http"``: :class:`~socialsim.llm.OpenAICompatibleModel`, a plain HTTP client for an
-  OpenAI-compatible server (vLLM, llama.cpp, the test server) at ``api_base`` (required), for
-  experiments with many requests in flight: under 1 ms of CPU per call where litellm spends
-  about 14 (``experiments/bench/llm_decrypto_bench.py``). Its replies have no cost (None).
+* ``"openai_http"`` (the default when the table has an ``api_base``):
+  :class:`~socialsim.llm.OpenAICompatibleModel`, a plain HTTP client for an OpenAI-compatible
+  server (vLLM, llama.cpp, the test server) at ``api_base`` (required), for experiments with
+  many requests in flight: under 1 ms of CPU per call where litellm spends about 14
+  (``experiments/bench/llm_decrypto_bench.py``). Its replies have no cost (None);
+* ``"litellm"`` (the default without an ``api_base``): :class:`~socialsim.llm.LiteLLMModel`,
+  any provider litellm reaches by name (a local server too, by ``api_base``, if asked for).
 
 The transport is not part of the cache key: the same request gives the same reply whichever
 transport sends it, so a cache filled through one serves the other.
@@ -50,6 +54,7 @@ from socialsim.llm.cache import Cache
 from socialsim.llm.litellm_model import LiteLLMModel
 from socialsim.llm.model import ChatModel
 from socialsim.llm.openai_http import OpenAICompatibleModel
+from socialsim.llm.server import forget_servers
 from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
 from socialsim.plain_json import canonical_json
 
@@ -68,10 +73,14 @@ CONFIG_KEYS = (
     "cache",
     "budget",
     "params",
+    "structured_format",
+    "context_window",
 )
 
 DEFAULTS: dict[str, Any] = {
-    "transport": "litellm",
+    "transport": None,  # openai_http with an api_base, else litellm (see transport_of)
+    "structured_format": "auto",
+    "context_window": None,
     "timeout": 60.0,
     "max_retries": 5,
     "backoff": 1.0,
@@ -147,16 +156,26 @@ def build_model(config: Mapping[str, Any], run_dir: str | os.PathLike | None = N
 
 def forget_models() -> None:
     """Forget the models built so far: the next :func:`build_model` builds afresh (fresh
-    budget and accounting)."""
+    budget and accounting), and what servers said about themselves."""
     with _BUILT_LOCK:
         _BUILT.clear()
+    forget_servers()
+
+
+def transport_of(config: Mapping[str, Any]) -> str:
+    """The transport a table uses: its own, else ``openai_http`` when it has an ``api_base``
+    (an OpenAI-compatible server: vLLM, llama.cpp, the test server), else ``litellm``."""
+    transport = config.get("transport")
+    if transport is not None:
+        return transport
+    return "openai_http" if config.get("api_base") else "litellm"
 
 
 def _build(config: dict[str, Any], run_dir: str | os.PathLike | None) -> ChatModel:
     params = config["params"]
     if not isinstance(params, Mapping):
         raise ValueError(f"params: expected a table of provider parameters, got {params!r}")
-    transport = config["transport"]
+    transport = transport_of(config)
     if transport not in TRANSPORTS:
         raise ValueError(
             f"transport: expected one of {', '.join(repr(t) for t in TRANSPORTS)}, got {transport!r}"
@@ -176,6 +195,8 @@ def _build(config: dict[str, Any], run_dir: str | os.PathLike | None) -> ChatMod
         seed=config.get("seed"),
         timeout=config["timeout"],
         params=params,
+        structured_format=config["structured_format"],
+        context_window=config["context_window"],
     )
     concurrency = config["concurrency"]
     if concurrency not in (None, 0):

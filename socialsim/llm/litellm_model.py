@@ -41,6 +41,8 @@ from socialsim.llm.model import (
     is_authentication_error,
     prompt_hash,
 )
+from socialsim.llm.server import is_overflow
+from socialsim.llm.structured import wire_fields
 
 #: The key sent to an ``api_base`` endpoint when no ``api_key_env`` is set: local
 #: OpenAI-compatible servers want some key but check none.
@@ -116,6 +118,12 @@ class LiteLLMModel(Provider):
         if api_key is not None:
             kwargs["api_key"] = api_key
         kwargs.update(settings.params)
+        if settings.schema is not None:
+            fields = wire_fields(await self.wire_format(settings), settings.schema)
+            if "response_format" in fields:
+                kwargs["response_format"] = fields.pop("response_format")
+            if fields:  # a server's own fields go in the body as they are
+                kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **fields}
         unpriced = self._known_unpriced(litellm, kwargs)
         if unpriced:
             kwargs.update(_ZERO_PRICE)
@@ -124,7 +132,10 @@ class LiteLLMModel(Provider):
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as error:
-            raise provider_error(error, settings.model, hashes) from error
+            mapped = provider_error(error, settings.model, hashes)
+            if mapped.kind == "context_overflow":
+                mapped = self.overflow_error(str(mapped), str(error), mapped.status, hashes)
+            raise mapped from error
         latency = time.perf_counter() - started
         choice = response.choices[0]
         text = choice.message.content or ""
@@ -194,6 +205,8 @@ def provider_error(error: Exception, model: str, hashes: Mapping[str, str]) -> P
     message = f"{model}: {name}: {str(error)[:500]}"
     if "Authentication" in name or is_authentication_error(str(error), status):
         return ProviderError(message, kind="authentication", model=model, status=status, **hashes)
+    if "ContextWindow" in name or (status in (400, 413, 422) and is_overflow(str(error))):
+        return ProviderError(message, kind="context_overflow", model=model, status=status, **hashes)
     if "Timeout" in name:
         kind = "timeout"
     elif name == "RateLimitError" or status == 429:

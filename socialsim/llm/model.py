@@ -9,6 +9,7 @@ Everything here is provider-free; the one implementation that talks to a provide
 from __future__ import annotations
 
 import abc
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -18,16 +19,38 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from socialsim.llm.server import (
+    ServerInfo,
+    known_info,
+    learned_window,
+    overflow_window,
+    server_info,
+)
+from socialsim.llm.structured import check_format, check_schema
 from socialsim.plain_json import canonical_json
 
 #: A chat message as the OpenAI API takes it: ``{"role": "system"|"user"|"assistant", "content": str}``.
 ChatMessage = Mapping[str, Any]
 
-#: The settings a call may override, besides provider parameters.
-OVERRIDABLE = ("temperature", "max_tokens", "seed", "timeout")
+#: The settings a call may override, besides provider parameters. ``schema`` asks for structured
+#: output (see :mod:`socialsim.llm.structured`).
+OVERRIDABLE = ("temperature", "max_tokens", "seed", "timeout", "schema")
 
 #: Settings fixed per model: a call cannot change which model or endpoint it reaches.
 FIXED = ("model", "api_base", "api_key_env", "messages", "api_key")
+
+
+#: Provider prefixes litellm wants on an OpenAI-compatible server's model name; the server itself
+#: knows the model by the rest.
+MODEL_PREFIXES = ("openai/", "hosted_vllm/")
+
+
+def served_name(model: str) -> str:
+    """The name the server knows the model by: ``"openai/test"`` -> ``"test"``."""
+    for prefix in MODEL_PREFIXES:
+        if model.startswith(prefix):
+            return model[len(prefix) :]
+    return model
 
 
 def digest(text: str, length: int = 16) -> str:
@@ -64,8 +87,9 @@ class Settings:
     """How a model is called. ``params`` are extra provider parameters passed as they are
     (``reasoning_effort``, ``response_format``, ``top_p``, ``stop``...).
 
-    ``timeout`` is the only setting that does not change the reply, so it is the only one left
-    out of :meth:`request`, the cache key.
+    ``timeout`` and ``context_window`` do not change the reply, so they are left out of
+    :meth:`request`, the cache key. ``schema`` (a call's, see :mod:`socialsim.llm.structured`)
+    and ``structured_format`` (how it goes on the wire) enter the key only when a schema is set.
     """
 
     model: str
@@ -76,8 +100,23 @@ class Settings:
     seed: int | None = None
     timeout: float = 60.0
     params: Mapping[str, Any] = field(default_factory=dict)
+    structured_format: str = "auto"
+    context_window: int | None = None
+    schema: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        check_format(self.structured_format)
+        if self.context_window is not None and not (
+            isinstance(self.context_window, int)
+            and not isinstance(self.context_window, bool)
+            and self.context_window > 0
+        ):
+            raise ValueError(
+                f"context_window: expected a number of tokens > 0 or None (read from the server), "
+                f"got {self.context_window!r}"
+            )
+        if self.schema is not None:
+            object.__setattr__(self, "schema", check_schema(self.schema))
         if not isinstance(self.model, str) or not self.model:
             raise ValueError(
                 f"model: expected a non-empty model name such as 'openai/gpt-4o-mini', got {self.model!r}"
@@ -127,7 +166,7 @@ class Settings:
 
     def request(self, messages: Sequence[ChatMessage]) -> dict[str, Any]:
         """Everything that determines the reply: the explicit cache key of a call."""
-        return {
+        request = {
             "model": self.model,
             "api_base": self.api_base,
             "messages": [dict(m) for m in messages],
@@ -136,6 +175,10 @@ class Settings:
             "seed": self.seed,
             "params": dict(self.params),
         }
+        if self.schema is not None:
+            request["schema"] = self.schema
+            request["structured_format"] = self.structured_format
+        return request
 
     def request_hash(self, messages: Sequence[ChatMessage]) -> str:
         return digest(canonical_json(self.request(messages), allow_nan=False), 64)
@@ -151,6 +194,8 @@ class Settings:
             "seed": self.seed,
             "timeout": self.timeout,
             "params": json.loads(canonical_json(self.params, allow_nan=False)),
+            "structured_format": self.structured_format,
+            "context_window": self.context_window,
         }
 
 
@@ -190,6 +235,7 @@ class Reply:
             "latency_s": round(self.latency_s, 6),
             "cached": self.cached,
             "attempt": self.attempt,
+            "finish_reason": self.finish_reason,
             "error": None,
         }
 
@@ -203,7 +249,9 @@ class ProviderError(LLMError):
     unknown model) or a transient one that outlived its retries.
 
     ``kind`` is one of ``rate_limit``, ``server_error``, ``timeout``, ``connection``,
-    ``empty_reply`` (transient), ``authentication`` or ``rejected`` (permanent); ``status`` is
+    ``empty_reply`` (transient), ``authentication``, ``rejected`` (a bad request, an unknown
+    model: permanent) or ``context_overflow`` (the request does not fit the model's window:
+    permanent, and an LLM agent's invalid answer rather than a failed episode); ``status`` is
     the HTTP status if any.
     """
 
@@ -242,6 +290,7 @@ class ProviderError(LLMError):
             "latency_s": None,
             "cached": False,
             "attempt": self.attempts,
+            "finish_reason": None,
             "error": f"{self.kind}: {self}",
         }
 
@@ -286,6 +335,11 @@ class ChatModel(abc.ABC):
     def layers(self) -> list[dict[str, Any]]:
         return [{"layer": type(self).__name__}]
 
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens: the table's ``context_window``, else what the
+        server says (:mod:`socialsim.llm.server`), else None (unknown)."""
+        return None
+
     def find(self, kind: type) -> Any:
         """The first layer of type ``kind`` in this stack (outermost first), or None."""
         layer: Any = self
@@ -318,6 +372,9 @@ class Wrapper(ChatModel):
     def layers(self) -> list[dict[str, Any]]:
         return [self.layer(), *self.inner.layers()]
 
+    async def context_window(self) -> int | None:
+        return await self.inner.context_window()
+
 
 class Provider(ChatModel):
     """A model that sends the requests itself (the innermost layer of a stack): it holds its
@@ -334,6 +391,8 @@ class Provider(ChatModel):
         seed: int | None = None,
         timeout: float = 60.0,
         params: Mapping[str, Any] | None = None,
+        structured_format: str = "auto",
+        context_window: int | None = None,
     ) -> None:
         self._settings = Settings(
             model=model,
@@ -344,6 +403,8 @@ class Provider(ChatModel):
             seed=seed,
             timeout=timeout,
             params=dict(params or {}),
+            structured_format=structured_format,
+            context_window=context_window,
         )
         if api_key_env is not None and not os.environ.get(api_key_env):
             raise ValueError(
@@ -353,6 +414,46 @@ class Provider(ChatModel):
     @property
     def settings(self) -> Settings:
         return self._settings
+
+    async def _server(self) -> ServerInfo | None:
+        api_base = self._settings.api_base
+        if not api_base:
+            return None
+        name = served_name(self._settings.model)
+        info = known_info(api_base, name)
+        if info is None:  # asked once; a blocking GET must not hold up the loop
+            # a busy server (one slot, a long generation) answers late: give it the call's time
+            timeout = self._settings.timeout
+            info = await asyncio.to_thread(server_info, api_base, name, timeout)
+        return info
+
+    async def wire_format(self, settings: Settings) -> str:
+        """The structured format a call goes out in: ``"auto"`` is the server's own form when
+        there is an ``api_base`` to ask, else OpenAI's (litellm translates it per provider)."""
+        if settings.structured_format != "auto":
+            return settings.structured_format
+        info = await self._server()
+        return info.structured_format if info is not None else "openai"
+
+    async def context_window(self) -> int | None:
+        settings = self._settings
+        if settings.context_window is not None:
+            return settings.context_window
+        learned = learned_window(settings.api_base, settings.model)
+        if learned is not None:
+            return learned
+        info = await self._server()
+        return info.context_window if info is not None else None
+
+    def overflow_error(
+        self, message: str, text: str, status: int | None, hashes: Mapping[str, str]
+    ) -> ProviderError:
+        """The permanent error of a request too long for the window (the stated window is
+        remembered for the next requests)."""
+        overflow_window(self._settings.api_base, self._settings.model, text)
+        return ProviderError(
+            message, kind="context_overflow", model=self._settings.model, status=status, **hashes
+        )
 
     def api_key(self) -> str | None:
         """The key, read at each call (never stored); None when no variable is named."""

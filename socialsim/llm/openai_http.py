@@ -4,17 +4,21 @@ one ``POST {api_base}/chat/completions`` per call over a shared ``aiohttp`` sess
 =====================  ===============================================================================
 Reaches                an OpenAI-compatible ``/chat/completions`` endpoint (vLLM, llama.cpp's server,
                        socialsim.testing.llm_server) at ``api_base``, which is required
-Chosen by              ``transport = "openai_http"`` in a :func:`~socialsim.llm.build_model` table
-                       (the default, ``"litellm"``, reaches any provider by name)
+Chosen by              ``transport = "openai_http"`` in a :func:`~socialsim.llm.build_model` table,
+                       the default when the table has an ``api_base`` (``"litellm"`` reaches
+                       any provider by name)
 Request body           ``model`` (the name without a leading ``openai/`` or ``hosted_vllm/``),
                        ``messages``, ``temperature`` / ``max_tokens`` / ``seed`` when set, then
-                       ``params`` as they are; ``Authorization: Bearer <key>`` when ``api_key_env``
-                       is set
+                       ``params`` as they are, a call's ``schema`` in the table's
+                       ``structured_format`` (:mod:`socialsim.llm.structured`);
+                       ``Authorization: Bearer <key>`` when ``api_key_env`` is set
 Errors                 as :class:`~socialsim.llm.LiteLLMModel` reports them: 429 ``rate_limit``
                        (its ``Retry-After`` honoured), 5xx ``server_error``, ``timeout``,
                        ``connection``, ``empty_reply`` (all transient, so
-                       :class:`~socialsim.llm.Retry` retries them); other 4xx ``rejected``
-                       (permanent); a 200 whose body is not JSON is a ``server_error``.
+                       :class:`~socialsim.llm.Retry` retries them); a 400 saying the request
+                       exceeds the context window ``context_overflow``; other 4xx (a bad
+                       request, an unknown model) ``rejected`` (permanent, never retried); a
+                       200 whose body is not JSON is a ``server_error``.
                        ``status`` is the HTTP status the server sent, None for a timeout or a
                        connection error (litellm makes up 408 and 500 for those)
 Reply                  text, tokens from the server's ``usage``, latency, ``finish_reason``, the same
@@ -71,22 +75,13 @@ from socialsim.llm.model import (
     check_messages,
     is_authentication_error,
     prompt_hash,
+    served_name,
 )
-
-#: Provider prefixes litellm wants on an OpenAI-compatible server's model name; the server itself
-#: knows the model by the rest.
-MODEL_PREFIXES = ("openai/", "hosted_vllm/")
+from socialsim.llm.server import is_overflow
+from socialsim.llm.structured import wire_fields
 
 #: Seconds an idle connection is kept for the next request (see :func:`_session`).
 KEEPALIVE_S = 4.0
-
-
-def served_name(model: str) -> str:
-    """The name the server knows the model by: ``"openai/test"`` -> ``"test"``."""
-    for prefix in MODEL_PREFIXES:
-        if model.startswith(prefix):
-            return model[len(prefix) :]
-    return model
 
 
 class OpenAICompatibleModel(Provider):
@@ -123,13 +118,17 @@ class OpenAICompatibleModel(Provider):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _body(self, settings: Settings, messages: list[dict[str, Any]]) -> bytes:
+    def _body(
+        self, settings: Settings, messages: list[dict[str, Any]], structured_format: str | None
+    ) -> bytes:
         body: dict[str, Any] = {"model": self._name, "messages": messages}
         for name in ("temperature", "max_tokens", "seed"):
             value = getattr(settings, name)
             if value is not None:
                 body[name] = value
         body.update(settings.params)
+        if settings.schema is not None and structured_format is not None:
+            body.update(wire_fields(structured_format, settings.schema))
         try:
             return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
         except (TypeError, ValueError) as error:
@@ -143,7 +142,8 @@ class OpenAICompatibleModel(Provider):
         settings = self._settings.with_overrides(overrides)
         hashes = {"prompt_hash": prompt_hash(plain), "request_hash": settings.request_hash(plain)}
         model = settings.model
-        content = self._body(settings, plain)
+        wire = await self.wire_format(settings) if settings.schema is not None else None
+        content = self._body(settings, plain, wire)
         headers = self._headers()
         aiohttp = _aiohttp()
         session = await _session()
@@ -165,6 +165,10 @@ class OpenAICompatibleModel(Provider):
         latency = time.perf_counter() - started
         if status != 200:
             text = raw.decode("utf-8", errors="replace")
+            if status in (400, 413, 422) and is_overflow(text):
+                raise self.overflow_error(
+                    f"{model}: HTTP {status}: {text[:500]}", text, status, hashes
+                )
             raise status_error(status, text, {"retry-after": retry_header}, model, hashes)
         try:
             data = json.loads(raw)
@@ -235,6 +239,10 @@ def status_error(
             retry_after=_seconds(headers.get("retry-after")),
             **hashes,
         )
+    if status >= 500 and "response_format" in text and "validation" in text.lower():
+        # the server refused the structured-output form (llama-cpp-python answers 500): no
+        # retry can change that
+        return ProviderError(message, kind="rejected", model=model, status=status, **hashes)
     if status >= 500:
         return TransientProviderError(
             message,

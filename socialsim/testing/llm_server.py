@@ -23,6 +23,17 @@ Out of process      ``python -m socialsim.testing.llm_server --latency 0.2`` pri
 Counters            ``requests``, ``in_flight``, ``max_in_flight``, ``faults`` (name ->
                     count), ``answered`` (request jsons answered with a reply),
                     ``usage`` (prompt, completion) token totals of the replies sent
+Server families     ``family`` says who the server claims to be, as real ones do in
+                    ``GET /v1/models``: ``"llama_cpp_python"`` (``owned_by: "me"``),
+                    ``"llama_cpp"`` (``"llamacpp"``, with ``GET /props`` stating ``n_ctx``),
+                    ``"vllm"`` (``"vllm"``, with ``max_model_len``), or a plain one
+Structured output   ``structured_formats``: the forms of :mod:`socialsim.llm.structured` the
+                    server accepts (None: any, unchecked); a request in another form gets
+                    HTTP 500, as llama-cpp-python answers OpenAI's ``json_schema``.
+                    :func:`request_schema` gives a policy the schema a request carries
+Context window      ``context_window``: a request whose prompt tokens plus ``max_tokens``
+                    exceed it gets HTTP 400 ``context_length_exceeded`` with the message
+                    llama-cpp-python sends (stating the window)
 ==================  ===================================================================
 
 Example::
@@ -60,6 +71,41 @@ def count_words(text: str) -> int:
     return len(str(text).split())
 
 
+OWNERS = {"llama_cpp_python": "me", "llama_cpp": "llamacpp", "vllm": "vllm"}
+
+
+def request_format(request: Mapping[str, Any]) -> str | None:
+    """The structured-output form a request uses (a name of ``socialsim.llm.structured``)."""
+    response_format = request.get("response_format")
+    if isinstance(response_format, dict):
+        if response_format.get("type") == "json_schema":
+            return "openai"
+        if response_format.get("type") == "json_object" and "schema" in response_format:
+            return "llama_cpp_python"
+    for field, name in (
+        ("guided_json", "vllm"),
+        ("json_schema", "llama_cpp"),
+        ("grammar", "grammar"),
+    ):
+        if field in request:
+            return name
+    return None
+
+
+def request_schema(request: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks for, in whichever form (None for none or a grammar)."""
+    form = request_format(request)
+    if form == "openai":
+        return request["response_format"]["json_schema"]["schema"]
+    if form == "llama_cpp_python":
+        return request["response_format"]["schema"]
+    if form == "vllm":
+        return request["guided_json"]
+    if form == "llama_cpp":
+        return request["json_schema"]
+    return None
+
+
 class ScriptedChatServer:
     """An OpenAI-compatible chat completions server run in a background thread.
 
@@ -72,6 +118,9 @@ class ScriptedChatServer:
         seed: seed of the server's own Generator (fault draws and garbage text).
         timeout_sleep_s: how long a ``"timeout"`` fault sleeps before answering; set it above
             the client's timeout.
+        family: who the server says it is (see the module docstring).
+        structured_formats: the structured-output forms it accepts; None accepts any.
+        context_window: the model's window in tokens (words here); None: unlimited.
         port: the port on 127.0.0.1; 0 (the default) lets the system pick a free one.
         backlog: the listen backlog; raise it for a client that opens hundreds of connections
             at once (the stdlib's 5 refuses a burst; real servers listen with hundreds).
@@ -86,9 +135,15 @@ class ScriptedChatServer:
         schedule: Sequence[str | None] = (),
         seed: int = 0,
         timeout_sleep_s: float = 1.0,
+        family: str = "openai_compatible",
+        structured_formats: Sequence[str] | None = None,
+        context_window: int | None = None,
         port: int = 0,
         backlog: int = 128,
     ) -> None:
+        self.family = family
+        self.structured_formats = None if structured_formats is None else tuple(structured_formats)
+        self.context_window = context_window
         self.policy: Policy = policy or echo_policy
         self.latency_s = float(latency_s)
         self.fault_rates = dict(fault_rates or {})
@@ -237,6 +292,28 @@ class ScriptedChatServer:
             return 500, _error("internal error (injected)", "server_error")
         if fault == "bad_request":
             return 400, _error("bad request (injected)", "invalid_request_error")
+        form = request_format(request)
+        if form is not None and self.structured_formats is not None:
+            if form not in self.structured_formats:
+                return 500, _error(f"unsupported structured output form {form!r}", "server_error")
+        if self.context_window is not None:
+            asked = sum(count_words(m.get("content") or "") for m in messages)
+            wanted = asked + int(request.get("max_tokens") or 0)
+            if wanted > self.context_window:
+                message = (
+                    f"This model's maximum context length is {self.context_window} tokens. "
+                    f"However, you requested {wanted} tokens ({asked} in the messages, "
+                    f"{wanted - asked} in the completion). Please reduce the length of the "
+                    "messages or completion."
+                )
+                return 400, {
+                    "error": {
+                        "message": message,
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    }
+                }
         if fault == "timeout":
             time.sleep(self.timeout_sleep_s)
         elif self.latency_s > 0:
@@ -292,7 +369,16 @@ class _ChatHandler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/stats":
             self._send(200, self.chat_server.stats())
         elif self.path.rstrip("/") == "/v1/models":
-            self._send(200, {"object": "list", "data": [{"id": "test", "object": "model"}]})
+            server = self.chat_server
+            entry: dict[str, Any] = {"id": "test", "object": "model"}
+            if server.family in OWNERS:
+                entry["owned_by"] = OWNERS[server.family]
+            if server.family == "vllm" and server.context_window is not None:
+                entry["max_model_len"] = server.context_window
+            self._send(200, {"object": "list", "data": [entry]})
+        elif self.path.rstrip("/") == "/props" and self.chat_server.family == "llama_cpp":
+            n_ctx = self.chat_server.context_window
+            self._send(200, {"default_generation_settings": {"n_ctx": n_ctx}})
         else:
             self._send(404, _error(f"no route {self.path}", "not_found"))
 
