@@ -1,6 +1,6 @@
 """Experiment files: TOML, read with the standard library's ``tomllib``.
 
-(About 540 lines: the one loader of experiment files, from reading to the checks of every cell;
+(About 560 lines: the one loader of experiment files, from reading to the checks of every cell;
 several engineers edit it at once, so the split into overrides and checks waits until they
 are merged.)
 
