@@ -17,10 +17,10 @@ copied into the episode record by the runner.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from socialsim.bus import Message
 
@@ -54,6 +54,11 @@ class Agent:
 
     #: the name this class is registered under (set by the registry tables)
     kind: str = ""
+    #: env family (``"gossip"``, ``"decrypto"``, ``"pennies"``...) -> the decisions this agent
+    #: can make in it (``"*"``: every one). The runner refuses a seat whose env or decision is
+    #: not declared here before anything is written; ``None`` (an agent of one's own, a trained
+    #: policy, a person) is not checked.
+    plays: ClassVar[Mapping[str, Collection[str]] | None] = None
 
     def attach(self, run: RunContext) -> None:
         """Called once before :meth:`reset` with what the whole run shares (its directory, and

@@ -1,6 +1,6 @@
 """The ``socialsim`` command: run experiments, list what is installed, report on results.
 
-    socialsim run FILE [--out DIR] [--set path.to.key=value ...]
+    socialsim run FILE [--out DIR] [--set path.to.key=value ...] [--cache PATH] [--check]
     socialsim list
     socialsim report DIR
     socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
@@ -35,7 +35,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         results = run_experiment(
-            args.file, args.out, args.set or [], progress=not args.quiet, say=say
+            args.file,
+            args.out,
+            args.set or [],
+            cache=args.cache,
+            check_only=args.check,
+            progress=not args.quiet,
+            say=say,
         )
     except RunInterrupted as stop:
         print(f"\n{stop}; rerun the same command to resume", file=sys.stderr)
@@ -51,9 +57,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    print("envs:")
+    print("envs (and the agent kinds that declare they fit):")
     for env_id in registry.env_ids():
-        print(f"  {env_id}")
+        print(f"  {env_id:28s} {', '.join(registry.kinds_that_fit(env_id)) or '-'}")
     print("agent kinds:")
     for kind, target in sorted(registry.agent_kinds().items()):
         print(f"  {kind:28s} {target}")
@@ -109,6 +115,18 @@ def main(argv: list[str] | None = None) -> int:
         "override wins: it replaces a grid axis at the same key (a line says so); "
         "grid.PATH=[...] sets an axis; seats.*.KEY sets the default seat, and "
         "seats.*.TABLE.KEY also merges into a TABLE (e.g. model) a named seat has of its own",
+    )
+    run.add_argument(
+        "--cache",
+        metavar="PATH",
+        help="a reply cache file shared by several results directories (for every LLM seat "
+        "whose model table names no cache of its own); recorded as the cache key",
+    )
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="check everything (one episode of each model-free cell included), print the plan, "
+        "write nothing",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)

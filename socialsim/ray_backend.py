@@ -3,30 +3,38 @@
 ``backend = "ray"`` in an experiment (``pip install 'socialsim[ray]'``). The driver connects to
 the cluster that ``RAY_ADDRESS`` names, or starts a local Ray with ``workers`` CPUs (set
 ``RAY_AUTH_MODE=disabled`` for it). Each task plays up to ``max_concurrent`` episodes at once in
-its own event loop and returns their records; the driver, the only writer of the log, appends
-them as tasks finish, so a killed run resumes as on the other backends, and the records are
-theirs byte for byte apart from ``timing``. An LLM seat's reply cache lives in the results
+its own event loop (scripted ones without one) and returns their records as the lines it
+encoded; the driver, the only writer of the log, writes them as tasks finish, without decoding
+them again, so a killed run resumes as on the other backends, and the records are theirs byte
+for byte apart from ``timing``. An LLM seat's reply cache lives in the results
 directory, which the cluster's workers must then see (a shared file system) or the seat's
 ``model.cache`` names a path they do.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from socialsim.records import EpisodeRecord
 
 
-def _play_batch(specs: Sequence[Any], directory: str | None) -> list[dict[str, Any]]:
-    from socialsim.runner import RecordList, run_specs_async
+class _Lines:
+    def __init__(self, directory: str | None) -> None:
+        self.directory = directory
+        self.lines: list[tuple[str, str]] = []
 
-    log = RecordList()
-    log.directory = directory
-    asyncio.run(run_specs_async(specs, log, max_concurrent=len(specs)))
-    return [record.to_json() for record in log.records]
+    def write(self, line: str, status: str = "") -> None:
+        self.lines.append((status, line))
+
+
+def _play_batch(specs: Sequence[Any], directory: str | None) -> list[tuple[str, str]]:
+    from socialsim.runner import play_specs
+
+    log = _Lines(directory)
+    play_specs(specs, log, max_concurrent=len(specs))
+    return log.lines
 
 
 def run_on_ray(
@@ -34,7 +42,7 @@ def run_on_ray(
     log: Any,
     max_concurrent: int = 1,
     workers: int = 1,
-    on_done: Callable[[EpisodeRecord], None] | None = None,
+    on_done=None,
 ) -> None:
     """Play ``specs`` as Ray tasks of ``max_concurrent`` episodes each, appending to ``log``."""
     try:
@@ -56,11 +64,11 @@ def run_on_ray(
     try:
         while refs:
             done, refs = ray.wait(refs, num_returns=1)
-            for data in ray.get(done[0]):
-                record = EpisodeRecord.from_json(data)
-                log.append(record)
+            for status, line in ray.get(done[0]):
+                log.write(line, status)
                 if on_done is not None:
-                    on_done(record)
+                    failed = None if status == "done" else EpisodeRecord.from_line(line)
+                    on_done(status, failed)
     finally:  # on Ctrl-C too: nothing keeps playing for a log nobody writes
         for ref in refs:
             ray.cancel(ref, force=True)

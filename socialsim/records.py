@@ -3,9 +3,10 @@
 An experiment writes to one directory:
 
 * ``manifest.json`` — the resolved config, package versions, git commit (if any) and start time;
-* ``episodes.jsonl`` — one complete :class:`EpisodeRecord` per line, appended and flushed (and
-  fsynced) once per episode, so that a crash never leaves half an episode. A torn last line left
-  by a kill mid-write is ignored by the reader and cut off by the next writer.
+* ``episodes.jsonl`` — one complete :class:`EpisodeRecord` per line (:meth:`EpisodeRecord.line`),
+  written to the file as each episode ends and committed to the disk in groups (see
+  :class:`EventLog` for what survives a kill and a crash). A torn last line left by a crash
+  mid-write is ignored by the reader and cut off by the next writer.
 
 An episode is identified by its key ``(cell, episode)``. Rerunning the same experiment on the
 same directory runs only the keys that have no ``done`` record; a ``failed`` record is retried.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -67,28 +69,73 @@ class EpisodeRecord:
         del data["timing"]  # a shallow copy: deleting a key leaves the record whole
         return canonical_json(data)
 
+    def line(self) -> str:
+        """The record as its line of ``episodes.jsonl`` (canonical JSON, no newline): the one
+        encoding of a record, made once, where the episode was played."""
+        return canonical_json(self.to_json())
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EpisodeRecord:
         return cls(**data)
 
+    @classmethod
+    def from_line(cls, line: str) -> EpisodeRecord:
+        return cls(**json.loads(line))
+
 
 class EventLog:
-    """Append-only writer for ``episodes.jsonl`` in an experiment directory."""
+    """Append-only writer of ``episodes.jsonl`` in an experiment directory, committing in groups.
 
-    def __init__(self, directory: str | os.PathLike):
+    The guarantee: each record reaches the operating system (one ``write``) when it is appended,
+    so a killed run (Ctrl-C, SIGKILL, an exception) loses no appended record. It reaches the disk
+    (``fsync``) at the latest ``commit_every`` records or ``commit_seconds`` seconds after it was
+    appended, and at :meth:`close`; so a crash of the machine loses at most that uncommitted
+    tail. A tail lost, or torn mid-line, is safe: a torn line is ignored by the reader and cut off
+    by the next writer, and the episodes of the lost tail have no ``done`` record, so the next
+    run plays them again (the same seeds give the same records). No record is ever half kept.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        commit_every: int = 64,
+        commit_seconds: float = 1.0,
+    ):
         self.directory = Path(directory)
         self.path = self.directory / EPISODES
         self.directory.mkdir(parents=True, exist_ok=True)
         _cut_torn_tail(self.path)
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self.commit_every = commit_every
+        self.commit_seconds = commit_seconds
+        self._uncommitted = 0
+        self._committed_at = time.monotonic()
+        # Unbuffered: each write() is one system call, so a record is at the OS when appended.
+        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
 
     def append(self, record: EpisodeRecord) -> None:
-        self._file.write(canonical_json(record.to_json()) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self.write(record.line())
+
+    def write(self, line: str, status: str = "") -> None:
+        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played)."""
+        self._file.write(line.encode() + b"\n")
+        self._uncommitted += 1
+        if (
+            self._uncommitted >= self.commit_every
+            or time.monotonic() - self._committed_at >= self.commit_seconds
+        ):
+            self.commit()
+
+    def commit(self) -> None:
+        """fsync what was appended."""
+        if self._uncommitted:
+            os.fsync(self._file.fileno())
+            self._uncommitted = 0
+        self._committed_at = time.monotonic()
 
     def close(self) -> None:
-        self._file.close()
+        if not self._file.closed:
+            self.commit()
+            self._file.close()
 
     def __enter__(self) -> EventLog:
         return self
@@ -164,6 +211,51 @@ def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> No
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def episode_rows_frame(records: Iterable[EpisodeRecord]):
+    """One row per episode: cell values, seed, status, error, and the env's summary
+    (``summary.KEY`` columns for its plain values)."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        row = {f"cell.{k}": v for k, v in record.cell.items()}
+        row.update(
+            episode=record.episode,
+            seed=record.seed,
+            env_id=record.env_id,
+            status=record.status,
+            error=record.error,
+            wall_s=record.timing.get("wall_s"),
+        )
+        row.update(
+            {
+                f"summary.{k}": v
+                for k, v in record.summary.items()
+                if isinstance(v, (str, int, float, bool)) or v is None
+            }
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def llm_calls_frame(records: Iterable[EpisodeRecord]):
+    """One row per logged LLM call (an ``llm_call`` event): episode, seat and the call's fields
+    (model, tokens, cost, latency, cached, error...)."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        for seat, events in record.events.items():
+            for index, event in enumerate(events):
+                if event.get("type") != "llm_call":
+                    continue
+                row = {f"cell.{k}": v for k, v in record.cell.items()}
+                row.update(episode=record.episode, seed=record.seed, seat=seat, event=index)
+                row.update({k: v for k, v in event.items() if k != "type"})
+                rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def episodes_frame(records: Iterable[EpisodeRecord]):

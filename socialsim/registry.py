@@ -10,6 +10,19 @@ module-level table; this file only lists the modules, so that families never edi
 
 A listed module whose package is not installed is skipped; a module that is there but fails to
 import is an error. A new family adds its module to the list when it lands.
+
+Installed packages add their own through entry points, listed by ``socialsim list`` and usable
+by name in an experiment, beside the ``"package.module:Class"`` form::
+
+    [project.entry-points."socialsim.agents"]
+    tit_for_tat = "mypkg.agents:TitForTat"      # kind name -> an Agent subclass
+    [project.entry-points."socialsim.envs"]
+    my_game_v0 = "mypkg.my_game_v0"             # env id -> a module exposing env, parallel_env, raw_env
+
+**Which kinds fit which env.** An env's *family* is the package of its Parallel class under
+``socialsim.envs`` (``gossip``, ``decrypto``, ``pennies``), or its ``metadata["family"]``. An
+agent class declares ``plays`` (family -> decisions); a family whose protocol publishes
+``DECISION_OF`` (seat -> its decision, as Decrypto's does) has each seat's decision checked too.
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ import inspect
 import typing
 from collections.abc import Mapping
 from functools import cache
+from importlib import metadata
 from typing import Any
 
 ENV_IDS = (
@@ -68,24 +82,38 @@ def _load(target: str):
     return getattr(importlib.import_module(module), attr)
 
 
+AGENT_GROUP = "socialsim.agents"
+ENV_GROUP = "socialsim.envs"
+
+
+@cache
+def entry_point_table(group: str) -> dict[str, str]:
+    """name -> target of the installed packages' entry points of ``group``."""
+    return {point.name: point.value for point in metadata.entry_points(group=group)}
+
+
 # -- envs -----------------------------------------------------------------------------------------
 
 
 def env_ids() -> list[str]:
-    """The env ids that are installed."""
-    return [name for name in ENV_IDS if _import_optional(f"socialsim.envs.{name}") is not None]
+    """The env ids that are installed: the bundled ones, then those of entry points."""
+    bundled = [name for name in ENV_IDS if _import_optional(f"socialsim.envs.{name}") is not None]
+    return bundled + [name for name in entry_point_table(ENV_GROUP) if name not in ENV_IDS]
 
 
 def env_module(env_id: str):
     """The shim module of ``env_id``: a bundled id, or a user's module by its import path
     (``"mypkg.my_env_v0"`` or ``"mypkg:my_env_v0"``) exposing ``env``, ``parallel_env`` and
     ``raw_env``."""
+    if env_id not in ENV_IDS and env_id in entry_point_table(ENV_GROUP):
+        return _user_env_module(entry_point_table(ENV_GROUP)[env_id])
     if env_id not in ENV_IDS and ("." in env_id or ":" in env_id):
         return _user_env_module(env_id)
     if env_id not in ENV_IDS:
+        known = [*ENV_IDS, *entry_point_table(ENV_GROUP)]
         raise ValueError(
-            f"env.id: unknown env {env_id!r}{nearest(env_id, ENV_IDS)}; allowed: "
-            f"{', '.join(ENV_IDS)}, or the import path "
+            f"env.id: unknown env {env_id!r}{nearest(env_id, known)}; allowed: "
+            f"{', '.join(known)}, or the import path "
             "of a module exposing env, parallel_env and raw_env (mypkg.my_env_v0)"
         )
     module = _import_optional(f"socialsim.envs.{env_id}")
@@ -200,6 +228,13 @@ def agent_kinds() -> dict[str, str]:
                     f"agent kind {kind!r} is declared by both {kinds[kind]} and {target}"
                 )
             kinds[kind] = target
+    for kind, target in entry_point_table(AGENT_GROUP).items():
+        if kind in kinds:
+            raise RuntimeError(
+                f"agent kind {kind!r} is declared by both {kinds[kind]} and the entry point "
+                f"{target} (group {AGENT_GROUP})"
+            )
+        kinds[kind] = target
     return kinds
 
 
@@ -215,7 +250,8 @@ def agent_class(kind: str):
             f"{', '.join(sorted(kinds))}, or "
             "package.module:Class"
         )
-    cls = _load(kinds[kind])
+    target = kinds[kind]
+    cls = _load(target) if kind not in entry_point_table(AGENT_GROUP) else _user_agent_class(target)
     cls.kind = kind
     return cls
 
@@ -252,6 +288,72 @@ def check_agent_spec(where: str, spec: Mapping[str, Any]) -> None:
     except ValueError as error:  # "kind: ..." -> "seats.X.kind: ..."
         raise ValueError(f"{where}.{error}") from None
     check_kwargs(where, cls, params)
+
+
+# -- which kinds fit which env ---------------------------------------------------------------
+
+
+def env_family(env_id: str) -> str | None:
+    """The family of ``env_id`` (see the module docstring), ``None`` if it has none."""
+    raw = env_module(env_id).raw_env
+    family = (getattr(raw, "metadata", None) or {}).get("family")
+    if family:
+        return str(family)
+    parts = getattr(raw, "parallel_class", raw).__module__.split(".")
+    return parts[2] if parts[:2] == ["socialsim", "envs"] and len(parts) > 3 else None
+
+
+def seat_decision(family: str, seat: str) -> str | None:
+    """The one decision ``seat`` makes, when the family's protocol says (``DECISION_OF``)."""
+    protocol = _import_optional(f"socialsim.envs.{family}.protocol")
+    return getattr(protocol, "DECISION_OF", {}).get(seat)
+
+
+def fit_problem(cls, family: str | None, seat: str) -> str | None:
+    """Why an agent of class ``cls`` cannot play ``seat`` of an env of ``family``, or ``None``
+    when it can (or declares nothing)."""
+    plays = getattr(cls, "plays", None)
+    if plays is None or family is None:
+        return None
+    if family not in plays:
+        return f"it plays {' and '.join(sorted(plays)) or 'no'} games, not {family} games"
+    decisions = plays[family]
+    due = seat_decision(family, seat)
+    if due is not None and "*" not in decisions and due not in decisions:
+        return (
+            f"seat {seat} makes {due!r} decisions and it makes only {', '.join(sorted(decisions))}"
+        )
+    return None
+
+
+def kinds_that_fit(env_id: str, seat: str | None = None) -> list[str]:
+    """The agent kinds that declare they play ``env_id`` (at ``seat``, if given)."""
+    family = env_family(env_id)
+    fits = []
+    for kind in sorted(agent_kinds()):
+        try:
+            cls = agent_class(kind)
+        except ImportError:  # an optional extra that is not installed
+            continue
+        plays = getattr(cls, "plays", None)
+        if plays is None or family not in plays:
+            continue
+        if seat is None or fit_problem(cls, family, seat) is None:
+            fits.append(kind)
+    return fits
+
+
+def check_fit(where: str, spec: Mapping[str, Any], env_id: str, seat: str) -> None:
+    """Raise ``ValueError`` naming the seat, its kind and the kinds that fit, if the agent of
+    ``spec`` cannot play ``seat`` of ``env_id``."""
+    family = env_family(env_id)
+    problem = fit_problem(agent_class(spec["kind"]), family, seat)
+    if problem is not None:
+        fitting = ", ".join(kinds_that_fit(env_id, seat)) or "(none installed)"
+        raise ValueError(
+            f"{where}.kind: {spec['kind']!r} cannot play seat {seat} of {env_id}: {problem}; "
+            f"kinds that fit: {fitting}"
+        )
 
 
 def build_agent(spec: Mapping[str, Any]):

@@ -16,6 +16,7 @@ same experiment with fewer ``episodes`` grows in place.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -25,8 +26,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from socialsim import config as config_module
 from socialsim import records, runner
-from socialsim.config import ConfigError, Experiment, load
+from socialsim.config import ConfigError, Experiment
 
 PACKAGES = (
     "socialsim",
@@ -125,25 +127,61 @@ class Results:
         return records.episodes_frame(self.records())
 
 
+@dataclass
+class Frames:
+    """The tidy frames of a results directory (pandas; the done episodes unless
+    ``load(..., include_failed=True)``). Every frame carries ``cell.*``, ``episode`` and
+    ``seed`` columns to join on."""
+
+    episodes: Any  # one row per episode: status, error, the env's summary values
+    agent_episodes: Any  # one row per (episode, seat): kind, return, counters
+    steps: Any  # one row per (step, acting agent): action, reward, invalid
+    messages: Any  # one row per bus message
+    llm_calls: Any  # one row per logged LLM call
+
+
+def load(directory: str | Path, include_failed: bool = False) -> Frames:
+    """The :class:`Frames` of the results directory ``directory`` (a :class:`ConfigError` if it
+    holds no experiment)."""
+    directory = Path(directory)
+    if records.read_manifest(directory) is None:
+        raise ConfigError(f"results_dir: {directory} holds no experiment (no {records.MANIFEST})")
+    held = records.read_records(directory, include_failed=include_failed)
+    return Frames(
+        episodes=records.episode_rows_frame(held),
+        agent_episodes=records.episodes_frame(held),
+        steps=records.steps_frame(held),
+        messages=records.messages_frame(held),
+        llm_calls=records.llm_calls_frame(held),
+    )
+
+
 def run(
     experiment: str | Path | Mapping[str, Any] | Experiment,
     out: str | Path | None = None,
     overrides: Iterable[str] = (),
     *,
+    cache: str | Path | None = None,
+    check_only: bool = False,
     progress: bool = False,
     say: Callable[[str], None] | None = None,
 ) -> Results:
     """Play every episode of ``experiment`` (a file path, a bundled name, a config dict or a
     loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
 
-    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``progress`` shows a bar on a
+    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``cache`` is a reply cache file
+    shared with other directories (the ``cache`` key: every LLM seat whose ``model`` table
+    names no ``cache`` of its own uses it); ``check_only`` checks everything (the check
+    episodes included) and says the plan, writing nothing and playing nothing else; ``progress`` shows a bar on a
     terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake,
     :class:`RunStopped` when an episode fails for a reason no retry heals (refused credentials),
     and :class:`RunInterrupted` on Ctrl-C.
     """
     say = say or (lambda line: None)
+    if cache is not None:
+        overrides = [*overrides, f"cache={json.dumps(str(cache))}"]  # a TOML string
     if not isinstance(experiment, Experiment):
-        experiment = load(experiment, overrides)
+        experiment = config_module.load(experiment, overrides)
     elif overrides:
         raise ConfigError("overrides: give them with the file or dict, not a loaded Experiment")
     for note in experiment.notes:
@@ -158,6 +196,10 @@ def run(
     specs = experiment.specs()
     todo = runner.pending(specs, out)
     checks = _check_episodes(runner.check_specs(todo), experiment)
+    if check_only:
+        for line in plan_lines(experiment, out, len(specs), len(todo), grown):
+            say(line)
+        return Results(experiment, out, len(specs), 0, [])
     if held is None or grown:
         out.mkdir(parents=True, exist_ok=True)
         manifest = {
@@ -181,12 +223,15 @@ def run(
         f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already logged, "
         f"{len(todo)} to run -> {out}"
     )
+    logged = len(specs) - len(todo)  # done records, counted as they are written
     try:
         with records.EventLog(out) as log:
-            for record in checks.values():
-                log.append(record)
-        rest = [s for s in todo if id(s) not in checks]
-        failed = _play(rest, out, experiment, progress)
+            for line in checks.values():
+                log.write(line, "done")
+            logged += len(checks)
+            rest = [s for s in todo if id(s) not in checks]
+            failed, done = _play(rest, log, experiment, progress)
+            logged += done
     except RunStopped as stop:
         raise RunStopped(
             f"{experiment.name}: stopped, as no retry can heal this: {stop}; "
@@ -197,32 +242,71 @@ def run(
         raise RunInterrupted(
             experiment.name, len(records.done_keys(out)), len(specs), out
         ) from None
-    done = len(records.done_keys(out))
-    say(f"{experiment.name}: {done}/{len(specs)} episodes done, {len(failed)} failed this run")
+    say(f"{experiment.name}: {logged}/{len(specs)} episodes done, {len(failed)} failed this run")
     return Results(experiment, out, len(specs), len(todo), failed)
 
 
-def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, list[int]]:
-    """``{}`` when ``out`` holds this experiment (or nothing), ``{"episodes": [old, new]}``
-    when only ``episodes`` grew; a config error naming the keys that differ otherwise."""
+#: Keys that say how a run is played, not what is played: they may change between the runs of
+#: one directory (the manifest records the latest, and what changed).
+HOW_KEYS = ("workers", "max_concurrent", "backend", "cache")
+
+
+def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, Any]:
+    """``{}`` when ``out`` holds this experiment (or nothing); what grew or changed when only
+    ``episodes`` grew, grid values were added (the same axes, every old cell kept) or a
+    :data:`HOW_KEYS` setting changed; a config error naming the keys that differ otherwise."""
     if held is None or held.get("config") == experiment.config:
         return {}
     old, new = held.get("config", {}), experiment.config
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    if changed == ["episodes"] and new.get("episodes", 1) > old.get("episodes", 1):
-        return {"episodes": [old.get("episodes", 1), new["episodes"]]}
-    hint = (
-        "episodes can only grow" if changed == ["episodes"] else "only episodes may grow in place"
-    )
-    raise ConfigError(
-        f"--out {out}: the directory holds a different experiment (keys that differ: "
-        f"{', '.join(changed)}); {hint}; choose another directory"
-    )
+    differ = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    changed = [k for k in differ if k not in HOW_KEYS]
+    growth: dict[str, Any] = {}
+    problem = None
+    if "episodes" in changed:
+        if new.get("episodes", 1) > old.get("episodes", 1):
+            growth["episodes"] = [old.get("episodes", 1), new["episodes"]]
+        else:
+            problem = "episodes can only grow"
+    if "grid" in changed:
+        cells = [cell for cell, _ in experiment.cells]
+        kept = all(cell in cells for cell in held.get("cells", []))
+        if kept and set(old.get("grid", {})) == set(new.get("grid", {})):
+            growth["cells"] = [len(held.get("cells", [])), len(cells)]
+        else:
+            problem = "grid values can only be added (the same axes, every old value kept)"
+    if any(k not in ("episodes", "grid") for k in changed):
+        problem = "only episodes and grid values may grow in place"
+    if problem is not None:
+        raise ConfigError(
+            f"--out {out}: the directory holds a different experiment (keys that differ: "
+            f"{', '.join(changed)}); {problem}; choose another directory"
+        )
+    settings = {k: [old.get(k), new.get(k)] for k in differ if k in HOW_KEYS}
+    return {**growth, **({"settings": settings} if settings else {})}
 
 
-def _check_episodes(
-    specs: list[runner.EpisodeSpec], experiment: Experiment
-) -> dict[int, records.EpisodeRecord]:
+def plan_lines(
+    experiment: Experiment, out: Path, total: int, todo: int, grown: dict[str, Any]
+) -> list[str]:
+    """What a run would do: its cells, its episodes, where they go and how they are played."""
+    lines = [
+        f"{experiment.name}: checked; nothing written",
+        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes = "
+        f"{total} episodes, {total - todo} already logged in {out}, {todo} to run",
+        f"  backend {experiment.backend}, {experiment.workers} workers, "
+        f"{experiment.max_concurrent} episodes at once per worker",
+    ]
+    for cell, config in experiment.cells:
+        kinds = sorted({seat["kind"] for seat in config_module.resolve_seats(config).values()})
+        lines.append(f"  cell {cell or '(no grid)'}: {config['env']['id']} with {', '.join(kinds)}")
+    for model in llm_models(experiment, out):
+        lines.append(f"  LLM {model['config'].get('model')}: reply cache {model['cache']}")
+    if grown:
+        lines.append(f"  the directory grows: {grown}")
+    return lines
+
+
+def _check_episodes(specs: list[runner.EpisodeSpec], experiment: Experiment) -> dict[int, str]:
     """Play one episode of each cell whose seats call no model, before anything is written: a
     seat kind that cannot make one of the env's decisions is a config error (its record is
     kept and logged once the run starts)."""
@@ -230,17 +314,19 @@ def _check_episodes(
         return {}
     log = runner.RecordList()
     runner.run_specs(specs, log, experiment.max_concurrent, min(experiment.workers, len(specs)))
-    by_key = {record.key: record for record in log.records}
+    by_key = {
+        record.key: (record, line) for record, line in zip(log.records, log.lines, strict=True)
+    }
     checks = {}
     for spec in specs:
-        record = by_key[(records.cell_id(dict(spec.cell)), spec.episode)]
+        record, line = by_key[(records.cell_id(dict(spec.cell)), spec.episode)]
         if record.status != "done":
             where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
             raise ConfigError(
                 f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
                 f"writing anything, failed: {record.error}"
             )
-        checks[id(spec)] = record
+        checks[id(spec)] = line
     return checks
 
 
@@ -254,20 +340,22 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], out: Path, experiment: Experiment, progress: bool
-) -> list[records.EpisodeRecord]:
+    specs: list[runner.EpisodeSpec], log: records.EventLog, experiment: Experiment, progress: bool
+) -> tuple[list[records.EpisodeRecord], int]:
+    """Play ``specs`` into ``log``; return the failed records and the number done."""
     from tqdm import tqdm
 
     failed: list[records.EpisodeRecord] = []
-    with (
-        records.EventLog(out) as log,
-        tqdm(
-            total=len(specs), unit="ep", disable=None if progress else True, file=sys.stderr
-        ) as bar,
-    ):
+    done = 0
+    with tqdm(
+        total=len(specs), unit="ep", disable=None if progress else True, file=sys.stderr
+    ) as bar:
 
-        def on_done(record: records.EpisodeRecord) -> None:
-            if record.status != "done":
+        def on_done(status: str, record: records.EpisodeRecord | None) -> None:
+            nonlocal done
+            if record is None:
+                done += 1
+            else:
                 failed.append(record)
                 if _unhealable(record):
                     raise RunStopped(record.error)
@@ -282,4 +370,4 @@ def _play(
             on_done,
             backend=experiment.backend,
         )
-    return failed
+    return failed, done

@@ -114,9 +114,11 @@ def test_a_seat_kind_that_cannot_make_the_env_s_decision_exits_2_and_writes_noth
         "run", pennies(tmp_path, matcher="image_scoring"), "--out", str(out), cwd=tmp_path
     )
     assert run.returncode == 2
-    assert "played as a check before writing anything, failed: seat matcher (image_scoring)" in (
-        run.stderr
-    )
+    assert (
+        "seats.matcher.kind: 'image_scoring' cannot play seat matcher of matching_pennies_v0: "
+        "it plays gossip games, not pennies games; kinds that fit: pennies_copycat, "
+        "pennies_random\n"
+    ) in run.stderr
     assert "Traceback" not in run.stderr
     assert not out.exists()
 
@@ -161,7 +163,10 @@ def test_raising_episodes_runs_only_the_new_ones_and_the_manifest_says_so(tmp_pa
         "run", pennies(tmp_path, episodes=30, rounds=6), "--out", str(out), cwd=tmp_path
     )
     assert other.returncode == 2
-    assert "keys that differ: env, episodes); only episodes may grow in place" in other.stderr
+    assert (
+        "keys that differ: env, episodes); only episodes and grid values may grow in place"
+        in other.stderr
+    )
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -197,7 +202,7 @@ def test_a_closed_pipe_is_not_an_error(tmp_path):
         text=True,
         timeout=120,
     )
-    assert run.stdout == "envs:\n"
+    assert run.stdout == "envs (and the agent kinds that declare they fit):\n"
     assert run.stderr == ""
 
 

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-
 from socialsim.agents.rl.decrypto import HintHistory
 from socialsim.agents.rl.policy import FEATURES
 from socialsim.envs.decrypto.protocol import CODE_INDEX
+
 from socialsim.rl import features
 
 

@@ -7,10 +7,10 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from socialsim.envs.decrypto.protocol import CODES
 
 import socialsim  # noqa: F401 - registers the socialsim/... ids
 from socialsim import registry
-from socialsim.envs.decrypto.protocol import CODES
 from socialsim.rl.registration import VIEWS
 from socialsim.rl.view import SeatView
 from socialsim.runner import EpisodeSpec, play_episode

@@ -67,7 +67,8 @@ def lab(tmp_path):
 
 
 def socialsim(lab, *args):
-    env = {**os.environ, "PYTHONPATH": str(lab / "lib"), "MPLBACKEND": "Agg"}
+    path = os.pathsep.join(p for p in (str(lab / "lib"), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "MPLBACKEND": "Agg"}
     return subprocess.run(
         [sys.executable, "-m", "socialsim.cli", *args],
         cwd=lab,
@@ -119,3 +120,32 @@ def test_a_bad_own_kind_or_env_exits_2_naming_what_was_tried(lab, override, mess
     assert run.returncode == 2
     assert message in run.stderr
     assert not out.exists()
+
+
+ENTRY_POINTS = """
+[socialsim.agents]
+tit = mylab.agents:Tit
+[socialsim.envs]
+lab_pennies_v0 = mylab.pennies_v0
+"""
+
+
+def test_entry_points_register_a_kind_and_an_env_that_list_run_and_report_know(lab):
+    info = lab / "lib" / "mylab-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylab\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    listed = socialsim(lab, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "  lab_pennies_v0 " in listed.stdout
+    assert "  tit                          mylab.agents:Tit" in listed.stdout
+    out = lab / "out"
+    run = socialsim(
+        lab, "run", "exp.toml", "--out", str(out), "--quiet",
+        "--set", "env.id=lab_pennies_v0", "--set", "seats.matcher.kind=tit",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "6/6 episodes done, 0 failed" in run.stderr
+    report = socialsim(lab, "report", str(out), "--no-files")
+    rows = [line.split() for line in report.stdout.splitlines() if " tit " in f" {line} "]
+    assert [row[-4:] for row in rows] == [["tit", "3", "3", "0"]] * 2

@@ -199,6 +199,7 @@ class GloveEncoder(EmbeddingAgent):
     """The embedding encoder (see the module docstring)."""
 
     decision = HINTS
+    plays = {"decrypto": {HINTS}}
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
@@ -305,6 +306,7 @@ class GloveDecoder(EmbeddingAgent):
     """The embedding decoder (see the module docstring)."""
 
     decision = GUESS
+    plays = {"decrypto": {GUESS}}
 
     def act(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
@@ -317,6 +319,7 @@ class GloveInterceptor(EmbeddingAgent):
     """The embedding interceptor (see the module docstring)."""
 
     decision = GUESS
+    plays = {"decrypto": {GUESS}}
 
     def act(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]

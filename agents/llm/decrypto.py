@@ -302,6 +302,8 @@ def fallback_guess(code_history: Sequence[Sequence[int]]) -> list[int]:
 class DecryptoLLMAgent(LLMAgent):
     """An LLM in any Decrypto seat (see the module docstring for the arguments)."""
 
+    plays = {"decrypto": {"*"}}
+
     default_max_attempts = 10
     generation_defaults = GENERATION_DEFAULTS
 

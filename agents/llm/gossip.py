@@ -104,6 +104,8 @@ GENERATION_DEFAULTS = {"temperature": 1.0, "max_tokens": 1024}
 class GossipLLMAgent(LLMAgent):
     """An LLM player of the gossip games; see the module docstring for the arguments."""
 
+    plays = {"gossip": {"*"}}
+
     default_max_attempts = 3
     generation_defaults = GENERATION_DEFAULTS
 

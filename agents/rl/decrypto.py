@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-
 from socialsim.agents.embedding.baselines import cosine_to, history_means
 from socialsim.agents.embedding.vectors import load_vectors
 from socialsim.envs.decrypto.protocol import CODE_INDEX, CODES, GUESS, MAX_TURNS

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from socialsim.agents.rl.decrypto import HintHistory
 
 from socialsim.agent import Agent
-from socialsim.agents.rl.decrypto import HintHistory
 from socialsim.bus import Message
 from socialsim.rl import features as features_module
 

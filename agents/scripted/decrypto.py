@@ -24,6 +24,8 @@ import numpy as np
 from socialsim.envs.decrypto.core import validate_hints
 from socialsim.envs.decrypto.protocol import (
     CODES,
+    GUESS,
+    HINTS,
     KEYWORD_QUESTIONS,
     PREDICT_INTERCEPTOR_GUESS,
     UNKNOWN,
@@ -66,6 +68,8 @@ class RandomEncoder(_RandomAnswers):
     are the env's, from its ``rules`` message.
     """
 
+    plays = {"decrypto": {HINTS}}
+
     def __init__(self, vocabulary: str | os.PathLike | None = None):
         self.vocabulary = hint_vocabulary(vocabulary)
 
@@ -101,6 +105,8 @@ class RandomEncoder(_RandomAnswers):
 
 class RandomGuesser(_RandomAnswers):
     """A uniformly random code index in ``Discrete(24)`` at every guess."""
+
+    plays = {"decrypto": {GUESS}}
 
     def act(self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]) -> int:
         return int(self.rng.integers(len(CODES)))

@@ -64,6 +64,8 @@ class GossipPlayer(Agent):
     """Shared bookkeeping: the seat's :class:`~socialsim.envs.gossip.protocol.Notebook` (the
     rules, its meetings, the tones published about each agent)."""
 
+    plays = {"gossip": {"*"}}
+
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
         self.rng = np.random.default_rng(seed)

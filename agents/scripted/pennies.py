@@ -15,6 +15,8 @@ KINDS = {
 class RandomFace(Agent):
     """Shows heads with probability ``p_heads``, from its own seeded stream."""
 
+    plays = {"pennies": {"*"}}
+
     def __init__(self, p_heads: float = 0.5):
         if not 0.0 <= p_heads <= 1.0:
             raise ValueError(f"p_heads: must be in [0, 1], got {p_heads!r}")
@@ -30,6 +32,8 @@ class RandomFace(Agent):
 
 class Copycat(Agent):
     """Shows the face the other player showed last round; heads first. Reads only the bus."""
+
+    plays = {"pennies": {"*"}}
 
     def reset(self, agent_id, seat, seed):
         super().reset(agent_id, seat, seed)

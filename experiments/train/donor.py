@@ -52,10 +52,10 @@ from typing import Any
 import numpy as np
 import runs
 from gymnasium.wrappers import FilterObservation
-
-from socialsim import cli, records
 from socialsim.envs.gossip import norms
 from socialsim.envs.gossip.protocol import GOSSIP
+
+from socialsim import cli, records
 from socialsim.rl.view import SeatView
 
 SEAT = "agent_0"

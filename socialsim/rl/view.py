@@ -52,7 +52,7 @@ from socialsim import registry
 from socialsim.agent import Agent, RunContext
 from socialsim.records import EpisodeRecord
 from socialsim.rl import features as features_module
-from socialsim.runner import EpisodeSpec, _Episode, build_agents
+from socialsim.runner import Episode, EpisodeSpec, build_agents
 from socialsim.seeding import agent_seed
 
 _SEED_HIGH = 2**31
@@ -156,7 +156,7 @@ class SeatView(gymnasium.Env):
         probe.close()
         self.episodes = 0
         self.messages: list[Any] = []
-        self._episode: _Episode | None = None
+        self._episode: Episode | None = None
         self._record: EpisodeRecord | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -180,7 +180,7 @@ class SeatView(gymnasium.Env):
         learner = Agent()  # the learner's seat in the record: its counters and no events
         learner.reset(self.seat, self.seat, agent_seed(spec.seed, self.seat))
         agents[self.seat] = learner
-        self._episode = episode = _Episode(spec, agents, self.run)
+        self._episode = episode = Episode(spec, agents, self.run)
         self._record = None
         self._started = datetime.now(UTC).isoformat(timespec="seconds")
         self._t0 = time.perf_counter()

@@ -1,0 +1,339 @@
+"""One episode being played: :class:`EpisodeSpec` says what determines it, :class:`Episode`
+holds its env, its agents and its log while it is played, step by step.
+
+The runner (:mod:`socialsim.runner`) plays whole episodes with it; the RL seat view
+(:mod:`socialsim.rl.view`) drives it one learner decision at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from socialsim import registry
+from socialsim.agent import Agent, RunContext
+from socialsim.plain_json import jsonable
+from socialsim.records import EpisodeRecord
+from socialsim.seeding import agent_seed
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """Everything that determines one episode."""
+
+    env_id: str
+    seed: int
+    seats: Mapping[str, Mapping[str, Any]]  # agent id -> agent spec ({"kind": ..., **params})
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    form: str = "parallel"
+    episode: int = 0
+    cell: Mapping[str, Any] = field(default_factory=dict)
+    experiment: str = ""
+    probes: Sequence[Mapping[str, Any]] = ()  # each {"name": ..., **params}
+    max_steps: int = 1_000_000
+
+
+class SeatError(Exception):
+    """An agent raised while deciding: the record names its seat and kind."""
+
+    def __init__(self, seat: str, kind: str, error: Exception):
+        self.seat, self.kind, self.error = seat, kind, error
+        super().__init__(f"seat {seat} ({kind}): {type(error).__name__}: {error}")
+
+
+@dataclass
+class ProbeContext:
+    """What a probe sees just before the runner asks ``acting`` agents for their actions."""
+
+    turn: int
+    acting: list[str]
+    agents: Mapping[str, Any]
+    observations: Mapping[str, Any]
+    infos: Mapping[str, Any]
+    env: Any  # the unwrapped env: read it, never step or mutate it
+    results: list[dict[str, Any]]
+
+    def record(self, result: Mapping[str, Any]) -> None:
+        self.results.append({"turn": self.turn, **result})
+
+
+def noop_action(space) -> Any:
+    """The action passed for an agent that has no decision at an AEC step (it is ignored)."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Discrete):
+        return int(space.start)
+    if isinstance(space, spaces.MultiDiscrete):
+        return np.asarray(space.start if hasattr(space, "start") else 0) + np.zeros(
+            space.shape, dtype=space.dtype
+        )
+    if isinstance(space, spaces.MultiBinary):
+        return np.zeros(space.shape, dtype=space.dtype)
+    if isinstance(space, spaces.Box):
+        return np.clip(np.zeros(space.shape, dtype=space.dtype), space.low, space.high)
+    raise TypeError(f"no no-op action for a {type(space).__name__} space")
+
+
+def build_agents(
+    spec: EpisodeSpec, agent_ids: Sequence[str], run: RunContext | None = None
+) -> dict[str, Any]:
+    run = run if run is not None else RunContext()
+    agents = {}
+    for agent_id in agent_ids:
+        seat_spec = spec.seats.get(agent_id)
+        if seat_spec is None:
+            raise ValueError(
+                f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}"
+            )
+        agent = registry.build_agent(seat_spec)
+        agent.attach(run)
+        agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
+        agents[agent_id] = agent
+    return agents
+
+
+class Episode:
+    """One episode being played: its env, its seats' agents, and what has been logged so far.
+
+    Driven one step at a time (what :meth:`play` and :meth:`aplay` do, and what the RL seat
+    view does around its learner)::
+
+        episode = Episode(spec)          # builds the env and the agents: a bad spec raises here
+        episode.start()                  # reset(seed); the first decisions are due
+        while episode.deciding:          # the agents that must act now (one in the AEC form)
+            actions = {a: choose(episode.observations[a], episode.inbox(a), episode.infos[a])
+                       for a in episode.deciding}
+            episode.advance(actions)     # env.step, the step logged, the next decisions found
+        record = episode.record("done", None, started, wall)
+
+    In the AEC form the steps of agents without a decision (a no-op) and of ended agents
+    (``None``) are taken by :meth:`start` and :meth:`advance` themselves.
+    """
+
+    def __init__(
+        self,
+        spec: EpisodeSpec,
+        agents: Mapping[str, Any] | None = None,
+        run: RunContext | None = None,
+    ):
+        self.spec = spec
+        self.env = registry.make_env(spec.env_id, spec.form, **dict(spec.env_kwargs))
+        self.unwrapped = self.env.unwrapped
+        self.agents = (
+            dict(agents)
+            if agents is not None
+            else build_agents(spec, self.env.possible_agents, run)
+        )
+        self.probes = [registry.make_probe(**dict(p)) for p in spec.probes]
+        self.steps: list[dict[str, Any]] = []
+        self.returns: dict[str, float] = {a: 0.0 for a in self.env.possible_agents}
+        self.invalid: dict[str, int] = {a: 0 for a in self.env.possible_agents}
+        self.probe_results: list[dict[str, Any]] = []
+        self.deciding: list[str] = []
+        self.observations: Mapping[str, Any] = {}
+        self.infos: Mapping[str, Any] = {}
+        self._aec = spec.form != "parallel"
+        self._iterations = 0  # AEC steps taken, bounded by max_steps as agent_iter would be
+
+    @property
+    def synchronous(self) -> bool:
+        """Whether every agent decides with a plain ``act`` and no probe asks questions: then
+        :meth:`play` needs no event loop."""
+        return not self.probes and all(
+            type(agent).aact is Agent.aact for agent in self.agents.values()
+        )
+
+    @property
+    def bus(self):
+        return getattr(self.unwrapped, "bus", None)
+
+    def turn(self) -> int:
+        return int(getattr(self.unwrapped, "turn", len(self.steps)))
+
+    def inbox(self, agent_id: str) -> list:
+        bus = self.bus
+        return bus.read(agent_id) if bus is not None else []
+
+    # -- stepping ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Reset the env with the episode's seed; :attr:`deciding` names who acts first."""
+        if self._aec:
+            self.env.reset(seed=self.spec.seed)
+            self._settle()
+        else:
+            self.observations, self.infos = self.env.reset(seed=self.spec.seed)
+            self._find_deciders()
+
+    def advance(self, actions: Mapping[str, Any]) -> None:
+        """Step the env with ``actions`` (one per agent of :attr:`deciding`) and log the step."""
+        env = self.env
+        turn = self.turn()
+        if self._aec:
+            (agent_id,) = actions
+            self._iterations += 1
+            env.step(actions[agent_id])
+            self.log_step(turn, actions, env.rewards, env.infos)
+            self._settle()
+        else:
+            self.observations, rewards, _, _, self.infos = env.step(actions)
+            self.log_step(turn, actions, rewards, self.infos)
+            self._find_deciders()
+
+    def _find_deciders(self) -> None:
+        env, infos = self.env, self.infos
+        self.deciding = [a for a in env.agents if (infos.get(a) or {}).get("decision")]
+        if env.agents and not self.deciding:
+            raise RuntimeError(
+                f"{self.spec.env_id}: live agents {env.agents} but none has a decision"
+            )
+
+    def _settle(self) -> None:
+        """AEC: step ended agents and agents without a decision until one has a decision."""
+        env = self.env
+        while env.agents and self._iterations < self.spec.max_steps:
+            agent_id = env.agent_selection
+            observation, _, termination, truncation, info = env.last()
+            if termination or truncation:
+                self._iterations += 1
+                env.step(None)
+                continue
+            if not info.get("decision"):
+                self._iterations += 1
+                turn = self.turn()
+                env.step(noop_action(env.action_space(agent_id)))
+                # Envs built with parallel_to_aec pay a whole round on its last agent's step,
+                # which may be one without a decision.
+                self.log_step(turn, {}, env.rewards, env.infos)
+                continue
+            self.deciding = [agent_id]
+            self.observations, self.infos = {agent_id: observation}, {agent_id: info}
+            return
+        self.deciding = []
+
+    # -- playing ----------------------------------------------------------------------------------
+
+    def play(self) -> None:
+        """Play the episode to its end with each agent's ``act``, no event loop (see
+        :attr:`synchronous`)."""
+        self.start()
+        agents = self.agents
+        while self.deciding:
+            observations, infos = self.observations, self.infos
+            actions = {}
+            for agent_id in self.deciding:
+                try:
+                    actions[agent_id] = agents[agent_id].act(
+                        observations[agent_id], self.inbox(agent_id), infos[agent_id]
+                    )
+                except Exception as error:  # noqa: BLE001 - named after its seat, then recorded
+                    raise self.seat_error(agent_id, error) from error
+            self.advance(actions)
+
+    async def aplay(self) -> None:
+        """Play the episode to its end with each agent's ``aact``: the agents that decide at the
+        same time wait on their models together."""
+        self.start()
+        agents = self.agents
+        while self.deciding:
+            acting, observations, infos = self.deciding, self.observations, self.infos
+            await self.run_probes(acting, observations, infos)
+            # Every sibling is awaited even when one fails, so that the calls it makes to its
+            # model are in the record (and nothing runs on unattended after the episode ends).
+            chosen = await asyncio.gather(
+                *(agents[a].aact(observations[a], self.inbox(a), infos[a]) for a in acting),
+                return_exceptions=True,
+            )
+            for agent_id, result in zip(acting, chosen, strict=True):
+                if isinstance(result, BaseException):
+                    raise self.seat_error(agent_id, result)
+            self.advance(dict(zip(acting, chosen, strict=True)))
+
+    async def run_probes(self, acting: list[str], observations, infos) -> None:
+        if not self.probes:
+            return
+        ctx = ProbeContext(
+            self.turn(),
+            acting,
+            self.agents,
+            observations,
+            infos,
+            self.unwrapped,
+            self.probe_results,
+        )
+        for probe in self.probes:
+            await probe.before_decisions(ctx)
+
+    def seat_error(self, agent_id: str, error: BaseException) -> BaseException:
+        if not isinstance(error, Exception):  # KeyboardInterrupt, cancellation: not a failure
+            return error
+        agent = self.agents[agent_id]
+        return SeatError(agent_id, getattr(agent, "kind", "") or type(agent).__name__, error)
+
+    def log_step(
+        self, turn: int, actions: Mapping[str, Any], rewards: Mapping[str, float], infos
+    ) -> None:
+        invalid = {}
+        for agent_id in actions:
+            flag = (infos.get(agent_id) or {}).get("invalid_action")
+            if flag:
+                invalid[agent_id] = jsonable(flag)
+                self.invalid[agent_id] += 1
+        step_rewards = {}
+        for agent_id, reward in rewards.items():
+            reward = float(reward)
+            if reward:
+                step_rewards[agent_id] = reward
+                self.returns[agent_id] = self.returns.get(agent_id, 0.0) + reward
+        if not actions and not step_rewards:
+            return
+        entry = {
+            "turn": turn,
+            "actions": {a: jsonable(x) for a, x in actions.items()},
+            "rewards": step_rewards,
+        }
+        if invalid:
+            entry["invalid"] = invalid
+        self.steps.append(entry)
+        if len(self.steps) > self.spec.max_steps:
+            raise RuntimeError(
+                f"max_steps: the episode did not end within {self.spec.max_steps} steps"
+            )
+
+    def record(self, status: str, error: str | None, started: str, wall: float) -> EpisodeRecord:
+        spec = self.spec
+        bus = self.bus
+        summary = getattr(self.unwrapped, "summary", None)
+        counters = {}
+        events = {}
+        for agent_id, agent in self.agents.items():
+            counters[agent_id] = {
+                "invalid_actions": self.invalid.get(agent_id, 0),
+                **jsonable(getattr(agent, "counters", {})),
+            }
+            if getattr(agent, "events", None):
+                events[agent_id] = jsonable(agent.events)
+        return EpisodeRecord(
+            experiment=spec.experiment,
+            cell=dict(spec.cell),
+            episode=spec.episode,
+            seed=spec.seed,
+            env_id=spec.env_id,
+            env_kwargs=dict(spec.env_kwargs),
+            form=spec.form,
+            seats={k: dict(v) for k, v in spec.seats.items()},
+            status=status,
+            error=error,
+            messages=[m.to_json() for m in bus.log] if bus is not None else [],
+            steps=self.steps,
+            returns=self.returns,
+            summary=jsonable(summary()) if callable(summary) and status == "done" else {},
+            counters=counters,
+            events=events,
+            probes=self.probe_results,
+            timing={"started": started, "wall_s": round(wall, 6)},
+        )
