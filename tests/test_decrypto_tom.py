@@ -11,6 +11,7 @@ from socialsim.agents.scripted.decrypto import RandomEncoder, RandomGuesser
 from socialsim import config
 from socialsim.agent import Question
 from socialsim.analysis.tom import (
+    GOPNIK_SCORES,
     agent_label,
     competitive_grid,
     cooperative_grid,
@@ -478,7 +479,10 @@ def test_random_interceptor_passes_the_weak_and_strong_tasks_trivially():
     scores = representational_change(records)
     assert scores["episodes"] >= 1
     # "unknown" x 4 is never the keywords, and equals itself: every task passes
-    assert all(scores[name] == 1.0 for name in scores if name != "episodes")
+    assert all(scores[name] == 1.0 for name in GOPNIK_SCORES)
+    assert scores["answered"] == 1.0
+    # every episode passes every task: no spread between episodes
+    assert all(scores[f"{name}_se"] == 0.0 for name in GOPNIK_SCORES)
 
 
 # -- the bundled experiment files ------------------------------------------------------------------

@@ -153,31 +153,43 @@ def _plot_tom(scores: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
         for probe, values in table.items():
             for name in values:
                 label = f"{probe}: {name}".replace("_", " ")
-                if "episodes" not in name and label not in names:
+                counts = "episodes" in name or name == "answered" or name.endswith("_se")
+                if not counts and label not in names:
                     names.append(label)
     y = np.arange(len(names))
     height = 0.8 / len(groups)
     figure = Figure(figsize=(10, 1.8 + 0.3 * len(names) * len(groups)), layout="constrained")
     axes = figure.add_subplot()
     for g, (cell, table) in enumerate(groups.items()):
-        values = []
+        values, errors = [], []
         for label in names:
             probe, _, name = label.partition(": ")
-            value = table.get(probe.replace(" ", "_"), {}).get(name.replace(" ", "_"))
+            scores = table.get(probe.replace(" ", "_"), {})
+            value = scores.get(name.replace(" ", "_"))
+            error = scores.get(name.replace(" ", "_") + "_se")
             values.append(np.nan if value is None else float(value))
+            errors.append(np.nan if error is None else float(error))
         positions = y + g * height
-        axes.barh(positions, np.nan_to_num(values), height, label=cell)
-        for yy, v in zip(positions, values, strict=True):
+        axes.barh(
+            positions,
+            np.nan_to_num(values),
+            height,
+            xerr=np.nan_to_num(errors),
+            capsize=2,
+            error_kw={"linewidth": 0.8},
+            label=cell,
+        )
+        for yy, v, e in zip(positions, values, errors, strict=True):
             axes.annotate(
                 number(v, 3),
-                (min(np.nan_to_num(v) + 0.01, 0.93), yy),
+                (min(np.nan_to_num(v) + np.nan_to_num(e) + 0.01, 0.93), yy),
                 va="center",
                 fontsize="x-small",
             )
     axes.set_yticks(y + 0.4 - height / 2, names, fontsize="x-small")
     axes.invert_yaxis()
     axes.set_xlim(0, 1)
-    axes.set_xlabel("score (share of turns, averaged over episodes)")
+    axes.set_xlabel("score (share of answered turns, mean ± SE over episodes)")
     if len(groups) > 1:
         axes.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
     axes.set_title("Theory-of-mind scores per cell")

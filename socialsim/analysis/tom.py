@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from socialsim.analysis.stats import sem
 from socialsim.envs.decrypto.protocol import (
     ENDINGS,
     GOPNIK,
@@ -207,7 +208,8 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     * ``predicted_code``: the prediction is the true code (the encoder predicts an interception).
 
     An unanswered turn is skipped, never counted as wrong; ``answered`` is the share of asked
-    turns that were answered (over all episodes).
+    turns that were answered (over all episodes). Each score's ``_se`` is its standard error
+    over those episodes (ddof=1; ``nan`` below two).
     """
     on_guess, on_interception, on_code = [], [], []
     asked = answered = 0
@@ -237,9 +239,12 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
         "episodes": len(on_guess),
         "answered": answered / asked if asked else math.nan,
         "predicted_interceptor_guess": _mean(on_guess),
+        "predicted_interceptor_guess_se": sem(on_guess),
         "predicted_interceptor_guess_on_interception": _mean(on_interception),
+        "predicted_interceptor_guess_on_interception_se": sem(on_interception),
         "episodes_with_interception": len(on_interception),
         "predicted_code": _mean(on_code),
+        "predicted_code_se": sem(on_code),
     }
 
 
@@ -273,7 +278,8 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
 
     Each score is a per-episode pass rate over eligible turns, averaged over the episodes with at
     least one eligible turn. A turn with an unanswered question is skipped; ``answered`` is the
-    share of asked turns whose three questions were all answered.
+    share of asked turns whose three questions were all answered. Each score's ``_se`` is its
+    standard error over those episodes (ddof=1; ``nan`` below two).
     """
     per_episode: dict[str, list[float]] = {name: [] for name in GOPNIK_SCORES}
     asked = answered = 0
@@ -303,6 +309,7 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
         "episodes": episodes,
         "answered": answered / asked if asked else math.nan,
         **{name: _mean(values) for name, values in per_episode.items()},
+        **{f"{name}_se": sem(values) for name, values in per_episode.items()},
     }
 
 
