@@ -33,11 +33,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(f"socialsim: {line}" if line.startswith("--set") else line, file=sys.stderr)
 
+    overrides = list(args.set or [])
+    if args.ray_address:
+        # Ray reads the cluster's address from RAY_ADDRESS; the flag implies the Ray backend
+        os.environ["RAY_ADDRESS"] = args.ray_address
+        overrides.append("backend=ray")
     try:
         results = run_experiment(
             args.file,
             args.out,
-            args.set or [],
+            overrides,
             cache=args.cache,
             check_only=args.check,
             progress=not args.quiet,
@@ -127,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="check everything (one episode of each model-free cell included), print the plan, "
         "write nothing",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="play on the Ray cluster at ADDRESS (e.g. ray://head:10001; implies "
+        "backend=ray; without it, backend=ray uses RAY_ADDRESS or starts a local Ray)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)

@@ -1,7 +1,10 @@
 """Every backend plays the same episodes: in-process, a process pool, and a local Ray."""
 
+import os
+
 import pytest
 
+from socialsim.cli import main
 from socialsim.config import ConfigError
 from socialsim.records import read_records
 from socialsim.results import run
@@ -41,3 +44,20 @@ def test_a_local_ray_with_two_cpus_gives_the_records_of_one_process(tmp_path, mo
 def test_an_unknown_backend_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match=r"backend: 'dask' is not allowed; allowed: local, ray"):
         run(GRID, out=tmp_path / "out", overrides=["backend='dask'"])
+
+
+def test_ray_address_names_the_cluster_and_implies_the_ray_backend(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_ADDRESS", "")  # recorded, so the flag's value is undone afterwards
+    toml = tmp_path / "pennies.toml"
+    toml.write_text(
+        'name = "backends"\nepisodes = 3\n[env]\nid = "matching_pennies_v0"\n'
+        '[seats.matcher]\nkind = "pennies_random"\n[seats.mismatcher]\nkind = "pennies_copycat"\n'
+    )
+    address = "ray://head.example:10001"
+    out = tmp_path / "out"
+    assert main(["run", str(toml), "--out", str(out), "--ray-address", address, "--check"]) == 0
+    printed = capsys.readouterr()
+    assert "backend ray" in printed.out + printed.err
+    assert os.environ["RAY_ADDRESS"] == address  # what ray.init reads; monkeypatch restores it
+    assert not out.exists()  # --check writes nothing
