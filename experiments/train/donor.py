@@ -42,10 +42,7 @@ cooperation with good standing 0.92-0.99, with bad 0.03-0.11, return 25.75-26.45
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +52,7 @@ from gymnasium.wrappers import FilterObservation
 from socialsim.envs.gossip import norms
 from socialsim.envs.gossip.protocol import GOSSIP
 
-from socialsim import cli, records
+from socialsim import records
 from socialsim.rl.view import SeatView
 
 SEAT = "agent_0"
@@ -160,60 +157,41 @@ def success(result: dict[str, Any]) -> bool:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timesteps", type=int, default=12_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--episodes", type=int, default=20, help="evaluation episodes per kind")
-    parser.add_argument("--out", type=Path, default=Path("results/train_donor"))
-    args = parser.parse_args(argv)
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    model, curve = train(args.timesteps, args.seed)
-    trained = time.perf_counter() - started
-    policy = out / "donor.zip"
-    model.save(policy)
-    runs.plot_curve(
-        curve,
-        out / "training_curve.png",
-        "MaskablePPO donor among stern judges and defectors",
-        "learner return per episode",
+def row(kind: str, r: dict[str, Any]) -> str:
+    return (
+        f"{kind:17s} return {r['mean_return']:6.2f}   cooperates with good "
+        f"{r['coop_good']:.2f} (n={r['n_good']}), with bad {r['coop_bad']:.2f} "
+        f"(n={r['n_bad']}), with strangers {r['coop_stranger']:.2f} (n={r['n_stranger']})"
     )
-    experiment = out / "eval.toml"
-    learners = [{"kind": "rl", "path": str(policy.resolve())}] + [{"kind": k} for k in BASELINES]
-    others = {f"agent_{i}": s for i, s in enumerate(OTHERS, start=1)}
-    runs.write_eval_experiment(
-        experiment,
+
+
+SCRIPT = runs.Script(
+    description=__doc__.splitlines()[0],
+    policy="donor.zip",
+    timesteps=12_000,
+    episodes=20,
+    out=Path("results/train_donor"),
+    train=lambda args, _out: train(args.timesteps, args.seed),
+    curve_title="MaskablePPO donor among stern judges and defectors",
+    curve_label="learner return per episode",
+    write_eval=runs.against_baselines(
         "train_donor_eval",
         "donation_v0",
         ENV_KWARGS,
-        others,
+        {f"agent_{i}": spec for i, spec in enumerate(OTHERS, start=1)},
         SEAT,
-        learners,
-        args.episodes,
+        BASELINES,
         EVAL_SEED,
-    )
-    status = cli.main(["run", str(experiment), "--out", str(out / "eval"), "--quiet"])
-    if status != 0:
-        print("evaluation run failed", file=sys.stderr)
-        return status
-    result = summarise(out / "eval")
-    (out / "result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"trained {args.timesteps} steps in {trained:.0f} s (seed {args.seed})")
-    for kind, row in result.items():
-        print(
-            f"{kind:17s} return {row['mean_return']:6.2f}   cooperates with good "
-            f"{row['coop_good']:.2f} (n={row['n_good']}), with bad {row['coop_bad']:.2f} "
-            f"(n={row['n_bad']}), with strangers {row['coop_stranger']:.2f} (n={row['n_stranger']})"
-        )
-    ok = success(result)
-    print(
-        "success: cooperates with good >= 0.8, with bad <= 0.2, beats both baselines"
-        if ok
-        else "not yet: the thresholds are not met"
-    )
-    return 0 if ok else 1
+    ),
+    summarise=summarise,
+    row=row,
+    success=lambda result, _args: success(result),
+    verdict=(
+        "success: cooperates with good >= 0.8, with bad <= 0.2, beats both baselines",
+        "not yet: the thresholds are not met",
+    ),
+)
+main = SCRIPT.main
 
 
 if __name__ == "__main__":

@@ -43,10 +43,7 @@ matrix it is given, chiefly by never guessing a code already played; it wins 1.0
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +52,7 @@ import runs
 from gymnasium.wrappers import FilterObservation
 from socialsim.agents.rl.decrypto import HintHistory
 
-from socialsim import cli, records
+from socialsim import records
 from socialsim.rl.view import SeatView
 
 SEAT = "interceptor"
@@ -138,58 +135,34 @@ def success(result: dict[str, Any]) -> bool:
     return result["rl"]["interception_rate"] >= 3 * result[BASELINES[0]]["interception_rate"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timesteps", type=int, default=24_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--episodes", type=int, default=40, help="evaluation games per kind")
-    parser.add_argument("--out", type=Path, default=Path("results/train_interceptor"))
-    args = parser.parse_args(argv)
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    model, curve = train(args.timesteps, args.seed)
-    trained = time.perf_counter() - started
-    policy = out / "interceptor.zip"
-    model.save(policy)
-    runs.plot_curve(
-        curve,
-        out / "training_curve.png",
-        "MaskablePPO interceptor against the GloVe team",
-        "interceptions per game",
+def row(kind: str, r: dict[str, Any]) -> str:
+    return (
+        f"{kind:24s} intercepts {r['interception_rate']:.3f} of {r['guesses']} guesses, "
+        f"wins {r['win_rate']:.2f} of {r['games']} games"
     )
-    experiment = out / "eval.toml"
-    learners = [{"kind": "rl", "path": str(policy.resolve())}] + [{"kind": k} for k in BASELINES]
-    runs.write_eval_experiment(
-        experiment,
-        "train_interceptor_eval",
-        "decrypto_v0",
-        {},
-        TEAM,
-        SEAT,
-        learners,
-        args.episodes,
-        EVAL_SEED,
-    )
-    status = cli.main(["run", str(experiment), "--out", str(out / "eval"), "--quiet"])
-    if status != 0:
-        print("evaluation run failed", file=sys.stderr)
-        return status
-    result = summarise(out / "eval")
-    (out / "result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"trained {args.timesteps} steps in {trained:.0f} s (seed {args.seed})")
-    for kind, row in result.items():
-        print(
-            f"{kind:24s} intercepts {row['interception_rate']:.3f} of {row['guesses']} guesses, "
-            f"wins {row['win_rate']:.2f} of {row['games']} games"
-        )
-    ok = success(result)
-    print(
-        "success: intercepts at least 3x as often as the random guesser"
-        if ok
-        else "not yet: the policy does not intercept 3x as often as the random guesser"
-    )
-    return 0 if ok else 1
+
+
+SCRIPT = runs.Script(
+    description=__doc__.splitlines()[0],
+    policy="interceptor.zip",
+    timesteps=24_000,
+    episodes=40,
+    out=Path("results/train_interceptor"),
+    train=lambda args, _out: train(args.timesteps, args.seed),
+    curve_title="MaskablePPO interceptor against the GloVe team",
+    curve_label="interceptions per game",
+    write_eval=runs.against_baselines(
+        "train_interceptor_eval", "decrypto_v0", {}, TEAM, SEAT, BASELINES, EVAL_SEED
+    ),
+    summarise=summarise,
+    row=row,
+    success=lambda result, _args: success(result),
+    verdict=(
+        "success: intercepts at least 3x as often as the random guesser",
+        "not yet: the policy does not intercept 3x as often as the random guesser",
+    ),
+)
+main = SCRIPT.main
 
 
 if __name__ == "__main__":

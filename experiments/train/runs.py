@@ -1,4 +1,5 @@
-"""What the training scripts share: the training curve's figure and the evaluation's experiment file.
+"""What the training scripts share: their command line and order of work (:class:`Script`), the
+training curve's figure and the evaluation's experiment file.
 
 Imported by the scripts beside it (``python experiments/train/donor.py`` puts this folder first
 on ``sys.path``).
@@ -6,12 +7,77 @@ on ``sys.path``).
 
 from __future__ import annotations
 
+import argparse
 import json
-from collections.abc import Mapping, Sequence
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from socialsim import cli
+
+
+@dataclass(frozen=True)
+class Script:
+    """One training script: train a policy, save it and its curve, evaluate it beside baselines
+    with ``socialsim run`` into ``OUT/eval``, summarise the records into ``OUT/result.json``,
+    print a line per evaluated kind and the verdict; exit status 0 on success, 1 if the
+    thresholds are not met, the run's status if the evaluation fails."""
+
+    description: str
+    policy: str  #: the saved policy's file name in ``--out``
+    timesteps: int
+    episodes: int
+    out: Path
+    #: (args, out) -> (model, [(learner step, episode return)])
+    train: Callable[[argparse.Namespace, Path], tuple[Any, list[tuple[int, float]]]]
+    curve_title: str
+    curve_label: str
+    #: (experiment path, args, saved policy path) writes the evaluation experiment
+    write_eval: Callable[[Path, argparse.Namespace, Path], None]
+    summarise: Callable[[Path], dict[str, Any]]
+    row: Callable[[str, dict[str, Any]], str]  #: one printed line per evaluated kind
+    success: Callable[[dict[str, Any], argparse.Namespace], bool]
+    verdict: tuple[str, str]  #: what is printed on success, and otherwise
+    extra_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    units: str = "steps"  #: what ``--timesteps`` counts, as printed
+
+    def main(self, argv: list[str] | None = None) -> int:
+        parser = argparse.ArgumentParser(description=self.description)
+        parser.add_argument("--timesteps", type=int, default=self.timesteps)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--episodes", type=int, default=self.episodes, help="evaluation episodes per kind"
+        )
+        parser.add_argument("--out", type=Path, default=self.out)
+        if self.extra_arguments:
+            self.extra_arguments(parser)
+        args = parser.parse_args(argv)
+        out: Path = args.out
+        out.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        model, curve = self.train(args, out)
+        trained = time.perf_counter() - started
+        model.save(out / self.policy)
+        plot_curve(curve, out / "training_curve.png", self.curve_title, self.curve_label)
+        experiment = out / "eval.toml"
+        self.write_eval(experiment, args, out / self.policy)
+        status = cli.main(["run", str(experiment), "--out", str(out / "eval"), "--quiet"])
+        if status != 0:
+            print("evaluation run failed", file=sys.stderr)
+            return status
+        result = self.summarise(out / "eval")
+        (out / "result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"trained {args.timesteps} {self.units} in {trained:.0f} s (seed {args.seed})")
+        for kind, row in result.items():
+            print(self.row(kind, row))
+        ok = self.success(result, args)
+        print(self.verdict[0] if ok else self.verdict[1])
+        return 0 if ok else 1
 
 
 def episode_curve(monitors: Sequence[Any], n_envs: int) -> list[tuple[int, float]]:
@@ -77,3 +143,25 @@ def write_eval_experiment(
         f'"seats.{seat}" = [{", ".join(toml_value(s) for s in learners)}]',
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def against_baselines(
+    name: str,
+    env: str,
+    env_kwargs: Mapping[str, Any],
+    seats: Mapping[str, Mapping[str, Any]],
+    seat: str,
+    baselines: Sequence[str],
+    seed: int,
+) -> Callable[[Path, argparse.Namespace, Path], None]:
+    """A :attr:`Script.write_eval` that plays the saved policy and each of the ``baselines``
+    kinds in ``seat`` beside ``seats``, on the evaluation seeds from ``seed``."""
+
+    def write(path: Path, args: argparse.Namespace, policy: Path) -> None:
+        learners = [{"kind": "rl", "path": str(policy.resolve())}]
+        learners += [{"kind": kind} for kind in baselines]
+        write_eval_experiment(
+            path, name, env, env_kwargs, seats, seat, learners, args.episodes, seed
+        )
+
+    return write

@@ -38,16 +38,14 @@ both references over 10 episodes.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import runs
 
-from socialsim import cli, records
+from socialsim import records
 from socialsim.rl.seats import SharedSeats
 
 ENV_KWARGS: dict[str, Any] = {"n_agents": 8, "gossip": True, "schedule": "random", "rounds": 20}
@@ -133,29 +131,9 @@ def summarise(directory: Path) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timesteps", type=int, default=40_000, help="samples (seat steps)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--episodes", type=int, default=20, help="evaluation episodes per policy")
-    parser.add_argument("--margin", type=float, default=2.0)
-    parser.add_argument("--out", type=Path, default=Path("results/train_shared"))
-    args = parser.parse_args(argv)
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    model, curve = train(args.timesteps, args.seed, out)
-    trained = time.perf_counter() - started
-    model.save(out / "shared.zip")
-    runs.plot_curve(
-        curve,
-        out / "training_curve.png",
-        "Parameter-shared MaskablePPO in all eight seats",
-        "a seat's return per episode (group mean reward)",
-    )
-    # every seat is the "*" default; the grid sweeps it
-    experiment = out / "eval.toml"
-    learners = [POLICIES[name](out) for name in POLICIES]
+def write_eval(path: Path, args: argparse.Namespace, policy: Path) -> None:
+    """Each of :data:`POLICIES` in every seat (the "*" default, which the grid sweeps)."""
+    learners = [POLICIES[name](policy.parent) for name in POLICIES]
     lines = [
         'name = "train_shared_eval"',
         f"episodes = {args.episodes}",
@@ -169,29 +147,44 @@ def main(argv: list[str] | None = None) -> int:
         "\n[grid]",
         f'"seats.*" = [{", ".join(runs.toml_value(s) for s in learners)}]',
     ]
-    experiment.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    status = cli.main(["run", str(experiment), "--out", str(out / "eval"), "--quiet"])
-    if status != 0:
-        print("evaluation run failed", file=sys.stderr)
-        return status
-    result = summarise(out / "eval")
-    (out / "result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"trained {args.timesteps} samples in {trained:.0f} s (seed {args.seed})")
-    for name, row in result.items():
-        print(
-            f"{name:8s} return per seat {row['mean_return']:6.2f}, cooperates "
-            f"{row['cooperation']:.2f} ({row['seat_episodes']} seat-episodes)"
-        )
-    ok = all(
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def row(name: str, r: dict[str, Any]) -> str:
+    return (
+        f"{name:8s} return per seat {r['mean_return']:6.2f}, cooperates "
+        f"{r['cooperation']:.2f} ({r['seat_episodes']} seat-episodes)"
+    )
+
+
+def success(result: dict[str, Any], args: argparse.Namespace) -> bool:
+    return all(
         result["shared"]["mean_return"] >= result[name]["mean_return"] + args.margin
         for name in ("initial", "random_donor")
     )
-    print(
-        f"success: the shared policy's return beats both random references' by >= {args.margin}"
-        if ok
-        else f"not yet: the shared policy does not beat both random references by {args.margin}"
-    )
-    return 0 if ok else 1
+
+
+SCRIPT = runs.Script(
+    description=__doc__.splitlines()[0],
+    policy="shared.zip",
+    timesteps=40_000,
+    episodes=20,
+    out=Path("results/train_shared"),
+    train=lambda args, out: train(args.timesteps, args.seed, out),
+    curve_title="Parameter-shared MaskablePPO in all eight seats",
+    curve_label="a seat's return per episode (group mean reward)",
+    write_eval=write_eval,
+    summarise=summarise,
+    row=row,
+    success=success,
+    verdict=(
+        "success: the shared policy's return beats both random references' by the margin",
+        "not yet: the shared policy does not beat both random references by the margin",
+    ),
+    extra_arguments=lambda parser: parser.add_argument("--margin", type=float, default=2.0),
+    units="samples",
+)
+main = SCRIPT.main
 
 
 if __name__ == "__main__":
