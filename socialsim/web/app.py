@@ -54,8 +54,13 @@ HEADERS = {
 }
 
 
-class TooLarge(Exception):
-    pass
+class Refused(Exception):
+    """A request answered with ``status`` and ``{"error": reason}``; raised anywhere in a
+    route, answered by its guard (:func:`create_app`'s ``host_route`` / ``seat_route``)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
 
 
 def refuse(status: int, reason: str) -> JSONResponse:
@@ -63,16 +68,19 @@ def refuse(status: int, reason: str) -> JSONResponse:
 
 
 async def read_json(request: Request) -> Any:
-    """The request's JSON body, at most :data:`MAX_BODY` bytes (``TooLarge`` beyond)."""
+    """The request's JSON body, at most :data:`MAX_BODY` bytes (413 beyond, 400 if not JSON)."""
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise TooLarge
+        raise Refused(413, f"at most {MAX_BODY} bytes")
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_BODY:
-            raise TooLarge
-    return json.loads(body or b"null")
+            raise Refused(413, f"at most {MAX_BODY} bytes")
+    try:
+        return json.loads(body or b"null")
+    except ValueError:
+        raise Refused(400, "the body must be JSON") from None
 
 
 def bearer(request: Request) -> str | None:
@@ -90,55 +98,69 @@ def create_app(
     or 0: wait for ever)."""
     sessions = Sessions(results, max_sessions, idle_timeout)
 
-    def host_ok(request: Request) -> bool:
-        return same_token(bearer(request), host_token)
-
     def seat_of(sid: str, seat: str, token: str | None) -> tuple[Session, Any] | None:
         session = sessions.by_id.get(sid)
         console = session.seat_of(seat, token) if session else None
         return (session, console) if console else None
 
+    def host_route(handler):
+        """The host's routes: the host token or 403; a :class:`Refused` answered."""
+
+        async def route(request: Request) -> Response:
+            if not same_token(bearer(request), host_token):
+                return refuse(403, "the host token is needed")
+            try:
+                return await handler(request)
+            except Refused as refused:
+                return refuse(refused.status, refused.reason)
+
+        return route
+
+    def seat_route(handler):
+        """A seat's routes: ``handler(request, session, console)`` with the seat's own token,
+        or 403 whichever seat or session the path names; a :class:`Refused` answered."""
+
+        async def route(request: Request) -> Response:
+            p = request.path_params
+            found = seat_of(p["sid"], p["seat"], bearer(request))
+            if found is None:
+                return refuse(403, "this token is not this seat's")
+            try:
+                return await handler(request, *found)
+            except Refused as refused:
+                return refuse(refused.status, refused.reason)
+
+        return route
+
     async def page(request: Request) -> Response:
         name = "seat.html" if request.url.path == "/seat" else "host.html"
         return FileResponse(STATIC / name, headers=HEADERS)
 
+    @host_route
     async def experiments(request: Request) -> Response:
-        if not host_ok(request):
-            return refuse(403, "the host token is needed")
         return JSONResponse({"experiments": Sessions.offered()}, headers=HEADERS)
 
+    @host_route
     async def check_upload(request: Request) -> Response:
-        if not host_ok(request):
-            return refuse(403, "the host token is needed")
+        body = await read_json(request)
         try:
-            body = await read_json(request)
             experiment, game = read_upload(body.get("upload") if isinstance(body, dict) else None)
-        except TooLarge:
-            return refuse(413, f"at most {MAX_BODY} bytes")
         except ConfigError as error:
-            return refuse(422, str(error))
-        except ValueError:
-            return refuse(400, "the body must be JSON")
+            raise Refused(422, str(error)) from None
         seats = list(experiment.specs()[0].seats)
         return JSONResponse({"name": experiment.name, "game": game, "seats": seats})
 
+    @host_route
     async def create(request: Request) -> Response:
-        if not host_ok(request):
-            return refuse(403, "the host token is needed")
-        try:
-            body = await read_json(request)
-        except TooLarge:
-            return refuse(413, f"at most {MAX_BODY} bytes")
-        except ValueError:
-            return refuse(400, "the body must be JSON")
+        body = await read_json(request)
         if not isinstance(body, dict):
-            return refuse(400, "expected {experiment, humans, seed?}")
+            raise Refused(400, "expected {experiment, humans, seed?}")
         try:
             session = sessions.create(
                 body.get("experiment"), body.get("humans"), body.get("seed"), body.get("upload", "")
             )
         except ConfigError as error:
-            return refuse(422, str(error))
+            raise Refused(422, str(error)) from None
         links = {
             seat: f"/seat#session={session.id}&seat={seat}&token={token}"
             for seat, token in session.tokens.items()
@@ -159,54 +181,34 @@ def create_app(
             **console.state,
         }
 
-    async def state(request: Request) -> Response:
-        p = request.path_params
-        found = seat_of(p["sid"], p["seat"], bearer(request))
-        if found is None:
-            return refuse(403, "this token is not this seat's")
-        return JSONResponse(state_of(*found), headers=HEADERS)
+    @seat_route
+    async def state(request: Request, session: Session, console) -> Response:
+        return JSONResponse(state_of(session, console), headers=HEADERS)
 
-    async def keywords(request: Request) -> Response:
-        p = request.path_params
-        found = seat_of(p["sid"], p["seat"], bearer(request))
-        if found is None:
-            return refuse(403, "this token is not this seat's")
-        session, console = found
+    @seat_route
+    async def keywords(request: Request, session: Session, console) -> Response:
         if session.game != "decrypto" or console.seat not in TEAMS["encoders"]:
-            return refuse(403, "this seat does not see the keywords")
+            raise Refused(403, "this seat does not see the keywords")
         view = console.state.get("view") or {}
         return JSONResponse({"keywords": view.get("keywords", [])}, headers=HEADERS)
 
-    async def transcript(request: Request) -> Response:
-        p = request.path_params
-        found = seat_of(p["sid"], p["seat"], bearer(request))
-        if found is None:
-            return refuse(403, "this token is not this seat's")
-        session, console = found
+    @seat_route
+    async def transcript(request: Request, session: Session, console) -> Response:
         if session.record is None:
-            return refuse(409, "the transcript is shown once the game is over")
+            raise Refused(409, "the transcript is shown once the game is over")
         return JSONResponse({"messages": visible(session, console.seat)}, headers=HEADERS)
 
-    async def answer(request: Request) -> Response:
-        p = request.path_params
-        found = seat_of(p["sid"], p["seat"], bearer(request))
-        if found is None:
-            return refuse(403, "this token is not this seat's")
-        _, console = found
-        try:
-            body = await read_json(request)
-        except TooLarge:
-            return refuse(413, f"at most {MAX_BODY} bytes")
-        except ValueError:
-            return refuse(400, "the body must be JSON")
+    @seat_route
+    async def answer(request: Request, session: Session, console) -> Response:
+        body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("answer"), dict):
-            return refuse(400, "expected {answer: {field: text}}")
+            raise Refused(400, "expected {answer: {field: text}}")
         try:
             await console.give(body["answer"])
         except LookupError as error:
-            return refuse(409, str(error))
+            raise Refused(409, str(error)) from None
         except ValueError as error:
-            return refuse(422, str(error))
+            raise Refused(422, str(error)) from None
         return JSONResponse({"ok": True}, headers=HEADERS)
 
     async def live(websocket: WebSocket) -> None:
