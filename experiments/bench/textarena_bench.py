@@ -64,9 +64,9 @@ class Run:
     episodes: int
 
 
-def textarena_episode(ta, env_id: str, rng: np.random.Generator) -> int:
+def textarena_episode(ta, env_id: str, rounds: int, rng: np.random.Generator) -> int:
     """One TextArena episode as its README plays it; returns the actions taken."""
-    env = ta.make(env_id=env_id)
+    env = ta.make(env_id=env_id, num_rounds=rounds)
     env.reset(num_players=2)
     taken, done = 0, False
     while not done:
@@ -116,9 +116,11 @@ def int_episode(env, rng: np.random.Generator, seed: int) -> int:
     return taken
 
 
-def ours(play: Callable, per_episode: bool) -> Callable[[np.random.Generator, int], int]:
+def ours(
+    play: Callable, rounds: int, per_episode: bool
+) -> Callable[[np.random.Generator, int], int]:
     def make():
-        return prisoners_v0.env(n_agents=2, schedule="random", rounds=ROUNDS)
+        return prisoners_v0.env(n_agents=2, schedule="random", rounds=rounds)
 
     env = make()
     if per_episode:
@@ -146,6 +148,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--make-per-episode", action="store_true", help="build our env anew every episode"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help="rounds of both games [TextArena's 10]"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
@@ -157,11 +162,16 @@ def main(argv: list[str] | None = None) -> None:
     trials = args.trials or (2 if args.quick else 5)
     registered = ta.envs.registration.ENV_REGISTRY[TEXTARENA_IPD].kwargs
     print(f"textarena {version('textarena')}, {TEXTARENA_IPD} registered with {registered}")
+    print(f"both games: 2 players, {args.rounds} rounds, {4 * args.rounds} actions an episode")
     runs = {
-        "textarena default wrappers": lambda rng, seed: textarena_episode(ta, TEXTARENA_IPD, rng),
-        "prisoners_v0 text path": ours(text_episode, args.make_per_episode),
-        "textarena -raw": lambda rng, seed: textarena_episode(ta, f"{TEXTARENA_IPD}-raw", rng),
-        "prisoners_v0 int path": ours(int_episode, args.make_per_episode),
+        "textarena default wrappers": lambda rng, seed: textarena_episode(
+            ta, TEXTARENA_IPD, args.rounds, rng
+        ),
+        "prisoners_v0 text path": ours(text_episode, args.rounds, args.make_per_episode),
+        "textarena -raw": lambda rng, seed: textarena_episode(
+            ta, f"{TEXTARENA_IPD}-raw", args.rounds, rng
+        ),
+        "prisoners_v0 int path": ours(int_episode, args.rounds, args.make_per_episode),
     }
     best: dict[str, Run] = {}
     for trial in range(trials):
