@@ -65,9 +65,9 @@ for TextArena's ``make`` and ``reset``). The int path adds the observation vecto
 ``last()``. TextArena's raw env appends strings and matches one regex per action; its default
 wrappers re-render the player's whole history at every ``get_observation()``, a cost that grows
 with the game: with ``--rounds 50`` the text path is 2.31x (main) and 3.12x (after), the int
-path 0.20x and 0.17x. ``--make-per-episode`` (our env built, about 0.3 ms, and first reset every episode):
-text path 0.54x, int path 0.18x. The issue's earlier 0.71x and 0.57x came from a script that is not in
-the repository; with this one main's int path measures 0.15-0.21x.
+path 0.20x and 0.17x. ``--make-per-episode`` (our env built, about 0.3 ms, and first reset
+every episode): text path 0.54x, int path 0.18x. The issue's earlier 0.71x and 0.57x came from
+a script that is not in the repository; with this one main's int path measures 0.15-0.21x.
 """
 
 from __future__ import annotations
