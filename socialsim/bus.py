@@ -241,19 +241,33 @@ class MessageBus:
 
     def read(self, agent: str) -> list[Message]:
         """Messages ``agent`` may see that are new since its last ``read``, oldest first."""
-        messages = self.peek(agent)
-        self._cursors[agent] = [len(stream) for stream in self._follows[agent]]
-        return messages
+        return self._unread(agent, advance=True)
 
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the cursors where they are."""
-        new: list[int] = []
+        return self._unread(agent, advance=False)
+
+    def _unread(self, agent: str, advance: bool) -> list[Message]:
         streams = self._followed(agent)
-        for stream, start in zip(streams, self._cursors[agent], strict=True):
-            new += stream[start:]
-        new.sort()  # several streams interleave; ids are publication order
-        log = self._log
-        return [log[i] for i in new]
+        cursors = self._cursors[agent]
+        new: list[int] | None = None
+        merged = False
+        for i, stream in enumerate(streams):
+            start, end = cursors[i], len(stream)
+            if start == end:
+                continue
+            if new is None:
+                new = stream[start:]
+            else:
+                new += stream[start:]
+                merged = True
+            if advance:
+                cursors[i] = end
+        if new is None:
+            return []
+        if merged:
+            new.sort()  # several streams interleave; ids are publication order
+        return list(map(self._log.__getitem__, new))
 
     @property
     def log(self) -> tuple[Message, ...]:

@@ -31,6 +31,9 @@ class ActionCodec:
         names = {choice: i for i, (_, choice) in enumerate(game.moves) if isinstance(choice, str)}
         names.update({alias: names[choice] for alias, choice in game.aliases.items()})
         self.names = names
+        #: a tone's name -> its action index (the exact spelling; others are stripped and
+        #: lower-cased first)
+        self.tones = {tone: self.first_tone + i for tone, i in TONE_INDEX.items()}
         self.amounts = game is TRUST
 
     def expected(self) -> str:
@@ -85,9 +88,9 @@ class ActionCodec:
 
     def _index(self, agent: str, action: Any) -> tuple[int, Any]:
         """``(action index, free text or exact amount)`` of an int or dict action."""
-        if isinstance(action, Mapping):
+        if type(action) is dict or isinstance(action, Mapping):
             if "tone" in action:
-                return self._tone(agent, action)
+                return self._tone(agent, action), _message(agent, action)
             if "action" in action:
                 return self._named(agent, action["action"], action), None
             if self.amounts and "amount" in action:
@@ -101,10 +104,13 @@ class ActionCodec:
             raise self._bad(agent, action)
         return int(action), None
 
-    def _tone(self, agent: str, action: Mapping) -> tuple[int, Any]:
+    def _tone(self, agent: str, action: Mapping) -> int:
         tone = action["tone"]
-        if isinstance(tone, str) and tone.strip().lower() in TONE_INDEX:
-            tone = TONE_INDEX[tone.strip().lower()]
+        if isinstance(tone, str):
+            index = self.tones.get(tone)
+            if index is not None:
+                return index
+            tone = TONE_INDEX.get(tone.strip().lower(), tone)
         if (
             isinstance(tone, bool)
             or not isinstance(tone, (int, np.integer))
@@ -114,15 +120,14 @@ class ActionCodec:
                 f"{agent}: tone must be an index 0-{len(TONES) - 1} or one of "
                 f"{', '.join(TONES)}, got {tone!r}"
             )
-        message = action.get("message")
-        if message is not None and not isinstance(message, str):
-            raise ValueError(f"{agent}: message must be a string, got {message!r}")
-        return self.first_tone + int(tone), message
+        return self.first_tone + int(tone)
 
     def _named(self, agent: str, value: Any, action: Any) -> int:
         if isinstance(value, str):
-            key = value.strip()
-            index = self.names.get(key, self.names.get(key.lower()))
+            index = self.names.get(value)
+            if index is None:
+                key = value.strip()
+                index = self.names.get(key, self.names.get(key.lower()))
             if index is None:
                 raise ValueError(
                     f"{agent}: action name must be one of {', '.join(self.names)}, got {value!r}"
@@ -132,6 +137,13 @@ class ActionCodec:
             if 0 <= value < self.first_tone:
                 return int(value)
         raise self._bad(agent, action)
+
+
+def _message(agent: str, action: Mapping) -> str | None:
+    message = action.get("message")
+    if message is not None and not isinstance(message, str):
+        raise ValueError(f"{agent}: message must be a string, got {message!r}")
+    return message
 
 
 def _amount(amount: Any) -> float:

@@ -1,0 +1,231 @@
+"""Benchmark: actions per second of ``prisoners_v0`` against TextArena's iterated prisoner's
+dilemma, on the path a language agent takes and on the integer (RL) path, in the same process.
+
+Both games are set to the same shape: two players, 10 rounds, and in each round one free-text
+message and one cooperate/defect decision per player, so an episode is 40 actions on each side.
+TextArena's ``IteratedPrisonersDilemma-v0`` is registered with ``num_rounds=10,
+communication_turns=1``; ours is ``prisoners_v0.env(n_agents=2, schedule="random", rounds=10)``
+(one pair, so one match a round; the gossip phase is the message).
+
+* **Text path.** TextArena with its default wrappers (``LLMObservationWrapper``, which renders
+  the player's whole history as a prompt string at every ``get_observation()``, and
+  ``ClipCharactersActionWrapper``), driven as its README does: ``ta.make(...)`` per episode,
+  ``reset(num_players=2)``, ``get_observation()`` and ``step(text)`` until done, ``close()``;
+  the text is a sentence in the conversation turns and ``"[Cooperate]"`` or ``"[Defect]"`` at the
+  decisions. Ours: the AEC loop of PettingZoo's docs with ``last(observe=False)`` (a language
+  agent does not read the RL vector), one inbox read (``env.bus.read(agent)``, the messages new
+  since its last turn) per decision, and dict actions: ``{"action": "C" | "D",
+  "justification": sentence}`` and ``{"tone": name, "message": sentence}``. What each side hands
+  the agent differs: TextArena a finished prompt string, ours the new messages (the prompt is the
+  agent's own, in ``agents/``); neither side's model is run.
+* **Int path.** TextArena's ``-raw`` env (no wrappers: ``get_observation()`` returns the new
+  observation tuples), the same text actions. Ours: ``last()`` (the observation vector and the
+  action mask) and an int action drawn from the mask.
+
+One *action* is one ``step`` by the player to act: TextArena's ``env.step(text)``; ours an AEC
+``env.step(action)`` of an agent with a decision (the ``step(None)`` of agents leaving at the end
+is not counted; its time is). Episodes follow each other, every ``make``/``reset``/``close``
+timed; ours resets one env per episode (``reset(seed=seed + i)``), as PettingZoo's docs do, and
+``--make-per-episode`` builds a new one each episode as TextArena's docs do. Choices are drawn
+from one seeded numpy Generator per run (TextArena's game draws nothing at random; it is reset
+without a seed, which would seed the global ``random``). Times are the thread's CPU time; the
+four runs alternate trial by trial and the best trial of each is kept. Goal: text path >= 1.0x
+TextArena with its default wrappers, int path >= 1.0x its raw env. Prints the figures, asserts
+nothing; skips with a message where ``textarena`` (our ``bench`` extra) is not installed.
+
+    python experiments/bench/textarena_bench.py                    # 20,000 actions a run, best of 5
+    python experiments/bench/textarena_bench.py --quick            # 4,000, best of 2
+    python experiments/bench/textarena_bench.py --make-per-episode
+    python experiments/bench/textarena_bench.py --rounds 50       # both games 50 rounds long
+
+Measured on 2026-12-01 on 2 shared cores under a load of 7 to 10 (other sessions' test suites),
+textarena 0.7.4, ``--trials 7``, three alternating rounds of main's code (466534a) and of this
+benchmark's change (the dict-action codec and the inbox read reworked), this script for both:
+
+| code | text path / TextArena default | int path / TextArena ``-raw`` |
+|---|---|---|
+| main 466534a | 0.81, 0.73, 0.70 | 0.19, 0.15, 0.21 |
+| after | 0.81, 0.68, 1.02 | 0.16, 0.16, 0.15 |
+
+Best microseconds per action over those runs: TextArena default 24.5-28.1, ``-raw`` 5.4-7.1;
+ours text 27.6-38.9, int 32.0-39.0. The load moved the same code by up to 0.3 between rounds,
+more than the change, which saves about 3 us of the ~33 us of a text action: a dict action
+decodes in 1.3-1.5 us instead of 2.4-3.9 (``python -m timeit -s "from
+socialsim.envs.gossip.actions import ActionCodec; from socialsim.envs.gossip.protocol import
+PRISONERS; c = ActionCodec(PRISONERS); m = PRISONERS.masks()['gossip']; a = {'tone':
+'praising', 'message': 'hi'}" "c.decode('agent_0', 'gossip', a, m, float)"``, and with
+``{'action': 'C'}`` for ``play``) and an inbox read of this game's pattern takes about 1.3 us
+instead of 2.7 (thread time).
+
+Where the rest goes (cProfile of the text loop): the env's ``apply`` about 46% (the core's
+``advance`` 20%; five bus messages a round with their read-only payload wrappers 14%; the infos
+4%), ``check_action`` 14% (the codec 6% of it), the reset 10-15% (a Generator made from the seed
+and the random schedule's ten ``rng.permutation`` calls: about 185 us an episode, against 35 us
+for TextArena's ``make`` and ``reset``). The int path adds the observation vector at every
+``last()``. TextArena's raw env appends strings and matches one regex per action; its default
+wrappers re-render the player's whole history at every ``get_observation()``, a cost that grows
+with the game: with ``--rounds 50`` the text path is 2.31x (main) and 3.12x (after), the int
+path 0.20x and 0.17x. ``--make-per-episode`` (our env built, about 0.3 ms, and first reset
+every episode): text path 0.54x, int path 0.18x. The issue's earlier 0.71x and 0.57x came from
+a script that is not in the repository; with this one main's int path measures 0.15-0.21x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+
+import numpy as np
+from socialsim.envs import prisoners_v0
+from socialsim.envs.gossip.protocol import TONES
+
+TEXTARENA_IPD = "IteratedPrisonersDilemma-v0"
+SENTENCE = "I cooperated last round and I will cooperate again if you do."
+ROUNDS = 10
+
+
+@dataclass
+class Run:
+    seconds: float
+    actions: int
+    episodes: int
+
+
+def textarena_episode(ta, env_id: str, rounds: int, rng: np.random.Generator) -> int:
+    """One TextArena episode as its README plays it; returns the actions taken."""
+    env = ta.make(env_id=env_id, num_rounds=rounds)
+    env.reset(num_players=2)
+    taken, done = 0, False
+    while not done:
+        _player, _observation = env.get_observation()
+        # each round: both players talk once, then both decide
+        if (taken // 2) % 2 == 0:
+            action = SENTENCE
+        else:
+            action = "[Cooperate]" if rng.random() < 0.5 else "[Defect]"
+        done, _info = env.step(action=action)
+        taken += 1
+    env.close()
+    return taken
+
+
+def text_episode(env, rng: np.random.Generator, seed: int) -> int:
+    """One episode of ``prisoners_v0`` as a language agent plays it, minus the model."""
+    env.reset(seed=seed)
+    bus, taken = env.bus, 0
+    for agent in env.agent_iter():
+        _, _, termination, truncation, info = env.last(observe=False)
+        if termination or truncation:
+            env.step(None)
+            continue
+        _messages = bus.read(agent)
+        if info["decision"] == "play":
+            action = {"action": "C" if rng.random() < 0.5 else "D", "justification": SENTENCE}
+        else:
+            action = {"tone": TONES[int(rng.random() * len(TONES))], "message": SENTENCE}
+        env.step(action)
+        taken += 1
+    return taken
+
+
+def int_episode(env, rng: np.random.Generator, seed: int) -> int:
+    """One episode of ``prisoners_v0`` on the RL path: observation, mask, int action."""
+    env.reset(seed=seed)
+    taken = 0
+    for _agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        legal = observation["action_mask"].nonzero()[0]
+        env.step(int(legal[int(rng.random() * len(legal))]))
+        taken += 1
+    return taken
+
+
+def ours(
+    play: Callable, rounds: int, per_episode: bool
+) -> Callable[[np.random.Generator, int], int]:
+    def make():
+        return prisoners_v0.env(n_agents=2, schedule="random", rounds=rounds)
+
+    env = make()
+    if per_episode:
+        return lambda rng, seed: play(make(), rng, seed)
+    return lambda rng, seed: play(env, rng, seed)
+
+
+def timed(episode: Callable[[np.random.Generator, int], int], actions: int, seed: int) -> Run:
+    """Play whole episodes until at least ``actions`` actions were taken."""
+    rng = np.random.default_rng(seed)
+    episode(rng, seed)  # warm up: first-call costs are not what we measure
+    taken = episodes = 0
+    start = time.thread_time()
+    while taken < actions:
+        taken += episode(rng, seed + 1 + episodes)
+        episodes += 1
+    return Run(time.thread_time() - start, taken, episodes)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer actions, for a smoke run")
+    parser.add_argument("--actions", type=int, help="actions per run [20,000; quick 4,000]")
+    parser.add_argument("--trials", type=int, help="alternating trials, best kept [5; quick 2]")
+    parser.add_argument(
+        "--make-per-episode", action="store_true", help="build our env anew every episode"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help="rounds of both games [TextArena's 10]"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        import textarena as ta
+    except ImportError:
+        print("skipped: textarena is not installed (pip install -e '.[bench]')")
+        return
+    actions = args.actions or (4_000 if args.quick else 20_000)
+    trials = args.trials or (2 if args.quick else 5)
+    registered = ta.envs.registration.ENV_REGISTRY[TEXTARENA_IPD].kwargs
+    print(f"textarena {version('textarena')}, {TEXTARENA_IPD} registered with {registered}")
+    print(f"both games: 2 players, {args.rounds} rounds, {4 * args.rounds} actions an episode")
+    runs = {
+        "textarena default wrappers": lambda rng, seed: textarena_episode(
+            ta, TEXTARENA_IPD, args.rounds, rng
+        ),
+        "prisoners_v0 text path": ours(text_episode, args.rounds, args.make_per_episode),
+        "textarena -raw": lambda rng, seed: textarena_episode(
+            ta, f"{TEXTARENA_IPD}-raw", args.rounds, rng
+        ),
+        "prisoners_v0 int path": ours(int_episode, args.rounds, args.make_per_episode),
+    }
+    best: dict[str, Run] = {}
+    for trial in range(trials):
+        for name, episode in runs.items():
+            run = timed(episode, actions, args.seed + 1000 * trial)
+            if (
+                name not in best
+                or run.seconds / run.actions < best[name].seconds / best[name].actions
+            ):
+                best[name] = run
+    rates = {}
+    print(f"best of {trials} alternating trials of >= {actions:,} actions (thread CPU time)")
+    for name, run in best.items():
+        rates[name] = run.actions / run.seconds
+        print(
+            f"  {name:<28} {run.actions:>7,} actions in {run.episodes:>5,} episodes,"
+            f" {run.seconds:5.2f} s: {rates[name]:>8,.0f} actions/s,"
+            f" {1e6 / rates[name]:5.1f} us per action"
+        )
+    text = rates["prisoners_v0 text path"] / rates["textarena default wrappers"]
+    raw = rates["prisoners_v0 int path"] / rates["textarena -raw"]
+    print(f"  ratio text path / textarena default: {text:.2f}x (goal >= 1.0x)")
+    print(f"  ratio int path / textarena -raw:     {raw:.2f}x (goal >= 1.0x)")
+
+
+if __name__ == "__main__":
+    main()
