@@ -1,11 +1,19 @@
 """The process pool: episodes played by ``workers`` processes on this machine.
 
-Workers are forked from a forkserver (``multiprocessing``'s ``"forkserver"`` context) that has
-imported the runner and the modules of the experiment's envs and agent kinds once, so a worker
-starts without importing anything again; word vectors are memory-mapped from a decoded cache
-(:mod:`socialsim.agents.embedding.vectors`), so every worker shares one copy of their pages.
-A forkserver is a clean single-threaded process: no thread or event loop of the parent (a
-progress bar, an LLM client) is inherited, as it would be by a plain fork.
+How the workers start (:func:`start_method`):
+
+* on Linux, from a process that runs no other thread (``socialsim run``), they are forked from
+  it (``"fork"``): a worker starts in milliseconds with everything the run has imported and
+  loaded already (the envs' and agents' modules, word vectors), sharing those pages;
+* otherwise (a notebook's threads, an LLM client's, macOS) from a forkserver
+  (``"forkserver"``) that has imported the runner and the modules of the experiment's envs and
+  agent kinds once: a clean single-threaded process, so no thread or event loop of the parent
+  is inherited, as it would be by a plain fork. Word vectors are then loaded by each worker,
+  memory-mapped from a decoded cache (:mod:`socialsim.agents.embedding.vectors`), so every
+  worker shares one copy of their pages.
+
+The pool is started once per run: the check episodes and then the others are played by the same
+workers.
 
 Workers pull small batches of episodes from one queue (a long episode does not hold back a
 static share) and send back each record as the line its worker encoded
@@ -20,11 +28,19 @@ from __future__ import annotations
 import multiprocessing
 import queue as queue_module
 import sys
+import threading
 from collections.abc import Sequence
 
 from socialsim import registry
 from socialsim.records import EpisodeRecord
 from socialsim.runner import EpisodeSpec, OnDone, play_specs
+
+
+def start_method() -> str:
+    """``"fork"`` on Linux when this process runs no other thread, else ``"forkserver"``."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "forkserver"
 
 
 def preload_modules(specs: Sequence[EpisodeSpec]) -> list[str]:
@@ -88,8 +104,10 @@ class ProcessPool:
         max_concurrent: int = 1,
         directory=None,
     ):
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(preload_modules(specs))  # used when the server starts
+        method = start_method()
+        context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            context.set_forkserver_preload(preload_modules(specs))  # used when it starts
         self.size = max(1, max_concurrent)
         self.tasks, self.results = context.Queue(), context.Queue()
         self.processes = [
