@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from socialsim.plain_json import canonical_json
+
 EVERYONE = "*"
 ENV = "env"  # the sender id of messages the environment publishes
 
@@ -119,6 +121,10 @@ class Message(NamedTuple):
             "kind": self.kind,
             "payload": thaw(self.payload),
         }
+
+    def json(self) -> str:
+        """The canonical JSON of :meth:`to_json`, encoded from the frozen payload as it is."""
+        return canonical_json(self._asdict())
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Message:
