@@ -162,4 +162,3 @@ class ProcessPool:
 
     def __exit__(self, kind, *exc: object) -> None:
         self.close(finished=kind is None)
-
