@@ -17,7 +17,7 @@ import numpy as np
 from socialsim import registry
 from socialsim.agent import Agent, RunContext
 from socialsim.plain_json import jsonable
-from socialsim.records import EncodedMessages, EpisodeRecord
+from socialsim.records import EpisodeRecord
 from socialsim.seeding import agent_seed
 
 
@@ -328,7 +328,7 @@ class Episode:
             seats={k: dict(v) for k, v in spec.seats.items()},
             status=status,
             error=error,
-            messages=EncodedMessages([m.json() for m in bus.log]) if bus is not None else [],
+            messages=[m.to_json() for m in bus.log] if bus is not None else [],
             steps=self.steps,
             returns=self.returns,
             summary=jsonable(summary()) if callable(summary) and status == "done" else {},

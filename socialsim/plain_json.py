@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -53,12 +52,10 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     :func:`jsonable` first. ``allow_nan=False`` refuses NaN and infinities (``ValueError``), as a
     request key must: no server takes them.
     """
-    return (_CANONICAL if allow_nan else _CANONICAL_FINITE).encode(value)
+    return (_CANONICAL if allow_nan else _FINITE).encode(value)
 
 
 def _plain(value: Any) -> Any:
-    if type(value) is MappingProxyType and all(type(k) is str for k in value):
-        return dict(value)  # a frozen bus payload: its items are encoded as they are
     plain = jsonable(value)
     if plain is value:
         raise TypeError(f"{type(value).__name__} is not JSON-serialisable: {value!r:.80}")
@@ -68,4 +65,4 @@ def _plain(value: Any) -> Any:
 # Made once: json.dumps with options builds a new encoder at every call.
 _OPTIONS = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False, "default": _plain}
 _CANONICAL = json.JSONEncoder(allow_nan=True, **_OPTIONS)
-_CANONICAL_FINITE = json.JSONEncoder(allow_nan=False, **_OPTIONS)
+_FINITE = json.JSONEncoder(allow_nan=False, **_OPTIONS)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -32,41 +32,6 @@ def cell_id(cell: dict[str, Any]) -> str:
     return canonical_json(cell)
 
 
-class EncodedMessages(Sequence):
-    """An episode's bus messages as the canonical JSON text of each (:meth:`Message.json
-    <socialsim.bus.Message.json>`), made once from the bus's frozen log: the record's line takes
-    them as they are, and they are decoded into dicts only if read."""
-
-    def __init__(self, texts: list[str]):
-        self.texts = texts
-        self._decoded: list[dict[str, Any]] | None = None
-
-    def json(self) -> str:
-        return "[" + ",".join(self.texts) + "]"
-
-    def _items(self) -> list[dict[str, Any]]:
-        if self._decoded is None:
-            self._decoded = json.loads(self.json())
-        return self._decoded
-
-    def __getitem__(self, index):
-        return self._items()[index]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._items())
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, EncodedMessages):
-            return self.texts == other.texts
-        return self._items() == other
-
-    def __repr__(self) -> str:
-        return repr(self._items())
-
-
 @dataclass
 class EpisodeRecord:
     experiment: str
@@ -79,7 +44,7 @@ class EpisodeRecord:
     seats: dict[str, dict[str, Any]]
     status: str = "done"  # "done" | "failed"
     error: str | None = None
-    messages: Sequence[dict[str, Any]] = field(default_factory=list)  # or EncodedMessages
+    messages: list[dict[str, Any]] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
     returns: dict[str, float] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
@@ -96,35 +61,18 @@ class EpisodeRecord:
     def to_json(self) -> dict[str, Any]:
         # Shallow: the fields already hold plain JSON values (asdict would deep-copy every
         # message and LLM reply of the episode).
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        if isinstance(self.messages, EncodedMessages):
-            data["messages"] = list(self.messages)
-        return data
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def content(self) -> str:
         """Canonical JSON of everything but ``timing``: equal for equal seeds and configs."""
-        return self._encode(timing=False)
+        data = self.to_json()
+        del data["timing"]  # a shallow copy: deleting a key leaves the record whole
+        return canonical_json(data)
 
     def line(self) -> str:
         """The record as its line of ``episodes.jsonl`` (canonical JSON, no newline): the one
         encoding of a record, made once, where the episode was played."""
-        return self._encode(timing=True)
-
-    def _encode(self, timing: bool) -> str:
-        messages = self.messages
-        if not isinstance(messages, EncodedMessages):
-            data = {f.name: getattr(self, f.name) for f in fields(self)}
-            if not timing:
-                del data["timing"]
-            return canonical_json(data)
-        # The messages' texts are spliced in at their key's place in the sorted order.
-        head, tail = {}, {}
-        for f in fields(self):
-            if f.name != "messages" and (timing or f.name != "timing"):
-                (head if f.name < "messages" else tail)[f.name] = getattr(self, f.name)
-        return (
-            f'{canonical_json(head)[:-1]},"messages":{messages.json()},{canonical_json(tail)[1:]}'
-        )
+        return canonical_json(self.to_json())
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EpisodeRecord:
