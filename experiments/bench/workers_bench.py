@@ -29,6 +29,17 @@ command, load average 7-11 throughout: figures for their ratio, not for the goal
 | before (466534a: a pool of its own for the check episodes, workers from a forkserver) | 15.35 / 18.65 s, 0.82x | 31.62 / 32.76 s, 0.97x |
 | after (one pool per run; workers forked from the run, GloVe already loaded) | 24.44 / 17.00 s, 1.44x | 27.96 / 16.80 s, 1.66x |
 
+This version once more (``--trials 2``, load average 8-9), with the CPU split: donation grid
+8.43 / 6.45 s, 1.31x (this process 0.51-0.60 s with 2 workers, the forked workers 5.39-5.41 s
+together; 5.52-5.97 s for the whole 1-worker run); decrypto_baselines 6.21 / 5.99 s, 1.04x (this
+process 1.23-1.38 s with 2 workers, the workers 4.32-5.19 s; 4.27-5.49 s for the whole 1-worker
+run). The workers' CPU is about the 1-worker run's episodes: the episodes scale, and the wall
+lost is the others' load and the serial part. On Decrypto the serial part (imports with scipy,
+the config check building a GloVe agent and so loading the vectors, once for both worker
+counts) is about a quarter of the work, which bounds the speed-up near 1.6x whatever the pool
+does; a lighter check (vectors found, not loaded, in the parent) would only move the load into
+each worker.
+
 Where the time went before: the check episodes started and stopped a pool of their own (a
 forkserver importing every module, each worker loading GloVe) before the run's pool did it all
 again; an episode's own time in a worker barely grows with two (thread CPU per GloVe episode
