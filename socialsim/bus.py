@@ -91,6 +91,14 @@ def _first_bad(value: Any, where: str) -> str:
 
 def thaw(value: Any) -> Any:
     """Plain ``dict``/``list`` copy of a frozen value (for JSON and for agents that mutate)."""
+    kind = type(value)
+    # By exact type first: the abc check of isinstance(value, Mapping) costs more than the copy.
+    if kind is MappingProxyType or kind is dict:
+        return {key: item if type(item) in _SCALARS else thaw(item) for key, item in value.items()}
+    if kind is tuple:
+        return [item if type(item) in _SCALARS else thaw(item) for item in value]
+    if kind in _SCALARS or kind is list:
+        return value
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, tuple):

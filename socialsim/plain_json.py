@@ -52,14 +52,7 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     :func:`jsonable` first. ``allow_nan=False`` refuses NaN and infinities (``ValueError``), as a
     request key must: no server takes them.
     """
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=allow_nan,
-        default=_plain,
-    )
+    return (_CANONICAL if allow_nan else _FINITE).encode(value)
 
 
 def _plain(value: Any) -> Any:
@@ -67,3 +60,9 @@ def _plain(value: Any) -> Any:
     if plain is value:
         raise TypeError(f"{type(value).__name__} is not JSON-serialisable: {value!r:.80}")
     return plain
+
+
+# Made once: json.dumps with options builds a new encoder at every call.
+_OPTIONS = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False, "default": _plain}
+_CANONICAL = json.JSONEncoder(allow_nan=True, **_OPTIONS)
+_FINITE = json.JSONEncoder(allow_nan=False, **_OPTIONS)

@@ -1,11 +1,19 @@
 """The process pool: episodes played by ``workers`` processes on this machine.
 
-Workers are forked from a forkserver (``multiprocessing``'s ``"forkserver"`` context) that has
-imported the runner and the modules of the experiment's envs and agent kinds once, so a worker
-starts without importing anything again; word vectors are memory-mapped from a decoded cache
-(:mod:`socialsim.agents.embedding.vectors`), so every worker shares one copy of their pages.
-A forkserver is a clean single-threaded process: no thread or event loop of the parent (a
-progress bar, an LLM client) is inherited, as it would be by a plain fork.
+How the workers start (:func:`start_method`):
+
+* on Linux, from a process that runs no other thread (``socialsim run``), they are forked from
+  it (``"fork"``): a worker starts in milliseconds with everything the run has imported and
+  loaded already (the envs' and agents' modules, word vectors), sharing those pages;
+* otherwise (a notebook's threads, an LLM client's, macOS) from a forkserver
+  (``"forkserver"``) that has imported the runner and the modules of the experiment's envs and
+  agent kinds once: a clean single-threaded process, so no thread or event loop of the parent
+  is inherited, as it would be by a plain fork. Word vectors are then loaded by each worker,
+  memory-mapped from a decoded cache (:mod:`socialsim.agents.embedding.vectors`), so every
+  worker shares one copy of their pages.
+
+The pool is started once per run: the check episodes and then the others are played by the same
+workers.
 
 Workers pull small batches of episodes from one queue (a long episode does not hold back a
 static share) and send back each record as the line its worker encoded
@@ -20,11 +28,19 @@ from __future__ import annotations
 import multiprocessing
 import queue as queue_module
 import sys
+import threading
 from collections.abc import Sequence
 
 from socialsim import registry
 from socialsim.records import EpisodeRecord
 from socialsim.runner import EpisodeSpec, OnDone, play_specs
+
+
+def start_method() -> str:
+    """``"fork"`` on Linux when this process runs no other thread, else ``"forkserver"``."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "forkserver"
 
 
 def preload_modules(specs: Sequence[EpisodeSpec]) -> list[str]:
@@ -69,54 +85,80 @@ def _worker(tasks, results, directory, max_concurrent: int) -> None:
         results.put(("exit", "", ""))
 
 
-def run_in_processes(
-    specs: Sequence[EpisodeSpec],
-    log,
-    max_concurrent: int = 1,
-    workers: int = 2,
-    on_done: OnDone | None = None,
-) -> None:
-    """Play ``specs`` in ``workers`` processes, each playing batches of ``max_concurrent``
-    episodes (at once, when they wait on models), writing every record to ``log``."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(preload_modules(specs))  # used when the server starts
-    size = max(1, max_concurrent)
-    batches = [list(specs[i : i + size]) for i in range(0, len(specs), size)]
-    tasks, results = context.Queue(), context.Queue()
-    for batch in batches:
-        tasks.put(batch)
-    count = min(workers, len(batches))
-    for _ in range(count):
-        tasks.put(None)
-    processes = [
-        context.Process(
-            target=_worker, args=(tasks, results, log.directory, max_concurrent), daemon=True
-        )
-        for _ in range(count)
-    ]
-    for process in processes:
-        process.start()
-    running = count
-    try:
-        while running:
+class ProcessPool:
+    """``workers`` processes that play the batches of episodes sent to them, started once per run
+    (the check episodes and then the rest are played by the same processes)::
+
+        with ProcessPool(specs, workers=2) as pool:  # specs: what the workers must import
+            pool.play(checks, RecordList())
+            pool.play(rest, log, on_done)
+
+    Leaving the block on an exception (Ctrl-C, :class:`~socialsim.results.RunStopped`) ends the
+    workers at once: none outlives the only writer of the log.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[EpisodeSpec],
+        workers: int = 2,
+        max_concurrent: int = 1,
+        directory=None,
+    ):
+        method = start_method()
+        context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            context.set_forkserver_preload(preload_modules(specs))  # used when it starts
+        self.size = max(1, max_concurrent)
+        self.tasks, self.results = context.Queue(), context.Queue()
+        self.processes = [
+            context.Process(
+                target=_worker,
+                args=(self.tasks, self.results, directory, max_concurrent),
+                daemon=True,
+            )
+            for _ in range(max(1, workers))
+        ]
+        for process in self.processes:
+            process.start()
+        self.running = len(self.processes)
+
+    def play(self, specs: Sequence[EpisodeSpec], log, on_done: OnDone | None = None) -> None:
+        """Play ``specs`` in the workers, writing each record's line to ``log`` as it comes; return
+        when every one is logged (or every worker has died)."""
+        for i in range(0, len(specs), self.size):
+            self.tasks.put(list(specs[i : i + self.size]))
+        waiting = len(specs)
+        while waiting and self.running:
             try:
-                kind, status, line = results.get(timeout=1.0)
+                kind, status, line = self.results.get(timeout=1.0)
             except queue_module.Empty:
-                if all(p.exitcode is not None for p in processes):  # died without a word
-                    break
+                if all(p.exitcode is not None for p in self.processes):  # died without a word
+                    self.running = 0
                 continue
             if kind == "exit":
-                running -= 1
+                self.running -= 1
                 continue
+            waiting -= 1
             log.write(line, status)
             if on_done is not None:
                 on_done(status, None if status == "done" else EpisodeRecord.from_line(line))
-    finally:  # on Ctrl-C too: no worker outlives the only writer of the log
-        for process in processes:
-            if process.exitcode is None and running:
+
+    def close(self, finished: bool = True) -> None:
+        """Let the workers finish (``finished``) or end them now."""
+        if finished:
+            for _ in range(self.running):
+                self.tasks.put(None)
+        for process in self.processes:
+            if not finished and process.exitcode is None:
                 process.terminate()
-        for process in processes:
+        for process in self.processes:
             process.join()
-        tasks.cancel_join_thread()  # batches left unplayed need not be flushed to anyone
-        tasks.close()
-        results.close()
+        self.tasks.cancel_join_thread()  # batches left unplayed need not be flushed to anyone
+        self.tasks.close()
+        self.results.close()
+
+    def __enter__(self) -> ProcessPool:
+        return self
+
+    def __exit__(self, kind, *exc: object) -> None:
+        self.close(finished=kind is None)

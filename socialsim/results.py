@@ -195,43 +195,29 @@ def run(
     grown = _grown_from(held, experiment, out)
     specs = experiment.specs()
     todo = runner.pending(specs, out)
-    checks = _check_episodes(runner.check_specs(todo), experiment)
-    if check_only:
-        for line in plan_lines(experiment, out, len(specs), len(todo), grown):
-            say(line)
-        return Results(experiment, out, len(specs), 0, [])
-    if held is None or grown:
-        out.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "config": experiment.config,
-            "cells": [cell for cell, _ in experiment.cells],
-            "episodes_total": len(specs),
-            "llm": llm_models(experiment, out),
-            "versions": package_versions(),
-            "git_commit": git_commit(),
-            "started": datetime.now(UTC).isoformat(timespec="seconds"),
-            "command": sys.argv,
-        }
-        if held is not None:  # the first run's facts stay; the growth is recorded
-            manifest = {
-                **held,
-                **{k: manifest[k] for k in ("config", "cells", "episodes_total", "llm")},
-                "grown": [*held.get("grown", []), {**grown, "at": manifest["started"]}],
-            }
-        records.write_manifest(out, manifest)
-    say(
-        f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already logged, "
-        f"{len(todo)} to run -> {out}"
-    )
-    logged = len(specs) - len(todo)  # done records, counted as they are written
     try:
-        with records.EventLog(out) as log:
-            for line in checks.values():
-                log.write(line, "done")
-            logged += len(checks)
-            rest = [s for s in todo if id(s) not in checks]
-            failed, done = _play(rest, log, experiment, progress)
-            logged += done
+        with runner.players(
+            todo, experiment.max_concurrent, experiment.workers, experiment.backend, out
+        ) as play:
+            checks = _check_episodes(runner.check_specs(todo), experiment, play)
+            if check_only:
+                for line in plan_lines(experiment, out, len(specs), len(todo), grown):
+                    say(line)
+                return Results(experiment, out, len(specs), 0, [])
+            if held is None or grown:
+                _write_manifest(experiment, out, held, grown, len(specs))
+            say(
+                f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
+                f"logged, {len(todo)} to run -> {out}"
+            )
+            logged = len(specs) - len(todo)  # done records, counted as they are written
+            with records.EventLog(out) as log:
+                for line in checks.values():
+                    log.write(line, "done")
+                logged += len(checks)
+                rest = [s for s in todo if id(s) not in checks]
+                failed, done = _play(rest, log, play, progress)
+                logged += done
     except RunStopped as stop:
         raise RunStopped(
             f"{experiment.name}: stopped, as no retry can heal this: {stop}; "
@@ -244,6 +230,31 @@ def run(
         ) from None
     say(f"{experiment.name}: {logged}/{len(specs)} episodes done, {len(failed)} failed this run")
     return Results(experiment, out, len(specs), len(todo), failed)
+
+
+def _write_manifest(
+    experiment: Experiment, out: Path, held: dict | None, grown: dict[str, Any], total: int
+) -> None:
+    """Write the manifest of a new directory, or of one that grows (the first run's facts stay;
+    the growth is recorded)."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "config": experiment.config,
+        "cells": [cell for cell, _ in experiment.cells],
+        "episodes_total": total,
+        "llm": llm_models(experiment, out),
+        "versions": package_versions(),
+        "git_commit": git_commit(),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": sys.argv,
+    }
+    if held is not None:
+        manifest = {
+            **held,
+            **{k: manifest[k] for k in ("config", "cells", "episodes_total", "llm")},
+            "grown": [*held.get("grown", []), {**grown, "at": manifest["started"]}],
+        }
+    records.write_manifest(out, manifest)
 
 
 #: Keys that say how a run is played, not what is played: they may change between the runs of
@@ -306,14 +317,20 @@ def plan_lines(
     return lines
 
 
-def _check_episodes(specs: list[runner.EpisodeSpec], experiment: Experiment) -> dict[int, str]:
+def _check_episodes(
+    specs: list[runner.EpisodeSpec], experiment: Experiment, play: runner.Play
+) -> dict[int, str]:
     """Play one episode of each cell whose seats call no model, before anything is written: a
     seat kind that cannot make one of the env's decisions is a config error (its record is
-    kept and logged once the run starts)."""
+    kept and logged once the run starts). They are played by the run's workers (``play``),
+    on the Ray backend in this process."""
     if not specs:
         return {}
     log = runner.RecordList()
-    runner.run_specs(specs, log, experiment.max_concurrent, min(experiment.workers, len(specs)))
+    if experiment.backend == "ray":  # a handful of model-free episodes: not worth the tasks
+        runner.play_specs(specs, log, experiment.max_concurrent)
+    else:
+        play(specs, log)
     by_key = {
         record.key: (record, line) for record, line in zip(log.records, log.lines, strict=True)
     }
@@ -340,7 +357,7 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], log: records.EventLog, experiment: Experiment, progress: bool
+    specs: list[runner.EpisodeSpec], log: records.EventLog, play: runner.Play, progress: bool
 ) -> tuple[list[records.EpisodeRecord], int]:
     """Play ``specs`` into ``log``; return the failed records and the number done."""
     from tqdm import tqdm
@@ -362,12 +379,6 @@ def _play(
             bar.set_postfix(failed=len(failed), refresh=False)
             bar.update(1)
 
-        runner.run_specs(
-            specs,
-            log,
-            experiment.max_concurrent,
-            experiment.workers,
-            on_done,
-            backend=experiment.backend,
-        )
+        if specs:
+            play(specs, log, on_done)
     return failed, done

@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -172,16 +173,40 @@ def run_specs(
     the next run plays what is missing. Each process holds its own LLM clients, so a model's
     concurrency limit applies per process.
     """
+    with players(specs, max_concurrent, workers, backend, log.directory) as play:
+        play(specs, log, on_done)
+
+
+#: ``play(specs, log, on_done=None)``: plays episodes into a log (what :func:`players` gives).
+Play = Callable[..., None]
+
+
+@contextmanager
+def players(
+    specs: Sequence[EpisodeSpec],
+    max_concurrent: int = 1,
+    workers: int = 1,
+    backend: str = "local",
+    directory=None,
+) -> Iterator[Play]:
+    """What plays the episodes of one run, ``specs`` or some of them, as :func:`run_specs`
+    describes: this process, Ray, or worker processes started once on entering, so that the
+    check episodes and the rest of a run are played by the same workers."""
     if backend == "ray":
         from socialsim.ray_backend import run_on_ray
 
-        run_on_ray(specs, log, max_concurrent, workers, on_done)
-    elif workers <= 1 or len(specs) <= 1:
-        play_specs(specs, log, max_concurrent, on_done)
-    else:
-        from socialsim.pool import run_in_processes
+        yield lambda some, log, on_done=None: run_on_ray(
+            some, log, max_concurrent, workers, on_done
+        )
+        return
+    batches = -(-len(specs) // max(1, max_concurrent))
+    if workers <= 1 or batches <= 1:
+        yield lambda some, log, on_done=None: play_specs(some, log, max_concurrent, on_done)
+        return
+    from socialsim.pool import ProcessPool
 
-        run_in_processes(specs, log, max_concurrent, workers, on_done)
+    with ProcessPool(specs, min(workers, batches), max_concurrent, directory) as pool:
+        yield pool.play
 
 
 class RecordList:

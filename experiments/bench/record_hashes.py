@@ -10,7 +10,8 @@ every backend and worker count. Run it before a change and after, and compare::
 
 Printed on 2026-12-01 with main's runner (ceacdcd, 1 and 2 workers) before the rework and after
 it (1 and 2 workers, and Ray with 2 CPUs for the donation grid and decrypto_quickstart), equal
-on every backend:
+on every backend; printed again, the same, with 1 and 2 workers after the pool was made one per
+run with its workers forked from the run, and the bus's thaw made to go by type:
 
 | experiment | records | fingerprint |
 |---|---|---|

@@ -21,9 +21,25 @@ fsyncs' waits are in wall only):
 | before (an event-loop task per episode and an ``await`` per decision, an fsync per record) | 2.76 / 7.02 s / 2.54x; 3.59 / 7.86 s / 2.19x | 5.78 / 15.78 s / 2.73x; 5.55 / 12.09 s / 2.18x |
 | after (sync agents called directly, group commit, one encoding) | 3.59 / 5.22 s / 1.46x; 3.95 / 5.67 s / 1.44x | 6.90 / 8.06 s / 1.17x; 5.95 / 8.80 s / 1.48x |
 
-What is left above the floor (in-process timing of the same episodes): building each record's
-message list through the bus's ``Message.to_json`` (thawing the frozen payloads, about 0.7 s)
-and its one JSON encoding (about 0.8 s); the config check about 0.25 s.
+Later the same day, ``--trials 2``, main (466534a) and this version run alternately, twice
+each, by the same loop on 2 cores at load average 7-11 (a full test suite and other benches
+beside it), so the wall figures are noise; CPU, best of each pair of runs:
+
+| version | CPU: bare / socialsim run / ratio |
+|---|---|
+| before (466534a) | 3.22 / 5.48 s / 1.70x; 3.64 / 5.42 s / 1.49x |
+| after (the bus's thaw by exact type, one JSON encoder object) | 2.95 / 4.62 s / 1.57x; 3.32 / 4.90 s / 1.47x |
+
+The runner's own CPU fell by about 0.6 s; the bare loop's figure moves as much from run to run,
+so the ratio barely shows it here. In-process timing of the same 54 episodes (best of 9,
+scaled to 540): building and encoding the records 0.64-0.82 s before, 0.56-0.69 s after.
+
+What is left above the floor (in-process timing, busy machine): the record's one JSON encoding
+(0.4-0.65 s for 540 records of 38 KB; the C encoder sorting the keys of every small dict),
+building the record's message list (0.15 s with the thaw by type) and the per-step log
+(0.15-0.25 s), the config check and manifest about 0.1 s. Encoding each message once at publish
+and splicing the texts into the line was tried: one encoder call per message cost as much as
+the thaw it saved (0.46 s against 0.35 s for thaw alone), so the records keep plain dicts.
 """
 
 from __future__ import annotations

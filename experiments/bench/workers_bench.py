@@ -2,10 +2,12 @@
 backend's overhead, on the scripted gossip grid and the GloVe Decrypto grid.
 
 Each trial is a fresh Python process (as a user's ``socialsim run`` is) that times
-:func:`socialsim.run` into a new directory: the config check, the check episodes, the
-forkserver's start (or Ray's), every episode and the log; the interpreter's own start is not
-counted. Trials of the backends are interleaved; best of ``--trials``. With ``--ray`` the Ray
-backend (2 CPUs) is timed too, ``ray.init`` reported apart from the play.
+:func:`socialsim.run` into a new directory: the config check, the check episodes, the workers'
+start (or Ray's), every episode and the log; the interpreter's own start is not counted. Each
+trial also prints the CPU time of this process and of the workers forked from it (a forkserver's
+workers are not its children: their CPU is not seen). Trials of the backends are interleaved;
+best of ``--trials``. With ``--ray`` the Ray backend (2 CPUs) is timed too, ``ray.init``
+reported apart from the play.
 
     python experiments/bench/workers_bench.py [--trials 3] [--ray] [--only align_donation_grid]
 
@@ -18,6 +20,34 @@ is depressed by the others' load and none reaches the goal here; best wall of 2-
 | main (spawned workers re-importing, GloVe decoded per worker, parent re-encoding) | 16.98 / 18.80 s, 0.90x | 21.00 / 36.92 s, 0.57x |
 | this version (forkserver, mmap vectors, lines written as encoded) | 9.74 / 10.38 s, 0.94x | 13.64 / 14.58 s, 0.94x |
 | this version, Ray with 2 CPUs (``ray.init`` 11.5-14.7 s apart) | 10.54 s, +0.8 ms/episode over the pool | 17.44 s, -0.35 ms/episode |
+
+Later the same day (``--trials 2``, main and this version run one after the other by the same
+command, load average 7-11 throughout: figures for their ratio, not for the goal):
+
+| run | align_donation_grid (540) 1 / 2 workers | decrypto_baselines (768) 1 / 2 workers |
+|---|---|---|
+| before (466534a: a pool of its own for the check episodes, workers from a forkserver) | 15.35 / 18.65 s, 0.82x | 31.62 / 32.76 s, 0.97x |
+| after (one pool per run; workers forked from the run, GloVe already loaded) | 24.44 / 17.00 s, 1.44x | 27.96 / 16.80 s, 1.66x |
+
+This version once more (``--trials 2``, load average 8-9), with the CPU split: donation grid
+8.43 / 6.45 s, 1.31x (this process 0.51-0.60 s with 2 workers, the forked workers 5.39-5.41 s
+together; 5.52-5.97 s for the whole 1-worker run); decrypto_baselines 6.21 / 5.99 s, 1.04x (this
+process 1.23-1.38 s with 2 workers, the workers 4.32-5.19 s; 4.27-5.49 s for the whole 1-worker
+run). The workers' CPU is about the 1-worker run's episodes: the episodes scale, and the wall
+lost is the others' load and the serial part. On Decrypto the serial part (imports with scipy,
+the config check building a GloVe agent and so loading the vectors, once for both worker
+counts) is about a quarter of the work, which bounds the speed-up near 1.6x whatever the pool
+does; a lighter check (vectors found, not loaded, in the parent) would only move the load into
+each worker.
+
+Where the time went before: the check episodes started and stopped a pool of their own (a
+forkserver importing every module, each worker loading GloVe) before the run's pool did it all
+again; an episode's own time in a worker barely grows with two (thread CPU per GloVe episode
+7.1 ms alone, 7.5-7.8 ms with a second process playing beside it). Now the workers are forked
+from the run once, on Linux when it runs no other thread (:func:`socialsim.pool.start_method`):
+they start with the modules imported and the vectors loaded by the config check, and play the
+check episodes and then the rest. What stays serial is the parent's imports and config check,
+paid by both worker counts alike.
 
 What the parent itself spends (``/usr/bin/time`` of ``socialsim run align_donation_grid
 --set workers=2``): 0.82 s of user CPU here (imports, config check, writing the lines), where
@@ -39,6 +69,8 @@ EXPERIMENTS = ("align_donation_grid", "decrypto_baselines")
 
 
 def one_trial(name: str, workers: int, backend: str) -> dict:
+    import resource
+
     from socialsim.results import run
 
     overrides = [f"workers={workers}", f"backend={backend}"]
@@ -49,11 +81,22 @@ def one_trial(name: str, workers: int, backend: str) -> dict:
         start = time.perf_counter()
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         extra["ray_init_s"] = time.perf_counter() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         results = run(name, out=out, overrides=overrides)
-        wall = time.perf_counter() - start
-    return {"wall_s": wall, "episodes": results.total, "failed": len(results.failed), **extra}
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # Workers forked from this process are its children, reaped by the pool: their CPU is here.
+    workers_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    return {
+        "wall_s": wall,
+        "parent_cpu_s": cpu,
+        "workers_cpu_s": workers_cpu,
+        "episodes": results.total,
+        "failed": len(results.failed),
+        **extra,
+    }
 
 
 def trial(name: str, workers: int, backend: str) -> dict:
@@ -89,7 +132,11 @@ def main() -> None:
                 if label not in best or result["wall_s"] < best[label]["wall_s"]:
                     best[label] = result
                 init = f", ray.init {result['ray_init_s']:.2f} s" if "ray_init_s" in result else ""
-                print(f"{name} trial {number + 1} {label}: {result['wall_s']:.2f} s{init}")
+                print(
+                    f"{name} trial {number + 1} {label}: {result['wall_s']:.2f} s (CPU: this "
+                    f"process {result['parent_cpu_s']:.2f} s, forked workers "
+                    f"{result['workers_cpu_s']:.2f} s){init}"
+                )
         one = best["1 worker"]
         print(f"{name}: {one['episodes']} episodes, best of {args.trials}")
         for label, result in best.items():
