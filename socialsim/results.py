@@ -39,7 +39,6 @@ PACKAGES = (
     "numpy",
     "matplotlib",
     "pandas",
-    "scipy",
 )
 
 

@@ -38,7 +38,8 @@ that is not a keyword (and, while there is one, not a used hint).
 Decoder and interceptor: a 3 x 4 matrix ``S[i, j]`` of cosine similarities of hint ``i`` with
 keyword ``j`` (decoder) or with the mean of the raw vectors of keyword ``j``'s past hints
 (interceptor; ``S[i, j] = 0`` where keyword ``j`` has no history). The guess maximises the total
-similarity (``scipy.optimize.linear_sum_assignment``) or, greedily, gives each hint in order the
+similarity (:func:`~socialsim.agents.embedding.assignment.max_assignment`, the reference's
+SciPy ``linear_sum_assignment`` with its tie rules) or, greedily, gives each hint in order the
 most similar digit left, ties going to the higher digit. On turn 1 the interceptor's matrix is all
 zeros: the Hungarian interceptor guesses 1-2-3 and the greedy one 4-3-2, as in the reference.
 
@@ -62,7 +63,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from socialsim.agents.embedding.assignment import max_assignment
 from socialsim.agents.embedding.vectors import (
     HintVocabulary,
     WordVectors,
@@ -98,8 +99,7 @@ def assign(similarity: np.ndarray, greedy: bool = False) -> list[int]:
                     guess.append(int(column) + 1)
                     break
         return guess
-    _, columns = linear_sum_assignment(-similarity)
-    return [int(c) + 1 for c in columns]
+    return [column + 1 for column in max_assignment(similarity.tolist())]
 
 
 def history_means(vectors: WordVectors, hint_history: Sequence[Sequence[str]]) -> np.ndarray:
