@@ -130,8 +130,8 @@ def run(
 ) -> dict[str, float]:
     seats = ["*", "interceptor"] if "decrypto" in name and name != "smollm2_decrypto" else ["*"]
     sets = seat_sets(api_base, model, seats) + CUTS[name]
-    if constrained:
-        sets += [f"seats.{seat}.structured_output=true" for seat in seats]
+    if not constrained:
+        sets += [f"seats.{seat}.structured_output=false" for seat in seats]
     command = [sys.executable, "-c", LAUNCH, str(code), "run", name, "--out", str(out)]
     for assignment in sets:
         command += ["--set", assignment]
@@ -152,7 +152,10 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=list(CUTS), help="experiments to run")
     parser.add_argument("--keep", type=Path, help="keep the results directories here")
     parser.add_argument(
-        "--constrained", action="store_true", help="also set structured_output=true on every seat"
+        "--unconstrained",
+        action="store_true",
+        help="also set structured_output=false on every seat (the files' default, 'auto', "
+        "constrains the answers of llama-cpp-python's server)",
     )
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="smollm2_bench_"))
@@ -163,7 +166,7 @@ def main() -> None:
         out = base / name
         if out.exists():
             shutil.rmtree(out)
-        m = run(name, args.api_base, args.model, args.code.resolve(), out, args.constrained)
+        m = run(name, args.api_base, args.model, args.code.resolve(), out, not args.unconstrained)
         print(
             f"{name:26} {m['episodes']:>4} {m['failed']:>4} {m['valid_decisions']:>9.0%} "
             f"{m['fallbacks']:>5} {m['calls']:>5} {m['valid_calls']:>10.0%} "
