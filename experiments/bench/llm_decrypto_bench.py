@@ -47,6 +47,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import socialsim.llm.build  # noqa: E402
+from socialsim import registry  # noqa: E402
 from socialsim.llm import forget_models, load_litellm  # noqa: E402
 from socialsim.llm.model import ChatModel, Reply, Settings, check_messages, prompt_hash  # noqa: E402
 from socialsim.records import EventLog, read_records  # noqa: E402
@@ -289,6 +290,10 @@ def main(argv: list[str] | None = None) -> None:
         import aiohttp  # noqa: F401 - the transport imports it on its first call; 0.4 s, not a game's
     else:
         load_litellm()  # its import (seconds) is not part of a game
+    # nor are the env's and the agent kinds' imports (about a second), which the first
+    # episode of a process would otherwise pay
+    registry.env_module("decrypto_v0")
+    registry.agent_class("llm_decrypto")
 
     with (
         (
