@@ -9,7 +9,8 @@ import itertools
 
 import pytest
 
-from socialsim import config
+from socialsim import config, registry
+from socialsim.agent import RunContext
 from socialsim.llm import (
     ProviderError,
     build_model,
@@ -316,3 +317,60 @@ def test_equal_concurrency_or_another_server_is_no_conflict(server):
     config.load(
         decrypto_experiment(table(server, concurrency=4), interceptor_model=other, structured=False)
     )
+
+
+# -- structured_output = "auto", the agents' default ----------------------------------------------
+
+
+def constrained(model_table) -> bool:
+    agent = registry.build_agent({"kind": "llm_decrypto", "model": model_table})
+    agent.attach(RunContext())
+    agent.reset("encoder", "encoder", 0)
+    return run(agent.constrained())
+
+
+@pytest.mark.parametrize(
+    "family, expected",
+    [("llama_cpp_python", True), ("llama_cpp", True), ("vllm", True), (None, False)],
+)
+def test_auto_constrains_the_answers_of_self_hosted_servers_only(fresh_models, family, expected):
+    with ScriptedChatServer(family=family) as server:
+        assert constrained(table(server)) is expected
+        assert server.answered == []  # the models list tells; no chat request
+
+
+def test_auto_constrains_where_the_table_names_a_format_and_never_by_provider_name(server):
+    assert constrained(table(server, structured_format="vllm")) is True
+    assert constrained({"model": "openai/gpt-4o-mini", "cache": False}) is False
+    assert server.answered == []
+
+
+def test_auto_is_resolved_per_episode_and_true_or_false_win(fresh_models):
+    with ScriptedChatServer(family="llama_cpp_python") as server:
+        agent = registry.build_agent(
+            {"kind": "llm_gossip", "model": table(server), "structured_output": False}
+        )
+        agent.attach(RunContext())
+        agent.reset("agent_0", "*", 0)
+        assert run(agent.constrained()) is False
+    with pytest.raises(ValueError, match="structured_output: must be true, false or 'auto', got 1"):
+        registry.build_agent({"kind": "llm_gossip", "model": "openai/x", "structured_output": 1})
+
+
+def test_auto_probes_a_llama_cpp_python_server_at_the_config_check_and_not_a_plain_one(
+    fresh_models,
+):
+    with ScriptedChatServer(
+        policy=lambda m, r: '{"ready": "yes"}',
+        family="llama_cpp_python",
+        structured_formats=("grammar",),
+    ) as server:
+        experiment = decrypto_experiment(table(server))
+        del experiment["seats"]["*"]["structured_output"]
+        config.load(experiment)
+        assert [request_format(r) for r in server.answered] == ["grammar"]
+    with ScriptedChatServer(policy=lambda m, r: '{"ready": "yes"}') as server:
+        experiment = decrypto_experiment(table(server))
+        del experiment["seats"]["*"]["structured_output"]
+        config.load(experiment)
+        assert server.answered == []

@@ -76,6 +76,13 @@ class LLMAgent(Agent):
             temperature 0 a reply that repeats an earlier one of the same decision ends it
             with the fallback (the next would repeat it again).
 
+    Structured output (the subclasses' ``structured_output`` argument): ``True`` constrains
+    every answer to its decision's JSON schema, ``False`` never, ``"auto"`` (the default) when
+    the model is served by a self-hosted server that takes a schema (llama-cpp-python,
+    llama.cpp, vLLM: small models need it) or its table names a ``structured_format``, not
+    through a provider by name (:meth:`~socialsim.llm.ChatModel.constrains_by_default`),
+    resolved once per episode (:meth:`constrained`).
+
     Each request carries a seed drawn from the episode's seed, the decision's number in the
     episode and the attempt (:meth:`call_seed`): part of the cache key, so episodes sample
     independently and a rerun replays exactly.
@@ -98,6 +105,7 @@ class LLMAgent(Agent):
         max_attempts: int | None = None,
         drop_failed_attempts: bool = False,
         retry_temperature: float | None = 0.7,
+        structured_output: bool | str = "auto",
     ):
         table = {"model": model} if isinstance(model, str) else dict(model)
         if "model" not in table:
@@ -116,6 +124,12 @@ class LLMAgent(Agent):
             raise ValueError(
                 f"retry_temperature: must be a number >= 0 (0: stay greedy), got {retry_temperature!r}"
             )
+        if not (isinstance(structured_output, bool) or structured_output == "auto"):
+            raise ValueError(
+                f"structured_output: must be true, false or 'auto', got {structured_output!r}"
+            )
+        self.structured_output = structured_output
+        self._constrained: bool | None = None
         self.max_attempts = attempts
         self.drop_failed_attempts = drop_failed_attempts
         self.retry_temperature = retry_temperature
@@ -132,7 +146,17 @@ class LLMAgent(Agent):
         for name in ("llm_calls", "invalid_answers", "fallbacks"):
             self.counters[name] = 0
         self.decisions_asked = 0
+        self._constrained = None
         self.tokens_per_char = INITIAL_TOKENS_PER_CHAR
+
+    async def constrained(self) -> bool:
+        """Whether this episode's answers are constrained to their schemas (see the class)."""
+        if self._constrained is None:
+            setting = self.structured_output
+            self._constrained = (
+                await self.model.constrains_by_default() if setting == "auto" else setting
+            )
+        return self._constrained
 
     def call_seed(self, decision: int, attempt: int) -> int:
         """The seed of a request: the table's ``seed``, the episode's, the decision's number

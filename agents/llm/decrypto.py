@@ -68,12 +68,13 @@ Arguments
   role part's style, the same names (``None``: ``prompt_style``); the paper sweeps the two.
   The paper's interceptor always used mode 0: give it ``prompt_style="plain"`` to match.
 * ``max_attempts=10``, ``drop_failed_attempts=False`` — see above.
-* ``structured_output=False`` — constrain each answer to its exact JSON schema
+* ``structured_output="auto"`` — ``True``: constrain each answer to its exact JSON schema
   (:func:`answer_schema`: a reasoning of at most 200 characters, then exactly three hints of 1 to
   ``max_hint_chars`` characters without angle brackets, one of the 24 codes, or exactly four
   words), sent in the form
   the model table's ``structured_format`` names (:mod:`socialsim.llm.structured`); a reply is
-  then read as JSON, without the ``ANSWER:`` marker.
+  then read as JSON, without the ``ANSWER:`` marker. ``"auto"``: on for self-hosted servers
+  only (see :class:`~socialsim.agents.llm.base.LLMAgent`).
 * ``retry_temperature=0.7`` — the temperature of re-prompts at temperature 0 (see
   :class:`~socialsim.agents.llm.base.LLMAgent`).
 
@@ -91,6 +92,7 @@ output at temperature 0; the README's "Local model servers" section has the reci
 
 Version History
 ---------------
+* v3: ``structured_output="auto"``, the default: constrained answers on self-hosted servers.
 * v2: constrained answers by the ``schema`` override (exact schemas), placeholder answer
   formats and placeholder answers refused, ``retry_temperature``, a seed per request.
 * v1: ``max_turns`` and the hint limits are read from the env's ``rules`` message; the seat
@@ -315,11 +317,13 @@ class DecryptoLLMAgent(LLMAgent):
         role_style: str | None = None,
         max_attempts: int | None = None,
         drop_failed_attempts: bool = False,
-        structured_output: bool = False,
+        structured_output: bool | str = "auto",
         system_as_user: bool = False,
         retry_temperature: float | None = 0.7,
     ):
-        super().__init__(model, max_attempts, drop_failed_attempts, retry_temperature)
+        super().__init__(
+            model, max_attempts, drop_failed_attempts, retry_temperature, structured_output
+        )
         if role is not None and role not in ROLES:
             raise ValueError(f"role: {role!r} is not a Decrypto role; allowed: {', '.join(ROLES)}")
         for name, style in (("prompt_style", prompt_style), ("role_style", role_style)):
@@ -328,7 +332,6 @@ class DecryptoLLMAgent(LLMAgent):
         self.role_override = role
         self.prompt_style = prompt_style
         self.role_style = role_style or prompt_style
-        self.structured_output = bool(structured_output)
         self.system_as_user = bool(system_as_user)
         self.rules: Rules | None = None  # the env's rules message, once read
         self.system: str | None = None
@@ -386,8 +389,8 @@ class DecryptoLLMAgent(LLMAgent):
             text = f"{self.system}\n\n{text}"
         return {"role": "user", "content": text}
 
-    def _overrides(self, answer_kind: str) -> dict[str, Any]:
-        if self.structured_output:
+    def _overrides(self, answer_kind: str, structured: bool) -> dict[str, Any]:
+        if structured:
             rules = self.rules
             limits = (rules.max_hint_chars, rules.max_hint_words) if rules is not None else ()
             return {"schema": answer_schema(answer_kind, *limits)}
@@ -415,7 +418,7 @@ class DecryptoLLMAgent(LLMAgent):
         rules = self._read_inbox(messages)
         limits = (rules.max_hint_words, rules.max_hint_chars)
         prompt = self._user(turn_prompt(self.role, info, *limits))
-        structured = self.structured_output
+        structured = await self.constrained()
         if decision == HINTS:
             keywords = info["keywords"]
 
@@ -441,7 +444,7 @@ class DecryptoLLMAgent(LLMAgent):
             decision=decision,
             correction=self._correction(decision),
             fallback=fallback,
-            **self._overrides(decision),
+            **self._overrides(decision, structured),
         )
         self.chat = outcome.chat
         return {decision: outcome.value}
@@ -460,7 +463,7 @@ class DecryptoLLMAgent(LLMAgent):
                     "the question's context has no 'rules'"
                 )
             self.learn_rules(question.context["rules"])
-        structured = self.structured_output
+        structured = await self.constrained()
         if question.kind == PREDICT_INTERCEPTOR_GUESS:
             kind = GUESS
 
@@ -485,7 +488,7 @@ class DecryptoLLMAgent(LLMAgent):
             decision=f"tom:{question.kind}",
             correction=self._correction(kind),
             fallback=lambda: None,
-            **self._overrides(kind),
+            **self._overrides(kind, structured),
         )
         # move this question's invalid answers and fallback to the side-question counters
         invalid = outcome.attempts if outcome.fallback else outcome.attempts - 1

@@ -56,9 +56,11 @@ Arguments
     show_tones: also show the tone of each gossip in the donation, prisoner's dilemma and
         trust prompts (the log and the memory lines), where the reference shows the message
         alone; the market's prompts always show it, as the reference's do.
-    structured_output: constrain the answer to its exact JSON schema
+    structured_output: ``True`` constrains the answer to its exact JSON schema
         (:func:`~socialsim.agents.llm.gossip_answers.answer_schema`), sent in the form the model
-        table's ``structured_format`` names (:mod:`socialsim.llm.structured`).
+        table's ``structured_format`` names (:mod:`socialsim.llm.structured`); ``"auto"`` (the
+        default) does for a self-hosted server that takes a schema (llama-cpp-python,
+        llama.cpp, vLLM), not through a provider by name (see the base class).
     prompt_style: ``"full"`` (the reference's prompts) or ``"terse"``, for small models: the
         decision prompt keeps the round, the resources, the choices, the accountability
         notice, the last 3 memory lines and the last 3 gossip lines about the counterpart, and
@@ -71,6 +73,8 @@ Arguments
     drop_failed_attempts: keep failed attempts out of the re-prompt (see the base class).
 
 Version History
+    * v4: ``structured_output="auto"`` (the default) constrains the answers of self-hosted
+      servers that take a schema.
     * v3: generation defaults (temperature 1.0, max_tokens 1024), ``prompt_style="terse"``,
       constrained answers by the ``schema`` override, placeholder answers refused.
     * v2: the gossip of the donation, prisoner's dilemma and trust prompts is quoted without its
@@ -117,14 +121,16 @@ class GossipLLMAgent(LLMAgent):
         reflection: bool = False,
         display_names: bool | Mapping[str, str] = True,
         show_tones: bool = False,
-        structured_output: bool = False,
+        structured_output: bool | str = "auto",
         max_words: int = 150,
         max_attempts: int | None = None,
         drop_failed_attempts: bool = False,
         prompt_style: str = "full",
         retry_temperature: float | None = 0.7,
     ):
-        super().__init__(model, max_attempts, drop_failed_attempts, retry_temperature)
+        super().__init__(
+            model, max_attempts, drop_failed_attempts, retry_temperature, structured_output
+        )
         if prompt_style not in PROMPT_STYLES:
             raise ValueError(
                 f"prompt_style: must be one of {', '.join(PROMPT_STYLES)}, got {prompt_style!r}"
@@ -134,7 +140,6 @@ class GossipLLMAgent(LLMAgent):
             ("equilibrium_knowledge", equilibrium_knowledge),
             ("reflection", reflection),
             ("show_tones", show_tones),
-            ("structured_output", structured_output),
             ("drop_failed_attempts", drop_failed_attempts),
         ):
             if not isinstance(value, bool):
@@ -152,7 +157,6 @@ class GossipLLMAgent(LLMAgent):
         self.reflection = reflection
         self.display_names = display_names
         self.show_tones = show_tones
-        self.structured_output = structured_output
         self.max_words = max_words
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
@@ -246,7 +250,7 @@ class GossipLLMAgent(LLMAgent):
         most = answers.limit(decision, meeting, self.prompts.number("multiplier"))
         form = answers.answer_form(game, decision, most, self.max_words)
         overrides = {}
-        if self.structured_output:
+        if await self.constrained():
             overrides["schema"] = answers.answer_schema(game, decision, most, self.max_words)
         outcome = await self.ask(
             self.chat(meeting, decision, form, notes),

@@ -26,6 +26,24 @@ Usage::
     python experiments/bench/llm_decrypto_bench.py [--games 32] [--latency 0.2] [--limit 64]
         [--max-concurrent 32] [--link] [--probes] [--model openai/test] [--in-process]
         [--transport http|openai_http|sleep]
+
+Measured 2026-12-01 on 2 cores shared with other jobs (load average 5 to 8: the process got
+about half a core, so every CPU millisecond showed as two or three), ``--games 32 --latency
+0.2``, two trials each, interleaved::
+
+    transport     wall s         CPU s       wall/ideal     cached re-run
+    openai_http   6.55 / 8.23    1.57 / 1.61  2.05 / 2.57   2.66 / 3.99 s
+    http          11.20 / 50.11  8.30 / 9.72  3.50 / 15.66  0.88 / 6.04 s
+    sleep         8.23 / 9.01    1.61 / 1.24  2.57 / 2.82   3.99 / 3.46 s
+
+and one game (``--games 1 --transport sleep``): wall/ideal 1.07 (16 calls in a chain, 3.43 s).
+The goal (<= 1.25 with 32 games) is missed here. ``sleep`` (no HTTP at all) is no better than
+``openai_http``: the overhead is the CPU of the games' steps between calls, serialised in one
+event loop (about 2 ms per call), not the transport. A profile of the cached re-run (only that
+CPU) puts about 30% of it in the LLM layer (the cache's canonical JSON of the whole chat for its
+key and the hit's prompt hash, ``dataclasses.replace`` of settings and replies), 15% in the
+agents' prompt rendering and 25% in the env (its steps and its construction per game). The
+figures want a quiet machine.
 """
 
 from __future__ import annotations
@@ -47,6 +65,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import socialsim.llm.build  # noqa: E402
+from socialsim import registry  # noqa: E402
 from socialsim.llm import forget_models, load_litellm  # noqa: E402
 from socialsim.llm.model import ChatModel, Reply, Settings, check_messages, prompt_hash  # noqa: E402
 from socialsim.records import EventLog, read_records  # noqa: E402
@@ -289,6 +308,10 @@ def main(argv: list[str] | None = None) -> None:
         import aiohttp  # noqa: F401 - the transport imports it on its first call; 0.4 s, not a game's
     else:
         load_litellm()  # its import (seconds) is not part of a game
+    # nor are the env's and the agent kinds' imports (about a second), which the first
+    # episode of a process would otherwise pay
+    registry.env_module("decrypto_v0")
+    registry.agent_class("llm_decrypto")
 
     with (
         (

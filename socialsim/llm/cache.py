@@ -34,6 +34,7 @@ from socialsim.llm.model import (
     Reply,
     Wrapper,
     check_messages,
+    digest,
     prompt_hash,
 )
 from socialsim.plain_json import canonical_json
@@ -91,15 +92,18 @@ class ReplyStore:
             request_hash=key,
         )
 
-    def put(self, key: str, request: dict[str, Any], reply: Reply) -> None:
-        """Store ``reply`` unless the key is there already (the first answer stays)."""
+    def put(self, key: str, request: dict[str, Any] | str, reply: Reply) -> None:
+        """Store ``reply`` unless the key is there already (the first answer stays);
+        ``request`` as a dict or already as its canonical JSON."""
         with self._lock:
             self._db.execute(
                 "INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     reply.model,
-                    canonical_json(request, allow_nan=False),
+                    request
+                    if isinstance(request, str)
+                    else canonical_json(request, allow_nan=False),
                     reply.text,
                     reply.prompt_tokens,
                     reply.completion_tokens,
@@ -151,8 +155,9 @@ class Cache(Wrapper):
     async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
         plain = check_messages(messages)
         settings = self.settings.with_overrides(overrides)
-        request = settings.request(plain)
-        key = settings.request_hash(plain)
+        # the key and the stored request from one encoding of the (often long) chat
+        request = canonical_json(settings.request(plain), allow_nan=False)
+        key = digest(request, 64)
         started = time.perf_counter()
         pending = _PENDING.setdefault(asyncio.get_running_loop(), {})
         slot = (self.store.path, key)

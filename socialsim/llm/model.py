@@ -340,6 +340,13 @@ class ChatModel(abc.ABC):
         server says (:mod:`socialsim.llm.server`), else None (unknown)."""
         return None
 
+    async def constrains_by_default(self) -> bool:
+        """Whether an agent's ``structured_output = "auto"`` constrains this model's answers:
+        when the table names a ``structured_format``, or the server at its ``api_base`` is a
+        self-hosted one that takes a schema (:data:`~socialsim.llm.server.CONSTRAINED_FAMILIES`).
+        Not through a provider by name: the papers' models answered in free text."""
+        return False
+
     def find(self, kind: type) -> Any:
         """The first layer of type ``kind`` in this stack (outermost first), or None."""
         layer: Any = self
@@ -374,6 +381,9 @@ class Wrapper(ChatModel):
 
     async def context_window(self) -> int | None:
         return await self.inner.context_window()
+
+    async def constrains_by_default(self) -> bool:
+        return await self.inner.constrains_by_default()
 
 
 class Provider(ChatModel):
@@ -434,6 +444,12 @@ class Provider(ChatModel):
             return settings.structured_format
         info = await self._server()
         return info.structured_format if info is not None else "openai"
+
+    async def constrains_by_default(self) -> bool:
+        if self._settings.structured_format != "auto":
+            return True
+        info = await self._server()
+        return info is not None and info.constrains
 
     async def context_window(self) -> int | None:
         settings = self._settings

@@ -9,7 +9,7 @@ from typing import Any
 
 from socialsim.llm.build import DEFAULTS
 from socialsim.llm.model import served_name
-from socialsim.llm.server import probe_structured_output
+from socialsim.llm.server import probe_structured_output, server_info
 from socialsim.llm.structured import FORMATS
 
 
@@ -18,9 +18,11 @@ def check_seat_models(cells: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]
 
     * two seat tables on one model and server ask for different ``concurrency`` (they share one
       limit, so the second would be refused mid-episode), or
-    * a seat with ``structured_output`` on an ``api_base`` names a ``structured_format`` the
-      server refuses: one probe request per (server, model, format) tells
-      (:func:`~socialsim.llm.server.probe_structured_output`).
+    * a seat with ``structured_output`` on an ``api_base`` (``true``, or ``"auto"``, the
+      agents' default, where the server is one it constrains:
+      :data:`~socialsim.llm.server.CONSTRAINED_FAMILIES`, or the table names a
+      ``structured_format``) names a ``structured_format`` the server refuses: one probe request
+      per (server, model, format) tells (:func:`~socialsim.llm.server.probe_structured_output`).
 
     ``cells`` are ``(grid assignment, resolved config)`` pairs.
     """
@@ -41,8 +43,10 @@ def check_seat_models(cells: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]
                         f"{name!r} at {api_base}, but {first[1]}.model.concurrency is {first[0]}; "
                         "seats on one model and server share one limit: give them the same"
                     )
-            if spec.get("structured_output") is True and isinstance(api_base, str):
-                structured_format = model.get("structured_format", "auto")
+            structured_format = model.get("structured_format", "auto")
+            if isinstance(api_base, str) and constrained(
+                spec.get("structured_output", "auto"), api_base, name, structured_format, model
+            ):
                 key_variable = model.get("api_key_env")
                 reason = probe_structured_output(
                     api_base,
@@ -57,3 +61,16 @@ def check_seat_models(cells: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]
                         f"refused structured output in the form {structured_format!r} ({reason}); "
                         f"name the form it accepts, one of {', '.join(FORMATS[1:])}"
                     )
+
+
+def constrained(
+    setting: Any, api_base: str, name: str, structured_format: str, model: Mapping[str, Any]
+) -> bool:
+    """Whether a seat's answers will be constrained (the agents' ``structured_output``)."""
+    if setting != "auto":
+        return setting is True
+    if structured_format != "auto":
+        return True
+    timeout = float(model.get("timeout", DEFAULTS["timeout"]))
+    info = server_info(api_base, served_name(name), timeout)
+    return info is not None and info.constrains

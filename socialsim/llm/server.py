@@ -31,6 +31,9 @@ from typing import Any
 from socialsim.llm.structured import FAMILY_FORMATS, wire_fields
 
 FAMILIES = {"vllm": "vllm", "llamacpp": "llama_cpp", "me": "llama_cpp_python"}
+#: the families whose answers an agent's ``structured_output = "auto"`` constrains: self-hosted
+#: servers (often small models, which need it) that take a schema in a form we know
+CONSTRAINED_FAMILIES = frozenset(FAMILIES.values())
 
 _OVERFLOW = re.compile(
     r"context[_ ](length|window)|maximum context|too many tokens|exceeds? (the )?(model'?s? )?context",
@@ -50,6 +53,11 @@ class ServerInfo:
     def structured_format(self) -> str:
         """The form ``structured_format = "auto"`` takes on this server."""
         return FAMILY_FORMATS.get(self.family, "openai")
+
+    @property
+    def constrains(self) -> bool:
+        """Whether an agent's ``structured_output = "auto"`` is on for this server."""
+        return self.family in CONSTRAINED_FAMILIES
 
 
 _INFO: dict[tuple[str, str], ServerInfo] = {}
