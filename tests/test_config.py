@@ -155,7 +155,7 @@ def test_environment_variables_are_expanded_with_defaults(tmp_path, monkeypatch)
 
 def test_a_seat_named_for_one_parameter_gets_its_own_copy_of_the_default():
     cfg = {"seats": {"*": {"kind": "x", "model": {"t": 1}}, "b": {"p": 2}}}
-    config._fill_named_seats(cfg)
+    config.fill_named_seats(cfg)
     cfg["seats"]["b"]["model"]["t"] = 9
     assert cfg["seats"]["*"]["model"] == {"t": 1}
     assert cfg["seats"]["b"] == {"kind": "x", "model": {"t": 9}, "p": 2}

@@ -1,0 +1,271 @@
+"""Experiment files: TOML, read with the standard library's ``tomllib``.
+
+The loader (:func:`load`, :func:`resolve`) lives here; the file's keys and types in
+:mod:`~socialsim.config.schema`, what ``--set`` and the grid do to the table in
+:mod:`~socialsim.config.overrides`, and the checks of every cell in
+:mod:`~socialsim.config.checks`.
+
+.. code-block:: toml
+
+    name = "donation_quickstart"      # required; names the default output directory
+    description = "..."
+    episodes = 10                     # per grid cell
+    seed = 0                          # episode i has seed `seed + i` (socialsim.seeding)
+    max_concurrent = 1                # episodes in flight at once (LLM agents wait concurrently)
+    workers = 1                       # processes playing episodes (CPU-bound runs: the cores)
+    backend = "local"                 # or "ray" (socialsim[ray]; RAY_ADDRESS names a cluster)
+    cache = "~/llm_replies.sqlite"    # optional: one reply cache shared by several results
+                                      # directories, for every seat whose model names none
+
+    [env]
+    id = "donation_v0"                # `socialsim list` shows the ids
+    form = "parallel"                 # or "aec"
+    [env.kwargs]                      # the env constructor's keywords
+    n_agents = 9
+
+    [seats."*"]                       # the agent for every seat not named below
+    kind = "image_scoring"
+    [seats.agent_8]                   # other keys are the agent class's keywords
+    kind = "entrant"
+
+    [[probes]]                        # optional side-question protocols
+    name = "piaget"
+
+    [grid]                            # optional: dotted paths into this file, lists to cross
+    "env.kwargs.gossip" = [true, false]
+
+Every key is checked: a typo'd key or a wrong type is a :class:`ConfigError` that names the key
+and the allowed keys; every grid cell is checked (its env is constructed once) before anything
+is written. ``--set path.to.key=value`` overrides (``value`` is read as TOML, else as a string;
+``--set grid.env.kwargs.gossip=[true]`` sets a grid entry). Strings may name environment
+variables, ``"${SOCIALSIM_MODEL:-openai/gpt-4o-mini}"``, expanded when the file is read.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib.util
+import itertools
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from socialsim import registry
+from socialsim.config.checks import check_cell, check_models, resolve_seats
+from socialsim.config.overrides import (
+    apply_override,
+    expand_variables,
+    fill_named_seats,
+    parse_value,
+    reach_named_seats,
+    set_path,
+)
+from socialsim.config.schema import (
+    BACKENDS,
+    DEFAULT_SEAT,
+    ENV_KEYS,
+    REQUIRED,
+    TOP_KEYS,
+    ConfigError,
+    check_keys,
+)
+from socialsim.runner import EpisodeSpec
+from socialsim.seeding import episode_seed
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_SEAT",
+    "ENV_KEYS",
+    "REQUIRED",
+    "TOP_KEYS",
+    "ConfigError",
+    "Experiment",
+    "apply_override",
+    "bundled_description",
+    "bundled_experiments",
+    "check_cell",
+    "check_models",
+    "expand_grid",
+    "expand_variables",
+    "find_file",
+    "load",
+    "parse_value",
+    "resolve",
+    "resolve_seats",
+]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    config: dict[str, Any]  # the resolved file, overrides applied, grid included
+    cells: list[tuple[dict[str, Any], dict[str, Any]]]  # (grid assignment, resolved config)
+    notes: tuple[str, ...] = ()  # what the overrides changed beyond their own key (grid axes)
+
+    @property
+    def name(self) -> str:
+        return self.config["name"]
+
+    @property
+    def max_concurrent(self) -> int:
+        return self.config.get("max_concurrent", 1)
+
+    @property
+    def workers(self) -> int:
+        return self.config.get("workers", 1)
+
+    @property
+    def backend(self) -> str:
+        return self.config.get("backend", "local")
+
+    def specs(self) -> list[EpisodeSpec]:
+        """Every episode of the experiment, cell by cell."""
+        specs = []
+        for cell, config in self.cells:
+            seats = resolve_seats(config)
+            env = config["env"]
+            for index in range(config.get("episodes", 1)):
+                specs.append(
+                    EpisodeSpec(
+                        env_id=env["id"],
+                        env_kwargs=env.get("kwargs", {}),
+                        form=env.get("form", "parallel"),
+                        seed=episode_seed(config.get("seed", 0), index),
+                        seats=seats,
+                        episode=index,
+                        cell=cell,
+                        experiment=config["name"],
+                        probes=tuple(config.get("probes", ())),
+                    )
+                )
+        return specs
+
+
+def bundled_experiments() -> list[str]:
+    """Names of the experiment files shipped in ``socialsim.experiments``."""
+    folder = resources.files("socialsim.experiments")
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def bundled_description(name: str) -> str:
+    """The ``description`` of a bundled experiment file ('' if it has none)."""
+    text = (resources.files("socialsim.experiments") / f"{name}.toml").read_text(encoding="utf-8")
+    try:
+        return str(tomllib.loads(text).get("description", ""))
+    except tomllib.TOMLDecodeError:
+        return ""
+
+
+def find_file(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    stem = name_or_path[: -len(".toml")] if name_or_path.endswith(".toml") else name_or_path
+    bundled = resources.files("socialsim.experiments") / f"{stem}.toml"
+    if bundled.is_file():
+        return Path(str(bundled))
+    raise ConfigError(
+        f"FILE: no experiment file {name_or_path!r}"
+        f"{registry.nearest(stem, bundled_experiments())}; give a path or one of the bundled: "
+        f"{', '.join(bundled_experiments())}"
+    )
+
+
+def load(
+    source: str | os.PathLike | Mapping[str, Any], overrides: Iterable[str] = ()
+) -> Experiment:
+    """Read, override and fully check an experiment: a file path, the name of a bundled file,
+    or a dict shaped like the file."""
+    if isinstance(source, Mapping):
+        config = copy.deepcopy(dict(source))
+    else:
+        path = find_file(str(source))
+        try:
+            config = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    config = expand_variables(config)
+    notes = []
+    for assignment in overrides:
+        notes += apply_override(config, assignment)
+    fill_named_seats(config)
+    return dataclasses.replace(resolve(config), notes=tuple(notes))
+
+
+def resolve(config: dict[str, Any]) -> Experiment:
+    """Check ``config`` and expand its grid into cells."""
+    config = copy.deepcopy(config)
+    check_keys("", config, TOP_KEYS)
+    for key in REQUIRED:
+        if key not in config:
+            raise ConfigError(f"{key}: required key missing; a file needs {', '.join(REQUIRED)}")
+    for key in ("episodes", "max_concurrent", "workers"):
+        if key in config and config[key] < 1:
+            raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
+    if config.get("seed", 0) < 0:
+        raise ConfigError(f"seed: must be an integer >= 0, got {config['seed']}")
+    backend = config.get("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend: {backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("backend: 'ray' needs Ray, not installed: pip install 'socialsim[ray]'")
+    if "cache" in config:
+        if not config["cache"].strip():
+            raise ConfigError("cache: expected the path of a reply cache file, got ''")
+        config["cache"] = str(Path(config["cache"]).expanduser().resolve())
+    built: dict[str, None] = {}  # seat specs already built once (cells share most of them)
+    grid = config.pop("grid", {})
+    cells = []
+    for assignment in expand_grid(grid):
+        cell_config = copy.deepcopy(config)
+        for key, value in assignment.items():
+            set_path(cell_config, key.split("."), value, f"grid.{key}")
+        for key, value in assignment.items():  # after every axis, whatever their order
+            reach_named_seats(cell_config, key, value)
+        fill_named_seats(cell_config)
+        _share_reply_cache(cell_config)
+        check_cell(
+            cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
+        )
+        cells.append((assignment, cell_config))
+    check_models(cells)
+    resolved = dict(config)
+    if grid:
+        resolved["grid"] = grid
+    return Experiment(resolved, cells)
+
+
+def _share_reply_cache(config: dict[str, Any]) -> None:
+    """The top-level ``cache`` (a path, made absolute against the working directory so that
+    every results directory means the same file) goes into each seat's ``model`` table that
+    names no ``cache`` of its own."""
+    absolute = config.get("cache")
+    if absolute is None:
+        return
+    for spec in config.get("seats", {}).values():
+        model = spec.get("model") if isinstance(spec, dict) else None
+        if isinstance(model, str):
+            spec["model"] = {"model": model, "cache": absolute}
+        elif isinstance(model, dict) and "cache" not in model:
+            model["cache"] = absolute
+
+
+def expand_grid(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(
+                f"grid.{key}: expected a non-empty list of values to cross, got {values!r}"
+            )
+        if key.split(".")[0] not in TOP_KEYS or key.split(".")[0] in ("grid", "name"):
+            allowed = [k for k in TOP_KEYS if k not in ("grid", "name")]
+            raise ConfigError(
+                f"grid.{key}: unknown key {key.split('.')[0]!r}; a grid path starts with one of: {', '.join(allowed)}"
+            )
+    keys = list(grid)
+    return [
+        dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))
+    ]

@@ -1,0 +1,133 @@
+"""The checks of one resolved grid cell, before anything is written: its keys, its env (built
+once), every seat's agent (built once per distinct spec), the seats' fit to the env's decisions,
+its probes, and the LLM seats of all cells together."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from socialsim import registry
+from socialsim.config.schema import DEFAULT_SEAT, ENV_KEYS, TOP_KEYS, ConfigError, check_keys
+from socialsim.plain_json import canonical_json
+
+
+def check_cell(
+    config: dict[str, Any], where: str = "", built: dict[str, None] | None = None
+) -> None:
+    """Check one fully resolved configuration (no grid): its keys, its env (built once), and
+    every seat's agent (built once per distinct spec, so that a bad parameter or a missing
+    optional package is found before anything is written)."""
+    built = {} if built is None else built
+    try:
+        check_keys(where, config, TOP_KEYS)
+        if config.get("seed", 0) < 0:
+            raise ConfigError(f"{where}seed: must be an integer >= 0, got {config['seed']}")
+        env = config["env"]
+        check_keys(f"{where}env.", env, ENV_KEYS)
+        if "id" not in env:
+            raise ConfigError(
+                f"{where}env.id: required key missing; allowed ids: {', '.join(registry.ENV_IDS)}"
+            )
+        form = env.get("form", "parallel")
+        if form not in registry.FORMS:
+            raise ConfigError(
+                f"{where}env.form: {form!r} is not allowed; allowed: {', '.join(registry.FORMS)}"
+            )
+        kwargs = env.get("kwargs", {})
+        module = registry.env_module(env["id"])
+        registry.check_kwargs(f"{where}env.kwargs", module.raw_env, kwargs)
+        try:
+            possible_agents = list(module.raw_env(**kwargs).possible_agents)
+        except (TypeError, ValueError) as error:  # "name: must be ..." names the keyword
+            raise ConfigError(f"{where}env.kwargs{_dotted(str(error))}") from None
+        except MemoryError as error:  # numpy names the size it could not allocate
+            raise ConfigError(
+                f"{where}env.kwargs: {env['id']} with {kwargs} is too large for this machine: "
+                f"{error}"
+            ) from None
+        seats = config["seats"]
+        for seat, spec in seats.items():
+            if seat != DEFAULT_SEAT and seat not in possible_agents:
+                raise ConfigError(
+                    f"{where}seats.{seat}: unknown seat {seat!r}; the env's seats are {', '.join(possible_agents)} (or '*' for all)"
+                )
+            registry.check_agent_spec(f"{where}seats.{seat}", spec)
+            _build_once(f"{where}seats.{seat}", spec, built)
+            _check_key_variable(f"{where}seats.{seat}", spec)
+        missing = [a for a in possible_agents if a not in seats and DEFAULT_SEAT not in seats]
+        if missing:
+            raise ConfigError(
+                f'{where}seats: no agent for seats {missing}; name them or give seats."*"'
+            )
+        for agent_id in possible_agents:  # every seat's kind fits its env and its decisions
+            name = agent_id if agent_id in seats else DEFAULT_SEAT
+            registry.check_fit(f"{where}seats.{name}", seats[name], env["id"], agent_id)
+        for i, probe in enumerate(config.get("probes", [])):
+            if not isinstance(probe, dict) or "name" not in probe:
+                raise ConfigError(
+                    f"{where}probes[{i}]: a probe is a table with a 'name' key, got {probe!r}"
+                )
+            table = registry.probe_table()
+            if probe["name"] not in table:
+                raise ConfigError(
+                    f"{where}probes[{i}].name: unknown probe {probe['name']!r}; allowed: {', '.join(sorted(table)) or '(none)'}"
+                )
+    except ConfigError:
+        raise
+    except ValueError as error:  # registry errors already name the key
+        text = str(error)
+        raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
+
+
+def check_models(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The LLM seats of every cell together (:func:`socialsim.llm.check_seat_models`): one
+    concurrency limit per model and server, and a structured format the server accepts."""
+    from socialsim.llm import check_seat_models  # here: only experiments with LLM seats need it
+
+    try:
+        check_seat_models(cells)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _check_key_variable(where: str, spec: Mapping[str, Any]) -> None:
+    """A seat's ``model.api_key_env`` must name a variable that is set: found now, not after
+    the first episodes failed."""
+    model = spec.get("model")
+    name = model.get("api_key_env") if isinstance(model, dict) else None
+    if isinstance(name, str) and not os.environ.get(name):
+        raise ConfigError(
+            f"{where}.model.api_key_env: the environment variable {name!r} is not set (or empty); "
+            "export it, or name the variable that holds the key"
+        )
+
+
+def _dotted(message: str) -> str:
+    """``"rounds: must be ..."`` -> ``".rounds: must be ..."``, else ``": message"``."""
+    head, sep, _ = message.partition(": ")
+    return f".{message}" if sep and head.isidentifier() else f": {message}"
+
+
+def _build_once(where: str, spec: Mapping[str, Any], built: dict[str, None]) -> None:
+    """Build the agent of ``spec`` once: its constructor checks its parameters and loads what it
+    needs (word vectors, an optional package). LLM agents make no request when built."""
+    key = canonical_json(spec)
+    if key in built:
+        return
+    try:
+        registry.build_agent(spec)
+    except (TypeError, ValueError, ImportError) as error:
+        raise ConfigError(f"{where}: {spec['kind']}: {error}") from None
+    built[key] = None
+
+
+def resolve_seats(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """agent id -> agent spec for every seat of the env, the '*' default filled in."""
+    env = config["env"]
+    possible_agents = (
+        registry.env_module(env["id"]).raw_env(**env.get("kwargs", {})).possible_agents
+    )
+    seats = config["seats"]
+    return {a: dict(seats.get(a, seats.get(DEFAULT_SEAT))) for a in possible_agents}

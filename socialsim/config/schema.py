@@ -1,0 +1,51 @@
+"""The shape of an experiment file: its keys, their types, and the error every check raises."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A bad experiment file or override; the CLI exits with status 2."""
+
+
+TOP_KEYS = {
+    "name": str,
+    "description": str,
+    "episodes": int,
+    "seed": int,
+    "max_concurrent": int,
+    "workers": int,
+    "backend": str,
+    "cache": str,
+    "env": dict,
+    "seats": dict,
+    "probes": list,
+    "grid": dict,
+}
+REQUIRED = ("name", "env", "seats")
+ENV_KEYS = {"id": str, "form": str, "kwargs": dict}
+DEFAULT_SEAT = "*"
+BACKENDS = ("local", "ray")  # local: this process, or `workers` processes
+
+
+def _type_name(kind: type) -> str:
+    return {str: "a string", int: "an integer", dict: "a table", list: "a list (array)"}[kind]
+
+
+def check_type(where: str, value: Any, kind: type) -> None:
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        raise ConfigError(
+            f"{where}: expected {_type_name(kind)}, got {value!r} ({type(value).__name__})"
+        )
+
+
+def check_keys(where: str, table: Mapping[str, Any], allowed: Mapping[str, type]) -> None:
+    for key, value in table.items():
+        if key not in allowed:
+            raise ConfigError(
+                f"{where}{key}: unknown key {key!r}; allowed keys: {', '.join(allowed)}"
+            )
+        check_type(f"{where}{key}", value, allowed[key])
