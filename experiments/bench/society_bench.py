@@ -44,9 +44,10 @@ SHARES = {
 }
 ERROR = 0.01  # some execution errors, so that the slip draw is timed too
 # size -> (numpy rounds, batched replicates, batched rounds, Mesa rounds)
+# Mesa plays enough rounds that its timings last about as long as the numpy ones.
 PLAN = {
-    1_000: (3_000, 100, 100, 30),
-    10_000: (500, 10, 100, 4),
+    1_000: (3_000, 100, 100, 100),
+    10_000: (500, 10, 100, 10),
     100_000: (100, 0, 0, 1),
 }
 QUICK = {1_000: (500, 20, 50, 5), 10_000: (50, 4, 20, 1), 100_000: (10, 0, 0, 1)}
