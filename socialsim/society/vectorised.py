@@ -40,9 +40,9 @@ twenty array calls whatever the number of agents or replicates, and no Python lo
 (one loop over replicates, for their draws).
 
 ``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all
-(replicates x agents) a second thread draws the next round's permutations while this round is
-played, so that a second core takes the largest single cost; below it the thread's hand-off
-costs more than it saves. The thread alone touches the Generators, one round after another,
+(replicates x agents), given a second CPU, a second thread draws the next round's permutations
+while this round is played, so that a second core takes the largest single cost; below it the
+thread's hand-off costs more than it saves. The thread alone touches the Generators, one round after another,
 so the draws and the results are the same either way.
 
 | | |
@@ -57,6 +57,7 @@ so the draws and the results are the same either way.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -260,6 +261,11 @@ class ReplicatedSociety:
         self._agents = np.arange(self.replicates * self.n_agents).reshape(shape)
         self._order = [np.empty(shape, dtype=np.intp) for _ in range(2)]
         self._uniforms = [np.empty((self.replicates, half)) for _ in range(2)]
+        # (Generator, its row of the order, its row of the uniforms) per replicate and buffer
+        self._draw_rows = [
+            list(zip(self.rngs, order, uniforms, strict=True))
+            for order, uniforms in zip(self._order, self._uniforms, strict=True)
+        ]
         # The round's pairs, replicate after replicate: flat (replicates * half,) arrays.
         self._slipped = np.empty(self.replicates * half, dtype=bool)
         self._key = np.empty(self.replicates * half, dtype=np.intp)
@@ -282,12 +288,14 @@ class ReplicatedSociety:
         """The next round's draws of every replicate into ``buffer``: in each replicate's
         Generator the pairing permutation (``shuffle`` of ``arange`` is ``permutation``), then
         (only with ``error > 0``) one slip draw per pair."""
-        order, uniforms = self._order[buffer], self._uniforms[buffer]
-        order[...] = self._agents
-        for rng, agents, draws in zip(self.rngs, order, uniforms, strict=True):
-            rng.shuffle(agents)
-            if self.error > 0:
+        self._order[buffer][...] = self._agents
+        if self.error > 0:
+            for rng, agents, draws in self._draw_rows[buffer]:
+                rng.shuffle(agents)
                 rng.random(out=draws)
+        else:
+            for rng, agents, _ in self._draw_rows[buffer]:
+                rng.shuffle(agents)
 
     def _play(self, buffer: int) -> None:
         """Play one round of every replicate with the draws in ``buffer``."""
@@ -343,14 +351,18 @@ class ReplicatedSociety:
         """Play ``rounds`` rounds of every replicate; :meth:`statistics` of every round so far.
 
         With ``prefetch`` a second thread draws the next round while this one is played;
-        ``None`` (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all. Only
+        ``None`` (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all when
+        the process may use a second CPU. Only
         that thread touches the Generators, and never past the last round, so the draws and
         the results are exactly those of ``prefetch=False``.
         """
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
             raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
         if prefetch is None:
-            prefetch = self.replicates * self.n_agents >= PREFETCH_MIN_AGENTS
+            prefetch = (
+                self.replicates * self.n_agents >= PREFETCH_MIN_AGENTS
+                and len(os.sched_getaffinity(0)) > 1
+            )
         if not isinstance(prefetch, bool):
             raise ValueError(f"prefetch: must be true, false or None, got {prefetch!r}")
         if not prefetch or rounds < 2:
