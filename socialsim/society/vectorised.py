@@ -34,23 +34,24 @@ The engine packs them with the agent's strategy into one number, ``state = strat
 bad_image * 2 + bad_standing`` (20 states), and a pair into one key, ``slipped * 400 +
 donor_state * 20 + recipient_state``. Everything a pair does is a lookup by its key in tables
 built from ``norms.decide`` and ``norms.assess``: whether the donor helps, the valence of the
-recipient's tone, the donor's new standing, and the pair's share of the round's counts, so that
-a round's statistics are one ``bincount`` of the keys times a small matrix. A round costs about
-twenty array calls whatever the number of agents or replicates, and no Python loop over agents
-(one loop over replicates, for their draws).
+recipient's tone, the donor's new standing, and the tone as a claim (none, true or false). A
+round's statistics are then one ``bincount`` of the claims and, for the payoffs, the helps
+counters summed over each strategy's block of agents. A round costs about twenty-five array
+calls whatever the number of agents or replicates, into buffers allocated once, and no Python
+loop over agents (one loop over replicates, for their draws).
 
 ``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all
 (replicates x agents), given a second CPU, a second thread draws the next round's permutations
 while this round is played, so that a second core takes the largest single cost; below it the
-thread's hand-off costs more than it saves. The thread alone touches the Generators, one round after another,
-so the draws and the results are the same either way.
+thread's hand-off costs more than it saves. The thread alone touches the Generators, one round
+after another, so the draws and the results are the same either way.
 
 | | |
 |---|---|
 | Import | `from socialsim.society.vectorised import ReplicatedSociety, VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Replicates | `ReplicatedSociety(population, seeds=[...])`: replicate `r` is the run seeded `seeds[r]` |
-| Memory | 14 bytes per agent and replicate (state, valence sum, helps given and received), 16 for the draws |
+| Memory | per agent and replicate: 14 bytes of state (state, valence sum, helps given and received) and about 50 of round buffers |
 | Benchmark | `experiments/bench/society_bench.py` (its docstring has the figures) |
 """
 
