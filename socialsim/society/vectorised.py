@@ -218,7 +218,8 @@ class ReplicatedSociety:
 
     The other arguments are those of :class:`socialsim.society.mesa_model.SocietyModel`.
     ``rngs[r]`` is replicate ``r``'s Generator; ``state``, ``valence_sum``, ``helps_given``
-    and ``helps_received`` are ``(replicates, n_agents)`` arrays; :meth:`statistics` is every
+    and ``helps_received`` are ``(replicates, n_agents)`` arrays (the last two the halves of
+    ``helps``, ``(2, replicates, n_agents)``); :meth:`statistics` is every
     round played so far, indexed by ``(replicate, round)``.
     """
 
@@ -246,8 +247,8 @@ class ReplicatedSociety:
         self.counts = np.bincount(codes, minlength=len(STRATEGIES))
         self.state = np.tile(codes * 4, (self.replicates, 1))  # nobody is bad yet
         self.valence_sum = np.zeros(shape, dtype=np.int32)
-        self.helps_given = np.zeros(shape, dtype=np.int32)
-        self.helps_received = np.zeros(shape, dtype=np.int32)
+        self.helps = np.zeros((2, *shape), dtype=np.int32)  # given, received
+        self.helps_given, self.helps_received = self.helps
         self.round = 0
         self._helps, self._verdict, self._standing, self._claim = _PAIR_TABLES[gossip]
         # Per round, per replicate: the claims (none, true, false) and the helps given and
@@ -255,8 +256,7 @@ class ReplicatedSociety:
         # agents of a strategy are one block, summed by reduceat).
         self._blocks = np.cumsum([0, *(int(self.counts[code]) for code in self.present[:-1])])
         self._claims: list[np.ndarray] = []
-        self._given = [np.zeros((self.replicates, len(self.present)), dtype=np.int64)]
-        self._received = [self._given[0]]
+        self._helps_so_far = [np.zeros((2, self.replicates, len(self.present)), dtype=np.int64)]
         # Preallocated per-round buffers; the draws have two, the second for prefetching.
         # An agent's index into the flat arrays is replicate * n_agents + agent.
         self._agents = np.arange(self.replicates * self.n_agents).reshape(shape)
@@ -274,6 +274,10 @@ class ReplicatedSociety:
         self._donors = np.empty((self.replicates, half), dtype=np.intp)
         self._recipients = np.empty((self.replicates, half), dtype=np.intp)
         self._claim_offset = np.repeat(np.arange(self.replicates) * 3, half)
+        # flat views (an agent's index is replicate * n_agents + agent), made once
+        self._flat = [a.reshape(-1) for a in (self.state, self.valence_sum, *self.helps)]
+        self._flat_uniforms = [uniforms.reshape(-1) for uniforms in self._uniforms]
+        self._flat_pairs = (self._donors.reshape(-1), self._recipients.reshape(-1))
 
     @property
     def strategy(self) -> np.ndarray:
@@ -307,9 +311,8 @@ class ReplicatedSociety:
         else:
             np.copyto(self._donors, order[:, :half])
             np.copyto(self._recipients, order[:, half : 2 * half])
-            donors, recipients = self._donors.reshape(-1), self._recipients.reshape(-1)
-        # flat views: an agent's index is replicate * n_agents + agent
-        state, valence_sum = self.state.reshape(-1), self.valence_sum.reshape(-1)
+            donors, recipients = self._flat_pairs
+        state, valence_sum, helps_given, helps_received = self._flat
 
         # Everything is read from the start of the round: the round is simultaneous. Every
         # index is in range by construction: take(mode="clip") skips the bounds checks.
@@ -317,11 +320,11 @@ class ReplicatedSociety:
         np.multiply(state.take(donors, mode="clip"), STATES, out=key)
         key += state.take(recipients, mode="clip")
         if self.error > 0:
-            np.less(self._uniforms[buffer].reshape(-1), self.error, out=self._slipped)
+            np.less(self._flat_uniforms[buffer], self.error, out=self._slipped)
             np.add(key, STATES * STATES, out=key, where=self._slipped)
         helped = self._helps.take(key, mode="clip")
-        np.add.at(self.helps_given.reshape(-1), donors, helped)
-        np.add.at(self.helps_received.reshape(-1), recipients, helped)
+        np.add.at(helps_given, donors, helped)
+        np.add.at(helps_received, recipients, helped)
         if self.gossip:
             np.add.at(valence_sum, donors, self._verdict.take(key, mode="clip"))
             new_state = self._standing.take(key, mode="clip")
@@ -334,18 +337,14 @@ class ReplicatedSociety:
             claim += self._claim_offset
         claims = np.bincount(claim, minlength=self.replicates * 3)
         self._claims.append(claims.reshape(self.replicates, 3))
-        self._given.append(np.add.reduceat(self.helps_given, self._blocks, axis=1, dtype=np.int64))
-        self._received.append(
-            np.add.reduceat(self.helps_received, self._blocks, axis=1, dtype=np.int64)
-        )
+        self._helps_so_far.append(np.add.reduceat(self.helps, self._blocks, axis=2, dtype=np.int64))
         self.round += 1
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
         self._draw(0)
         self._play(0)
-        given = self._given[-1] - self._given[-2]
-        received = self._received[-1] - self._received[-2]
+        given, received = self._helps_so_far[-1] - self._helps_so_far[-2]
         return self.columns(self._claims[-1], given, received)
 
     def run(self, rounds: int, prefetch: bool | None = None) -> Any:
@@ -405,9 +404,7 @@ class ReplicatedSociety:
         claims = np.zeros((self.replicates, 0, 3), dtype=np.int64)
         if self._claims:
             claims = np.stack(self._claims, axis=1)
-        given, received = (
-            np.diff(np.stack(h, axis=1), axis=1) for h in (self._given, self._received)
-        )
+        given, received = np.diff(np.stack(self._helps_so_far, axis=2), axis=2)
         return claims, given, received
 
     def statistics(self) -> Any:
