@@ -21,6 +21,29 @@ per interaction at every size; from issue 3: 10^5 agents x 10^3 rounds in <= 60 
 ``PREFETCH_MIN_AGENTS`` agents in all (replicates x agents); ``--prefetch on/off`` forces it.
 The Mesa model reads reputations in O(1) as the numpy engine does, so the ratio is the cost of
 playing an interaction as Python objects against arrays, not an algorithmic gap.
+
+Figures, 2026-12-01, 2 cores shared with other jobs (load average 7 to 10, so noisy: the
+ranges are two runs of the default command, each the best of 3 interleaved trials; to be
+re-measured on a quiet machine). Interactions per second (rounds played in brackets):
+
+| agents | numpy, one population | batched (replicates x rounds) | Mesa | numpy / Mesa | batched / Mesa |
+|---|---|---|---|---|---|
+| 10^3 | 2.7-3.0 M (3,000) | 4.9-5.0 M (100 x 100) | 75-78 k (100) | 36-39x | 63-67x |
+| 10^4 | 5.3-5.9 M (500) | 3.7-5.0 M (10 x 100) | 30-53 k (10) | 110-180x | 93-124x |
+| 10^5 | 4.2-5.2 M (100) | - | 27-28 k (1) | 151-189x | - |
+
+Before this engine (main at 466534a, one population with its draw thread always on), in the
+same session, interleaved with the runs above:
+``python experiments/bench/society_bench.py --agents N --rounds R --mesa-agents N
+--mesa-rounds M`` with (N, R, M) = (10^3, 3000, 100), (10^4, 500, 10), (10^5, 100, 1):
+15x, 89-105x and 139-175x. ``--prefetch off`` (same session, two runs): numpy 40-42x,
+125-180x, 185-228x; batched 76-77x at 10^3, 109-169x at 10^4. So the goal holds at 10^4 and
+10^5 and not yet at 10^3 on this machine: per replicate and round of 10^3 agents the draws
+(each replicate's ``permutation``, which the exact seeds fix) take about 15-18 us of CPU and
+the play about 16 us. The draw thread does not pay while the machine is this loaded (it has
+no free core); with a free second core the batched round costs about the larger of the two.
+``--sizes 100000 --rounds-1e5 1000 --trials 1``: 10^5 agents x 10^3 rounds in 10.9 s (issue
+3's goal: <= 60 s), 193x Mesa.
 """
 
 from __future__ import annotations
