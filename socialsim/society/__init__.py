@@ -5,11 +5,13 @@ Mesa model         :mod:`socialsim.society.mesa_model`: :class:`SocietyModel` (a
                    :func:`run_society`; the rules of a round are in its docstring
 Numpy engine       :mod:`socialsim.society.vectorised`: :class:`VectorSociety`, the same model on
                    arrays for 10^5 agents, with the same statistics for the same seed
+Replicates         :class:`ReplicatedSociety`: many seeds of one population as one array
+                   program; replicate ``r`` is the run seeded ``seeds[r]``
 Norms and tones    :mod:`socialsim.envs.gossip.norms`, shared with the gossip envs
 =================  ==============================================================================
 """
 
 from socialsim.society.mesa_model import SocietyModel, run_society
-from socialsim.society.vectorised import VectorSociety
+from socialsim.society.vectorised import ReplicatedSociety, VectorSociety
 
-__all__ = ["SocietyModel", "VectorSociety", "run_society"]
+__all__ = ["ReplicatedSociety", "SocietyModel", "VectorSociety", "run_society"]

@@ -13,7 +13,7 @@ with the same statistics for the same seed.
 |---|---|
 | Import | `from socialsim.society.mesa_model import SocietyModel, run_society` |
 | Strategies | `always_cooperate`, `always_defect`, `image_scoring`, `simple_standing`, `stern_judging` |
-| Engines | `"mesa"` (this module: `SocietyModel`, a `mesa.Model`), `"numpy"` (`VectorSociety`) |
+| Engines | `"mesa"` (this module: `SocietyModel`, a `mesa.Model`), `"numpy"` (`VectorSociety`; `ReplicatedSociety` for many seeds at once) |
 | Statistics | per round: `cooperation_rate`, `reputation_accuracy`, `payoff_<strategy>` |
 
 ## Usage
@@ -26,6 +26,11 @@ stats[["cooperation_rate", "payoff_stern_judging", "payoff_always_defect"]].mean
 
 # the same model at scale, on arrays
 big = run_society({"image_scoring": 90_000, "always_defect": 10_000}, rounds=1000, seed=1, engine="numpy")
+
+# many seeds of one population in one array program: .loc[r] is the run seeded r
+from socialsim.society.vectorised import ReplicatedSociety
+runs = ReplicatedSociety({"stern_judging": 80, "always_defect": 20}, seeds=range(100)).run(200)
+runs.groupby("round").mean()
 
 # or as a Mesa model, stepping it yourself
 model = SocietyModel({"simple_standing": 50, "always_defect": 50}, seed=1)

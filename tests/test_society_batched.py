@@ -1,0 +1,135 @@
+"""Replicates in one array program: replicate r of a ReplicatedSociety is the run seeded seeds[r]."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from socialsim.society.mesa_model import SocietyModel, run_society
+from socialsim.society.vectorised import (
+    PREFETCH_MIN_AGENTS,
+    ReplicatedSociety,
+    VectorSociety,
+    statistic_columns,
+)
+
+MIXED = {
+    "always_cooperate": 3,
+    "always_defect": 4,
+    "image_scoring": 5,
+    "simple_standing": 6,
+    "stern_judging": 7,
+}  # 25 agents: an odd one sits out every round
+
+
+@pytest.mark.parametrize(
+    "population, kwargs",
+    [
+        (MIXED, {}),
+        (MIXED, {"error": 0.1}),
+        ({"stern_judging": 12, "always_defect": 6}, {"error": 0.05, "cost": 0.3, "benefit": 1.7}),
+        ({"simple_standing": 10, "always_defect": 10}, {"gossip": False}),
+        ({"image_scoring": 2}, {}),
+        ({"always_defect": 0, "image_scoring": 9, "stern_judging": 0}, {"error": 0.2}),
+    ],
+)
+def test_each_replicate_is_the_single_run_with_its_seed(population, kwargs):
+    seeds = [7, 0, 123, 7]
+    batch = ReplicatedSociety(population, seeds=seeds, **kwargs)
+    stats = batch.run(30)
+    assert list(stats.index.names) == ["replicate", "round"]
+    assert list(stats.index) == [(r, t) for r in range(len(seeds)) for t in range(1, 31)]
+    assert list(stats.columns) == statistic_columns(population)
+    for r, seed in enumerate(seeds):
+        single = VectorSociety(population, seed=seed, **kwargs)
+        pd.testing.assert_frame_equal(stats.loc[r], single.run(30), check_exact=True)
+        np.testing.assert_array_equal(batch.payoff[r], single.payoff)
+        np.testing.assert_array_equal(batch.strategy[r], single.strategy)
+        assert batch.rngs[r].bit_generator.state == single.rng.bit_generator.state
+    # the same seed twice: the same replicate, whatever plays beside it
+    pd.testing.assert_frame_equal(stats.loc[0], stats.loc[3], check_exact=True)
+
+
+def test_a_replicate_is_the_mesa_model_with_its_seed():
+    batch = ReplicatedSociety(MIXED, seeds=[3, 4], error=0.2, cost=0.3, benefit=1.7)
+    stats = batch.run(25)
+    for r, seed in enumerate([3, 4]):
+        model = SocietyModel(MIXED, error=0.2, cost=0.3, benefit=1.7, seed=seed)
+        for _ in range(25):
+            model.step()
+        pd.testing.assert_frame_equal(stats.loc[r], model.statistics(), check_exact=True)
+        payoffs = np.array([agent.payoff for agent in model.members])
+        np.testing.assert_array_equal(batch.payoff[r], payoffs)
+        assert batch.rngs[r].bit_generator.state == model.rng.bit_generator.state
+
+
+def test_step_returns_one_value_per_replicate_as_the_single_runs_do():
+    seeds = [1, 2, 3]
+    batch = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    singles = [VectorSociety(MIXED, seed=seed, error=0.1) for seed in seeds]
+    for _ in range(12):
+        row = batch.step()
+        assert list(row) == statistic_columns(MIXED)
+        for r, single in enumerate(singles):
+            assert {name: float(values[r]) for name, values in row.items()} == single.step()
+    assert batch.round == 12
+
+
+def test_runs_in_pieces_and_steps_add_up_to_one_run():
+    whole = ReplicatedSociety(MIXED, seeds=[5, 6], error=0.1)
+    pieces = ReplicatedSociety(MIXED, seeds=[5, 6], error=0.1)
+    pieces.run(7)
+    pieces.step()
+    pd.testing.assert_frame_equal(whole.run(20), pieces.run(12), check_exact=True)
+
+
+@pytest.mark.parametrize("prefetch", [True, None])
+def test_prefetching_the_draws_changes_nothing(prefetch):
+    # From PREFETCH_MIN_AGENTS agents in all, prefetch=None draws in a thread too.
+    replicates = PREFETCH_MIN_AGENTS // 25 + 1
+    seeds = list(range(replicates))
+    plain = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    threaded = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    pd.testing.assert_frame_equal(
+        plain.run(6, prefetch=False), threaded.run(6, prefetch=prefetch), check_exact=True
+    )
+    assert [g.bit_generator.state for g in plain.rngs] == [
+        g.bit_generator.state for g in threaded.rngs
+    ]
+
+
+def test_cooperators_help_every_round_in_every_replicate():
+    stats = ReplicatedSociety({"always_cooperate": 11}, seeds=range(4)).run(5)
+    assert (stats["cooperation_rate"] == 1.0).all()
+    assert (stats["payoff_always_cooperate"] == (5 * 5.0 - 5 * 1.0) / 11).all()
+    assert (stats["reputation_accuracy"] == 1.0).all()
+
+
+def test_replicates_average_like_run_society_per_seed():
+    batch = ReplicatedSociety(MIXED, seeds=range(3), error=0.1).run(10)
+    singles = [run_society(MIXED, 10, seed=s, error=0.1, engine="numpy") for s in range(3)]
+    expected = sum(singles) / 3
+    mean = batch.groupby("round").mean()
+    np.testing.assert_allclose(mean.to_numpy(), expected.to_numpy(), rtol=1e-12)
+
+
+def test_zero_rounds_give_an_empty_table_with_the_columns():
+    stats = ReplicatedSociety({"image_scoring": 3}, seeds=[0, 1]).run(0)
+    assert stats.empty and list(stats.columns) == statistic_columns({"image_scoring": 3})
+
+
+@pytest.mark.parametrize("seeds", [[], "seed", 3, {"a": 1}])
+def test_seeds_must_be_a_non_empty_sequence(seeds):
+    with pytest.raises(ValueError, match="^seeds"):
+        ReplicatedSociety(MIXED, seeds=seeds)
+
+
+def test_bad_run_arguments_are_rejected_naming_the_parameter():
+    batch = ReplicatedSociety(MIXED, seeds=[0])
+    with pytest.raises(ValueError, match="^rounds"):
+        batch.run(-1)
+    with pytest.raises(ValueError, match="^prefetch"):
+        batch.run(2, prefetch="yes")
+    with pytest.raises(ValueError, match="^error"):
+        ReplicatedSociety(MIXED, seeds=[0], error=2.0)
