@@ -98,9 +98,20 @@ def validate_hints(
     """
     if isinstance(hints, str) or not isinstance(hints, Sequence):
         return [f"hints must be a list of 3 strings, got {type(hints).__name__} {hints!r}"]
+    return _hint_problems(hints, _secret(keywords), max_words, max_chars)
+
+
+def _secret(keywords: Sequence[str]) -> frozenset[str]:
+    """The keywords as a hint is compared with them: stripped, case-folded."""
+    return frozenset(k.strip().casefold() for k in keywords)
+
+
+def _hint_problems(
+    hints: Sequence[Any], secret: frozenset[str], max_words: int, max_chars: int
+) -> list[str]:
+    """:func:`validate_hints` for a sequence, against keywords already :func:`_secret`."""
     if len(hints) != 3:
         return [f"hints must be 3 strings, one per code digit; got {len(hints)}"]
-    secret = {k.strip().casefold() for k in keywords}
     reasons = []
     for position, hint in enumerate(hints, 1):
         if not isinstance(hint, str):
@@ -216,11 +227,12 @@ class DecryptoGame:
         self._rng = stream
         order = np.arange(len(words))
         stream.shuffle(order)
-        drawn = tuple(str(words[i]) for i in order[:4].tolist())
+        drawn = tuple([str(words[i]) for i in order[:4].tolist()])
         if keywords is not None:
             # A replay fixes the keywords; they are drawn anyway so the codes stay the seed's.
             drawn = given_keywords(keywords)
         self.keywords: tuple[str, ...] = drawn
+        self._secret = _secret(drawn)  # what no hint may be, checked at every turn
         # A replay may fix the codes too: turn t plays codes[t - 1] and the seed draws none.
         self._given_codes = None if codes is None else given_codes(codes, max_turns)
         self.code_history: list[tuple[int, int, int]] = []
@@ -253,7 +265,9 @@ class DecryptoGame:
 
     def validate_hints(self, hints: Any) -> list[str]:
         """:func:`validate_hints` with this game's keywords and limits."""
-        return validate_hints(hints, self.keywords, self.max_hint_words, self.max_hint_chars)
+        if type(hints) is not list and type(hints) is not tuple:
+            return validate_hints(hints, self.keywords, self.max_hint_words, self.max_hint_chars)
+        return _hint_problems(hints, self._secret, self.max_hint_words, self.max_hint_chars)
 
     def apply_hint_fallback(self, hints: Sequence[str]) -> tuple[list[str], list[str]]:
         """:func:`apply_hint_fallback` with this game's keywords and limits."""
@@ -275,7 +289,7 @@ class DecryptoGame:
             raise ValueError(
                 f"play_turn: the game is over (ending {self.ending!r}); start a new game"
             )
-        reasons = self.validate_hints(list(hints))
+        reasons = self.validate_hints(hints if type(hints) is tuple else list(hints))
         if reasons:
             raise ValueError("hints: " + "; ".join(reasons))
         decoder = parse_code(decoder_guess)
@@ -293,7 +307,7 @@ class DecryptoGame:
             interceptor = None
         code = self.code
         assert code is not None
-        played = tuple(h.strip() for h in hints)
+        played = tuple([h.strip() for h in hints])
         for digit, hint in zip(code, played, strict=True):
             self.hint_history[digit - 1].append(hint)
         self.code_history.append(code)

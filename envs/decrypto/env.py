@@ -103,8 +103,10 @@ class DecryptoEnv(DecisionEnv):
         self._empty_board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
         self._empty_board[14 + 7 * max_turns :] = len(CODES)
-        #: what every seat's infos share until the next reveal: read them, never change them
+        #: what the seats' infos share until the next reveal: read them, never change them
         self._shared: dict[str, Any] = {}
+        self._keywords: list[str] = []
+        self._code: list[int] | None = None
         self.possible_agents = list(SEATS)
         self.agents: list[str] = []
         self.bus = MessageBus(SEATS, TEAMS)
@@ -364,10 +366,11 @@ class DecryptoEnv(DecisionEnv):
         )
 
     def _share(self, last_turn: dict[str, Any] | None = None) -> None:
-        """Snapshot what every seat's infos hold until the next reveal (one copy for all);
+        """Snapshot what the seats' infos hold until the next reveal (one copy for all);
         ``last_turn`` is the JSON of the turn just revealed."""
         game = self.game
         assert game is not None
+        #: what every seat's info holds after its decision
         self._shared = {
             "turn": game.turn,
             "miscommunications": game.miscommunications,
@@ -375,39 +378,29 @@ class DecryptoEnv(DecisionEnv):
             "hint_history": [list(h) for h in game.hint_history],
             "code_history": [list(c) for c in game.code_history],
             "last_turn": last_turn,
-            "keywords": list(game.keywords),
-            "code": None if game.code is None else list(game.code),
         }
+        self._keywords = list(game.keywords)
+        self._code = None if game.code is None else list(game.code)
 
     def _infos(self) -> dict[str, dict[str, Any]]:
-        shared = self._shared
+        shared, decisions = self._shared, self._decisions
         hints = None if self.hints is None else list(self.hints)
         infos = {}
         for agent in self.agents:
-            decision = self._decision(agent)
-            info: dict[str, Any] = {
-                "decision": decision,
-                "turn": shared["turn"],
-                "miscommunications": shared["miscommunications"],
-                "interceptions": shared["interceptions"],
-                "hint_history": shared["hint_history"],
-                "code_history": shared["code_history"],
-                "last_turn": shared["last_turn"],
-            }
+            decision = decisions[agent]
+            info: dict[str, Any] = {"decision": decision, **shared}
             if agent != "interceptor":
-                info["keywords"] = shared["keywords"]
+                info["keywords"] = self._keywords
             if agent == "encoder" and decision == HINTS:
-                info["code"] = shared["code"]
+                info["code"] = self._code
             if agent != "encoder" and decision == GUESS:
                 info["hints"] = hints
             infos[agent] = info
         return infos
 
-    def _hint_index(self, hint: str | None) -> int:
-        V = len(self.hint_vocabulary)
-        if hint is None:
-            return V + 1
-        return self._vocab_index.get(hint.casefold(), V)
+    def _hint_index(self, hint: str) -> int:
+        """A hint's place in the observation: its vocabulary index, V for a word outside it."""
+        return self._vocab_index.get(hint.casefold(), len(self.hint_vocabulary))
 
     # The board is the observation vector with nothing hidden (the layout is in decrypto_v0's
     # docstring): [turn, phase, miscommunications, interceptions, keywords (4), code (3), this
@@ -426,17 +419,16 @@ class DecryptoEnv(DecisionEnv):
         game = self.game
         assert game is not None
         T, board, index = self.max_turns, self._board, result.turn - 1
-        for digit, hint in zip(result.code, result.hints, strict=True):
-            board[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = self._hint_index(
-                hint
-            )
+        hinted = board[11:14].tolist()  # this turn's hints, as the hints step wrote them
+        for digit, hint in zip(result.code, hinted, strict=True):
+            board[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = hint
         board[14 + 4 * T + 3 * index : 17 + 4 * T + 3 * index] = result.code
         interceptor = result.interceptor_guess
-        board[14 + 7 * T + 2 * index : 16 + 7 * T + 2 * index] = (
-            CODE_INDEX[result.decoder_guess],
-            len(CODES) if interceptor is None else CODE_INDEX[interceptor],
+        board[14 + 7 * T + 2 * index] = CODE_INDEX[result.decoder_guess]
+        board[15 + 7 * T + 2 * index] = (
+            len(CODES) if interceptor is None else CODE_INDEX[interceptor]
         )
-        board[11:14] = self._hint_index(None)
+        board[11:14] = len(self.hint_vocabulary) + 1  # no hint yet this turn
         board[0], board[2], board[3] = game.turn, game.miscommunications, game.interceptions
         board[8:11] = (0, 0, 0) if game.code is None else game.code
 

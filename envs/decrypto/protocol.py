@@ -16,7 +16,6 @@ it; nothing restates it. Pure data and functions: no bus, no I/O.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -216,7 +215,8 @@ class Payload:
     def to_payload(self) -> dict[str, Any]:
         """The fields as a new dict; list and dict values are the payload's own (the bus
         publishes a frozen copy)."""
-        return {name: getattr(self, name) for name in _field_names(type(self))}
+        # a frozen dataclass's __init__ sets exactly its fields, in declaration order
+        return dict(vars(self))
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]):
@@ -225,11 +225,6 @@ class Payload:
         if missing:
             raise ValueError(f"{cls.kind} message: the payload lacks {', '.join(missing)}")
         return cls(**{name: _thaw(payload[name]) for name in names})
-
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls))
 
 
 def _thaw(value: Any) -> Any:

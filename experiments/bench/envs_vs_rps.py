@@ -40,12 +40,37 @@ in the same process (the same code moved by up to 0.3 between rounds):
 
 Single AEC-only runs earlier the same day (``--forms aec --trials 6``) gave Decrypto 0.72-0.77x
 and donation 0.88-0.93x: at these two the goal is met in some runs, not with a margin. A random
-Decrypto game lasts about 6 agent-steps, so its reset (about 70 us, 15 of them the reference's
-shuffle of the 680-word list) weighs on every step.
+Decrypto game lasts about 6 agent-steps (and 3 more ``last()``/``step(None)`` of agents done), so
+its reset weighs on every step.
 
 N=243 / N=9 cost per agent-step: Parallel before 0.87, 0.90, after 0.93, 1.04; AEC before
 1.16, 1.40, after 0.86, 1.27 (the AEC form cleared a step's rewards, a dict of every agent, at every
 agent of the step).
+
+Later on 2026-12-01, 2 shared cores under a load of 6 to 11, ``--agent-steps 10000 --trials 3``,
+main (466534a) and the branch that made Decrypto's turns cheaper (hints checked against keywords
+folded once per game, the reveal reading this turn's hint indices off the board, infos merged
+from one snapshot, payloads read off the dataclass in one call) in alternation, main first, two
+rounds each (the gossip envs' code is the same in both: their spread is the machine's):
+
+| env | Parallel main | Parallel branch | AEC main | AEC branch |
+|---|---|---|---|---|
+| donation_v0 | 1.18, 1.31 | 1.15, 1.25 | 0.94, 0.90 | 0.85, 1.12 |
+| prisoners_v0 | 2.23, 2.05 | 2.36, 2.03 | 1.27, 1.13 | 1.25, 1.45 |
+| trust_v0 | 1.39, 1.60 | 1.84, 1.65 | 1.41, 1.13 | 0.83, 1.08 |
+| market_v0 | 1.52, 1.48 | 1.69, 1.76 | 1.10, 0.96 | 0.91, 1.30 |
+| decrypto_v0 | 1.31, 1.15 | 1.52, 1.42 | 0.82, 0.70 | 0.69, 0.86 |
+| matching_pennies_v0 | 3.45, 2.79 | 3.52, 3.30 | 1.77, 2.26 | 1.68, 2.75 |
+
+N=243 / N=9: Parallel main 0.84, 0.83, branch 0.71, 1.01; AEC main 1.03, 0.98, branch 0.76, 1.07.
+At that load the ratios move by up to 0.5 between rounds of the same code, so the Decrypto change
+was also counted in instructions (``valgrind --tool=callgrind``, the AEC loop above, the count
+of 5,000 agent-steps less that of 1,000, which no load changes): Decrypto AEC 196,240 -> 189,920
+instructions per agent-step (-3.2%), Parallel 204,184 -> 201,276 (-1.4%); rps_v2 takes 239,914
+(AEC) and 365,295 (Parallel). Instructions do not rank an env against rps_v2 (Decrypto runs
+fewer of them per agent-step and still takes longer), only a change against its own main. So
+Decrypto's AEC form stays below 1.0x, and AEC donation and market near it, in runs on a loaded
+machine: those goals are not met with a margin.
 """
 
 from __future__ import annotations
