@@ -2,7 +2,6 @@
 before anything is written, failures that say why, Ctrl-C, and growing a run in place."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from socialsim.testing import cli
 
 PENNIES = """
 name = "pennies"
@@ -42,18 +43,6 @@ transport = "openai_http"
 """
 
 
-def socialsim(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MPLBACKEND": "Agg", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run(
-        [sys.executable, "-m", "socialsim.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def pennies(tmp_path, episodes=4, rounds=4, matcher="pennies_random") -> str:
     path = tmp_path / "pennies.toml"
     path.write_text(PENNIES.format(episodes=episodes, rounds=rounds, matcher=matcher))
@@ -66,7 +55,7 @@ def lines(directory: Path) -> list[dict]:
 
 def test_set_of_a_key_the_grid_sweeps_replaces_the_axis_and_says_so(tmp_path):
     out = tmp_path / "out"
-    run = socialsim(
+    run = cli.run(
         "run", "align_quickstart", "--set", "seats.*.kind=always_defect",
         "--set", "episodes=1", "--out", str(out), "--quiet", cwd=tmp_path,
     )  # fmt: skip
@@ -102,7 +91,7 @@ def test_a_bad_value_exits_2_with_one_line_and_writes_nothing(
     tmp_path, experiment, override, message
 ):
     out = tmp_path / "out"
-    run = socialsim("run", experiment, "--set", override, "--out", str(out), cwd=tmp_path)
+    run = cli.run("run", experiment, "--set", override, "--out", str(out), cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and message in run.stderr, run.stderr
     assert not out.exists()
@@ -110,7 +99,7 @@ def test_a_bad_value_exits_2_with_one_line_and_writes_nothing(
 
 def test_a_seat_kind_that_cannot_make_the_env_s_decision_exits_2_and_writes_nothing(tmp_path):
     out = tmp_path / "out"
-    run = socialsim(
+    run = cli.run(
         "run", pennies(tmp_path, matcher="image_scoring"), "--out", str(out), cwd=tmp_path
     )
     assert run.returncode == 2
@@ -125,7 +114,7 @@ def test_a_seat_kind_that_cannot_make_the_env_s_decision_exits_2_and_writes_noth
 
 def test_out_naming_a_file_is_refused(tmp_path):
     (tmp_path / "taken").write_text("")
-    run = socialsim("run", pennies(tmp_path), "--out", str(tmp_path / "taken"), cwd=tmp_path)
+    run = cli.run("run", pennies(tmp_path), "--out", str(tmp_path / "taken"), cwd=tmp_path)
     assert run.returncode == 2
     assert "--out" in run.stderr and "is a file, not a directory" in run.stderr
 
@@ -134,20 +123,20 @@ def test_failed_episodes_are_summarised_by_reason_by_run_and_by_report(tmp_path)
     path = tmp_path / "llm.toml"
     path.write_text(textwrap.dedent(FAILING_LLM))
     out = tmp_path / "out"
-    run = socialsim("run", str(path), "--out", str(out), "--quiet", cwd=tmp_path)
+    run = cli.run("run", str(path), "--out", str(out), "--quiet", cwd=tmp_path)
     assert run.returncode == 1
     assert "0/2 episodes done, 2 failed this run" in run.stderr
     assert "2 episodes failed (rerun the same command to retry them):" in run.stderr
     assert "2 x seat encoder (llm_decrypto): TransientProviderError: openai/test:" in run.stderr
-    report = socialsim("report", str(out), "--no-files", cwd=tmp_path)
+    report = cli.run("report", str(out), "--no-files", cwd=tmp_path)
     assert "2 x seat encoder (llm_decrypto): TransientProviderError" in report.stdout
 
 
 def test_raising_episodes_runs_only_the_new_ones_and_the_manifest_says_so(tmp_path):
     out = tmp_path / "out"
-    first = socialsim("run", pennies(tmp_path, episodes=10), "--out", str(out), cwd=tmp_path)
+    first = cli.run("run", pennies(tmp_path, episodes=10), "--out", str(out), cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    grown = socialsim(
+    grown = cli.run(
         "run", pennies(tmp_path, episodes=20), "--out", str(out), "--quiet", cwd=tmp_path
     )
     assert grown.returncode == 0, grown.stderr
@@ -157,9 +146,9 @@ def test_raising_episodes_runs_only_the_new_ones_and_the_manifest_says_so(tmp_pa
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["episodes"] == 20 and manifest["episodes_total"] == 20
     assert [g["episodes"] for g in manifest["grown"]] == [[10, 20]]
-    fewer = socialsim("run", pennies(tmp_path, episodes=5), "--out", str(out), cwd=tmp_path)
+    fewer = cli.run("run", pennies(tmp_path, episodes=5), "--out", str(out), cwd=tmp_path)
     assert fewer.returncode == 2 and "episodes can only grow" in fewer.stderr
-    other = socialsim(
+    other = cli.run(
         "run", pennies(tmp_path, episodes=30, rounds=6), "--out", str(out), cwd=tmp_path
     )
     assert other.returncode == 2
@@ -171,12 +160,11 @@ def test_raising_episodes_runs_only_the_new_ones_and_the_manifest_says_so(tmp_pa
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_says_how_many_are_logged_and_a_rerun_completes_the_run(tmp_path, workers):
-    path = pennies(tmp_path, episodes=200, rounds=200)
+    path = pennies(tmp_path, episodes=200, rounds=2000)  # seconds: SIGINT comes mid-run
     out = tmp_path / "out"
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    command = [sys.executable, "-m", "socialsim.cli", "run", path, "--out", str(out), "--quiet"]
-    command += ["--set", f"workers={workers}"]
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    process = cli.start(
+        "run", path, "--out", str(out), "--quiet", "--set", f"workers={workers}", text=True
+    )
     log = out / "episodes.jsonl"
     deadline = time.monotonic() + 120
     while not (log.exists() and log.read_text().count("\n") >= 5):
@@ -187,7 +175,7 @@ def test_ctrl_c_says_how_many_are_logged_and_a_rerun_completes_the_run(tmp_path,
     assert process.returncode == 130, err
     assert "Traceback" not in err
     assert "interrupted;" in err and "rerun the same command to resume" in err
-    rerun = socialsim("run", path, "--out", str(out), "--quiet", "--set", f"workers={workers}",
+    rerun = cli.run("run", path, "--out", str(out), "--quiet", "--set", f"workers={workers}",
                       cwd=tmp_path)  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
     episodes = [r["episode"] for r in lines(out)]

@@ -1,8 +1,6 @@
 import json
-import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 
@@ -11,6 +9,7 @@ import pytest
 from socialsim import records
 from socialsim.cli import main
 from socialsim.records import EpisodeRecord, EventLog, read_records
+from socialsim.testing import cli
 
 EXPERIMENT = """
 name = "resume"
@@ -42,13 +41,7 @@ def record(episode: int, status: str = "done") -> EpisodeRecord:
 
 
 def run_cli(path, out) -> subprocess.Popen:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "socialsim.cli", "run", str(path), "--out", str(out), "--quiet"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    return cli.start("run", str(path), "--out", str(out), "--quiet")
 
 
 def lines(out) -> int:

@@ -4,7 +4,6 @@ run and load; the fit of agent kinds; --check, growing a grid and a shared reply
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ from socialsim.agent import Agent
 from socialsim.config import ConfigError
 from socialsim.records import EventLog, read_records
 from socialsim.runner import Episode, EpisodeSpec, is_synchronous, play_episode, play_episode_async
+from socialsim.testing import cli
 from socialsim.testing.gossip_policies import GossipPolicy
 
 DONATION = EpisodeSpec(
@@ -142,18 +142,6 @@ def test_decoded_vectors_are_memory_mapped_and_equal_to_the_decoded_ones(tmp_pat
 # -- through the CLI ----------------------------------------------------------------------------
 
 
-def socialsim_cli(*args, cwd):
-    env = {**os.environ, "MPLBACKEND": "Agg", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run(
-        [sys.executable, "-m", "socialsim", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 LLM_GOSSIP_IN_DECRYPTO = """
 name = "wrong_llm"
 [env]
@@ -173,7 +161,7 @@ api_base = "http://127.0.0.1:9/v1"
 
 def test_an_llm_seat_that_does_not_fit_its_env_exits_2_before_anything_is_written(tmp_path):
     (tmp_path / "x.toml").write_text(LLM_GOSSIP_IN_DECRYPTO)
-    run = socialsim_cli("run", "x.toml", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    run = cli.run("run", "x.toml", "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr == (
         "socialsim: error: seats.interceptor.kind: 'llm_gossip' cannot play seat interceptor "
@@ -184,7 +172,7 @@ def test_an_llm_seat_that_does_not_fit_its_env_exits_2_before_anything_is_writte
 
 
 def test_a_glove_encoder_in_the_decoder_seat_is_refused_naming_the_decision(tmp_path):
-    run = socialsim_cli(
+    run = cli.run(
         "run", "decrypto_quickstart", "--set", "seats.decoder.kind=glove_encoder",
         "--out", str(tmp_path / "out"), cwd=tmp_path,
     )  # fmt: skip
@@ -196,7 +184,7 @@ def test_a_glove_encoder_in_the_decoder_seat_is_refused_naming_the_decision(tmp_
 
 
 def test_check_prints_the_plan_and_writes_nothing(tmp_path):
-    run = socialsim_cli("run", "align_quickstart", "--check", "--out", "out", cwd=tmp_path)
+    run = cli.run("run", "align_quickstart", "--check", "--out", "out", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "align_quickstart: checked; nothing written" in run.stderr
     assert "6 cells x 10 episodes = 60 episodes, 0 already logged in out, 60 to run" in run.stderr
@@ -205,12 +193,12 @@ def test_check_prints_the_plan_and_writes_nothing(tmp_path):
 
 def test_adding_grid_values_runs_only_the_new_cells_and_the_manifest_says_so(tmp_path):
     axis = "grid.seats.*.kind"
-    first = socialsim_cli(
+    first = cli.run(
         "run", "align_quickstart", "--set", "episodes=2", "--set", f'{axis}=["image_scoring"]',
         "--out", "out", "--quiet", cwd=tmp_path,
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
-    grown = socialsim_cli(
+    grown = cli.run(
         "run", "align_quickstart", "--set", "episodes=2", "--quiet", "--out", "out",
         "--set", f'{axis}=["image_scoring", "stern_judging"]', "--set", "workers=2",
     cwd=tmp_path)  # fmt: skip
@@ -222,7 +210,7 @@ def test_adding_grid_values_runs_only_the_new_cells_and_the_manifest_says_so(tmp
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     (growth,) = manifest["grown"]
     assert growth["cells"] == [2, 4] and growth["settings"] == {"workers": [None, 2]}
-    dropped = socialsim_cli(
+    dropped = cli.run(
         "run", "align_quickstart", "--set", "episodes=2", "--out", "out",
         "--set", f'{axis}=["stern_judging"]', cwd=tmp_path,
     )  # fmt: skip
@@ -254,9 +242,7 @@ def test_two_directories_share_one_reply_cache(tmp_path, llm_server):
     (tmp_path / "x.toml").write_text(SHARED_CACHE.format(api_base=llm_server.url))
     cache = tmp_path / "replies.sqlite"
     for out in ("a", "b"):
-        run = socialsim_cli(
-            "run", "x.toml", "--out", out, "--cache", str(cache), "--quiet", cwd=tmp_path
-        )
+        run = cli.run("run", "x.toml", "--out", out, "--cache", str(cache), "--quiet", cwd=tmp_path)
         assert run.returncode == 0, run.stderr
     assert cache.is_file()
     assert not (tmp_path / "a" / "llm_cache.sqlite").exists()

@@ -2,12 +2,11 @@
 path of a shim module) play a full experiment through the CLI, and a bad name says what was
 tried."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from socialsim.testing import cli
 
 AGENT = '''
 from socialsim.agent import Agent
@@ -67,16 +66,8 @@ def lab(tmp_path):
 
 
 def socialsim(lab, *args):
-    path = os.pathsep.join(p for p in (str(lab / "lib"), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "MPLBACKEND": "Agg"}
-    return subprocess.run(
-        [sys.executable, "-m", "socialsim.cli", *args],
-        cwd=lab,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``socialsim ARGS`` in the lab, with its ``lib`` folder on PYTHONPATH."""
+    return cli.run(*args, cwd=lab, path=[lab / "lib"])
 
 
 def test_own_agent_and_env_play_a_full_experiment_with_two_workers_and_appear_in_the_report(lab):

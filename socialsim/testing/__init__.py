@@ -7,6 +7,8 @@
   ``python -m socialsim.testing.llm_server``).
 * Scripted "models" that read the LLM agents' prompts and answer legally:
   :mod:`socialsim.testing.gossip_policies` and :mod:`socialsim.testing.decrypto_policies`.
+* :mod:`socialsim.testing.cli`: ``socialsim`` run in a subprocess as a user runs it (offline,
+  headless), for tests of experiment files and of the command line.
 
 Importing this package loads none of them: each is imported on first use, so that a test of the
 LLM layer does not pay for PettingZoo's test suite, nor a contract check for the server.
