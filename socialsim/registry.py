@@ -51,8 +51,7 @@ AGENT_MODULES = (
     "socialsim.agents.scripted.proxies",
     "socialsim.agents.scripted.decrypto",
     "socialsim.agents.embedding",
-    "socialsim.agents.llm.gossip",
-    "socialsim.agents.llm.decrypto",
+    "socialsim.agents.llm",
     "socialsim.agents.rl",
     "socialsim.agents.human",
 )

@@ -134,8 +134,6 @@ from socialsim.agent import Question
 from socialsim.bus import Message
 from socialsim.llm import AnswerParseError, extract_answer, extract_json
 
-KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
-
 ROLES = protocol.SEATS
 
 #: The answer formats the game master repeats in a correction: placeholders, never a valid move.

@@ -98,8 +98,6 @@ from socialsim.envs.gossip.protocol import GAME_OF_ROLE, GOSSIP
 
 from socialsim.bus import Message
 
-KINDS = {"llm_gossip": "socialsim.agents.llm.gossip:GossipLLMAgent"}
-
 #: Used unless the model table sets them: temperature 1 (the one reasoning models accept) and a
 #: ceiling on a reply's length (an answer is a short JSON object).
 GENERATION_DEFAULTS = {"temperature": 1.0, "max_tokens": 1024}

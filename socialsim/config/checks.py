@@ -84,7 +84,13 @@ def check_cell(
 def check_models(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     """The LLM seats of every cell together (:func:`socialsim.llm.check_seat_models`): one
     concurrency limit per model and server, and a structured format the server accepts."""
-    from socialsim.llm import check_seat_models  # here: only experiments with LLM seats need it
+    if not any(
+        isinstance(spec.get("model"), Mapping)
+        for _, cell in cells
+        for spec in cell["seats"].values()
+    ):
+        return  # no seat names a model: nothing to check, and no LLM code to import
+    from socialsim.llm import check_seat_models
 
     try:
         check_seat_models(cells)
