@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from socialsim.agent import Agent, RunContext
 from socialsim.llm import AnswerParseError, ProviderError, build_model
-from socialsim.llm.model import digest
+from socialsim.llm.model import check_messages, digest
 
 T = TypeVar("T")
 
@@ -169,8 +169,11 @@ class LLMAgent(Agent):
         return int(chars * self.tokens_per_char) + MESSAGE_OVERHEAD * len(chat)
 
     def fit(
-        self, base: list[dict[str, str]], chat: list[dict[str, str]], budget: int | None
-    ) -> list[dict[str, str]] | None:
+        self,
+        base: Sequence[Mapping[str, str]],
+        chat: Sequence[Mapping[str, str]],
+        budget: int | None,
+    ) -> Sequence[Mapping[str, str]] | None:
         """``chat``, or it with its failed attempts trimmed, within ``budget`` tokens; None
         when even ``base`` (the prompt alone) does not fit."""
         if budget is None:
@@ -196,8 +199,9 @@ class LLMAgent(Agent):
         fallback value after ``max_attempts`` invalid answers (or a repeated reply at
         temperature 0, or a prompt too long for the window).
         """
-        base = [dict(m) for m in chat]
-        attempt_chat = list(base)
+        # checked and encoded once: the first attempt's chat goes to the model as it is
+        base = check_messages(chat)
+        attempt_chat: Sequence[Mapping[str, str]] = base
         self.decisions_asked += 1
         number = self.decisions_asked
         settings = self.model.settings

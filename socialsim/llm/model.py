@@ -57,8 +57,27 @@ def digest(text: str, length: int = 16) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def check_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """The messages as plain dicts, or a ValueError naming the first bad one."""
+class Chat(tuple):
+    """Checked messages (plain dicts) with their canonical JSON, encoded once: the prompt hash,
+    the cache key and the provider's request hash all come from that one text, so a long chat is
+    not encoded again by each layer it passes through. Made by :func:`check_messages`; a tuple,
+    so that the text cannot fall out of step with the messages."""
+
+    json: str
+    prompt_hash: str
+
+    def __new__(cls, messages: Sequence[dict[str, Any]]) -> Chat:
+        chat = super().__new__(cls, messages)
+        chat.json = canonical_json(chat, allow_nan=False)
+        chat.prompt_hash = digest(chat.json)
+        return chat
+
+
+def check_messages(messages: Sequence[ChatMessage]) -> Chat:
+    """The messages as a :class:`Chat` of plain dicts, or a ValueError naming the first bad
+    one; a Chat is returned as it is (it was checked when made)."""
+    if type(messages) is Chat:
+        return messages
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
         raise ValueError(
             f"messages: expected a non-empty list of {{'role', 'content'}} dicts, got {messages!r:.80}"
@@ -74,12 +93,21 @@ def check_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 f"messages[{i}].role: {message['role']!r} is not one of system, user, assistant, developer, tool"
             )
         plain.append(dict(message))
-    return plain
+    return Chat(plain)
+
+
+def chat_json(messages: Sequence[ChatMessage]) -> str:
+    """The canonical JSON of the messages: a :class:`Chat`'s own, else encoded now."""
+    if type(messages) is Chat:
+        return messages.json
+    return canonical_json([dict(m) for m in messages], allow_nan=False)
 
 
 def prompt_hash(messages: Sequence[ChatMessage]) -> str:
     """A short hash of the messages alone (the prompt)."""
-    return digest(canonical_json([dict(m) for m in messages], allow_nan=False))
+    if type(messages) is Chat:
+        return messages.prompt_hash
+    return digest(chat_json(messages))
 
 
 @dataclass(frozen=True)
@@ -180,8 +208,19 @@ class Settings:
             request["structured_format"] = self.structured_format
         return request
 
+    def request_json(self, messages: Sequence[ChatMessage]) -> str:
+        """The canonical JSON of :meth:`request`, with the chat's own encoding spliced in where
+        its sorted key puts it (after ``api_base`` and ``max_tokens``, before ``model``)."""
+        fields = self.request(())
+        del fields["messages"]
+        before = canonical_json(
+            {k: v for k, v in fields.items() if k < "messages"}, allow_nan=False
+        )
+        after = canonical_json({k: v for k, v in fields.items() if k > "messages"}, allow_nan=False)
+        return f'{before[:-1]},"messages":{chat_json(messages)},{after[1:]}'
+
     def request_hash(self, messages: Sequence[ChatMessage]) -> str:
-        return digest(canonical_json(self.request(messages), allow_nan=False), 64)
+        return digest(self.request_json(messages), 64)
 
     def describe(self) -> dict[str, Any]:
         """JSON-able, for manifests (names the key's environment variable, never the key)."""
