@@ -407,6 +407,18 @@ def test_the_cache_key_is_the_hash_of_the_requests_canonical_json(settings):
     )
 
 
+def test_a_chat_grown_message_by_message_encodes_as_the_whole_chat():
+    more = [{"role": "assistant", "content": "hi ü"}, {"role": "user", "content": "and\nagain"}]
+    grown = check_messages(HELLO[:1]).then(HELLO[1:]).then(more)
+    whole = [*HELLO, *more]
+    assert list(grown) == whole
+    assert grown.json == canonical_json(whole, allow_nan=False)
+    assert prompt_hash(grown) == prompt_hash(whole)
+    assert BASE.request_hash(grown) == BASE.request_hash(whole)
+    with pytest.raises(ValueError, match=r"messages\[0\]\.role"):
+        grown.then([{"role": "narrator", "content": "x"}])
+
+
 def test_a_changed_seed_misses_the_cache(llm_server, tmp_path):
     model = build_model(config(llm_server, cache=str(tmp_path / "c.sqlite")))
     run(model.complete(HELLO, seed=1))

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from socialsim.agent import Agent, RunContext
 from socialsim.llm import AnswerParseError, ProviderError, build_model
-from socialsim.llm.model import check_messages, digest
+from socialsim.llm.model import Chat, check_messages, digest
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ class Outcome:
 
     value: Any
     fallback: bool
-    chat: list[dict[str, str]]
+    chat: Chat
     attempts: int
 
 
@@ -235,7 +235,7 @@ class LLMAgent(Agent):
                 self.events.append({**event, "invalid": OVERFLOW})
                 if len(attempt_chat) == len(base):
                     break  # nothing left to trim
-                attempt_chat = list(base)
+                attempt_chat = base
                 window = await self.model.context_window()  # the error may have stated it
                 continue
             self.count("llm_calls")
@@ -253,19 +253,19 @@ class LLMAgent(Agent):
                     break  # greedy decoding gave the same reply again: it would again
                 replies.add(reply.text)
                 if not self.drop_failed_attempts:
-                    attempt_chat = [
-                        *attempt_chat,
-                        {"role": "assistant", "content": reply.text},
-                        {"role": "user", "content": f"{GAME_MASTER} {correction(str(error))}"},
-                    ]
+                    attempt_chat = check_messages(attempt_chat).then(
+                        [
+                            {"role": "assistant", "content": reply.text},
+                            {"role": "user", "content": f"{GAME_MASTER} {correction(str(error))}"},
+                        ]
+                    )
                 continue
             self.events.append(event)
             kept = attempt_chat if not self.drop_failed_attempts else base
-            return Outcome(
-                value, False, [*kept, {"role": "assistant", "content": reply.text}], attempt
-            )
+            answered = check_messages(kept).then([{"role": "assistant", "content": reply.text}])
+            return Outcome(value, False, answered, attempt)
         self.count("fallbacks")
         value = fallback()
         self.events.append({"type": "fallback", "decision": decision, "value": value})
         note = f"{GAME_MASTER} No valid answer; the game used a fallback."
-        return Outcome(value, True, [*base, {"role": "user", "content": note}], attempt)
+        return Outcome(value, True, base.then([{"role": "user", "content": note}]), attempt)

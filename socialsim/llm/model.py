@@ -72,6 +72,15 @@ class Chat(tuple):
         chat.prompt_hash = digest(chat.json)
         return chat
 
+    def then(self, messages: Sequence[ChatMessage]) -> Chat:
+        """This chat followed by ``messages`` (checked): only they are encoded, and spliced
+        onto this chat's text, so a conversation kept as a Chat is encoded once as it grows."""
+        more = check_messages(messages)
+        chat = tuple.__new__(Chat, (*self, *more))
+        chat.json = f"{self.json[:-1]},{more.json[1:]}"
+        chat.prompt_hash = digest(chat.json)
+        return chat
+
 
 def check_messages(messages: Sequence[ChatMessage]) -> Chat:
     """The messages as a :class:`Chat` of plain dicts, or a ValueError naming the first bad
