@@ -25,7 +25,7 @@ from socialsim.llm import (
     load_litellm,
     require_fields,
 )
-from socialsim.llm.model import check_messages, prompt_hash
+from socialsim.llm.chat import Chat, check_messages, prompt_hash
 from socialsim.plain_json import canonical_json
 
 HELLO = [
@@ -417,6 +417,10 @@ def test_a_chat_grown_message_by_message_encodes_as_the_whole_chat():
     assert BASE.request_hash(grown) == BASE.request_hash(whole)
     with pytest.raises(ValueError, match=r"messages\[0\]\.role"):
         grown.then([{"role": "narrator", "content": "x"}])
+    assert Chat(()).then(HELLO) == check_messages(HELLO)
+    assert Chat(()).then(HELLO).json == check_messages(HELLO).json
+    with pytest.raises(ValueError, match="non-empty"):
+        check_messages(Chat(()))  # the empty chat is a start, never a request
 
 
 def test_a_changed_seed_misses_the_cache(llm_server, tmp_path):

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from socialsim.agent import Agent, RunContext
 from socialsim.llm import AnswerParseError, ProviderError, build_model
-from socialsim.llm.model import Chat, check_messages, digest
+from socialsim.llm.chat import Chat, check_messages, digest
 
 T = TypeVar("T")
 

@@ -132,7 +132,7 @@ from socialsim.envs.decrypto.protocol import (
 from socialsim.agent import Question
 from socialsim.bus import Message
 from socialsim.llm import AnswerParseError, extract_answer, extract_json
-from socialsim.llm.model import Chat, check_messages
+from socialsim.llm.chat import Chat, check_messages
 
 KINDS = {"llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent"}
 
@@ -335,8 +335,7 @@ class DecryptoLLMAgent(LLMAgent):
         self.system_as_user = bool(system_as_user)
         self.rules: Rules | None = None  # the env's rules message, once read
         self.system: str | None = None
-        # a Chat (checked, encoded as it grows) once it holds a message
-        self.chat: Sequence[Mapping[str, str]] = ()
+        self.chat = Chat(())  # checked and encoded as it grows
 
     # -- episode life cycle
 
@@ -354,7 +353,7 @@ class DecryptoLLMAgent(LLMAgent):
         # with the system prompt once the rules message has said what the game's settings are
         self.rules = None
         self.system = None
-        self.chat = ()
+        self.chat = Chat(())
 
     def learn_rules(self, rules: Rules | Mapping[str, Any]) -> None:
         """Keep the game's settings (a ``rules`` payload) and open the chat with the system
@@ -371,11 +370,8 @@ class DecryptoLLMAgent(LLMAgent):
             rules.max_hint_words,
             rules.max_hint_chars,
         )
-        self.chat = (
-            ()
-            if self.system_as_user
-            else check_messages([{"role": "system", "content": self.system}])
-        )
+        system = {"role": "system", "content": self.system}
+        self.chat = Chat(()) if self.system_as_user else check_messages([system])
 
     def _read_inbox(self, messages: Sequence[Message]) -> Rules:
         if self.rules is None:
@@ -388,10 +384,6 @@ class DecryptoLLMAgent(LLMAgent):
             self.learn_rules(rules)
         assert self.rules is not None
         return self.rules
-
-    def _then(self, message: Mapping[str, str]) -> Chat:
-        """The seat's chat followed by ``message`` (the chat itself stays as it is)."""
-        return check_messages(self.chat).then([message]) if self.chat else check_messages([message])
 
     def _user(self, text: str) -> dict[str, str]:
         if self.system_as_user and not self.chat:
@@ -448,7 +440,7 @@ class DecryptoLLMAgent(LLMAgent):
                 return fallback_guess(history)
 
         outcome = await self.ask(
-            self._then(prompt),
+            self.chat.then([prompt]),
             parse,
             decision=decision,
             correction=self._correction(decision),
@@ -485,9 +477,10 @@ class DecryptoLLMAgent(LLMAgent):
             def parse(text: str) -> Any:
                 return parse_keywords(text, structured)
 
-        # the question and its answer never enter the seat's own history (the outcome's chat is
-        # not kept)
-        side_chat = self._then(self._user(question_prompt(question.kind, dict(question.context))))
+        # the question and its answer never enter the seat's own history (self.chat stays)
+        side_chat = self.chat.then(
+            [self._user(question_prompt(question.kind, dict(question.context)))]
+        )
         self.count("tom_questions")
         outcome: Outcome = await self.ask(
             side_chat,
