@@ -47,21 +47,21 @@ replies), 15% in the agents' prompt rendering and 25% in the env.
 Since then a request's chat is encoded once (:class:`socialsim.llm.chat.Chat` carries its
 canonical JSON and prompt hash to the cache key, the hit, the provider's hashes and the
 ``openai_http`` wire body), and a seat's chat grows by ``Chat.then``, so each message is encoded
-once per episode rather than the whole chat at every call. Before (main 59824d4) / after, same
-command, interleaved, three trials, on the same shared machine at a lighter load (1.1 to 1.8)::
+once per episode rather than the whole chat at every call. Before (main 59824d4's library)
+/ after, ``--games 32 --latency 0.2 --transport T``, interleaved, three trials (``http`` two),
+on the same shared machine at a lighter load (load average 0.8 to 4.4)::
 
-    transport     wall/ideal before    wall/ideal after    CPU s before       CPU s after
-    openai_http   1.22 / 1.13 / 1.19   1.15 / 1.13 / 1.17  1.56 / 1.50 / 1.62  1.46 / 1.30 / 1.52
-    sleep         1.18 / 1.20 / 1.20   1.17 / 1.17 / 1.19  1.30 / 1.36 / 1.38  1.18 / 1.21 / 1.25
+    transport     wall/ideal before    wall/ideal after    CPU s before        CPU s after
+    openai_http   1.17 / 1.14 / 1.27   1.19 / 1.17 / 1.19  1.49 / 1.43 / 1.56  1.33 / 1.43 / 1.49
+    sleep         1.20 / 1.17 / 1.18   1.15 / 1.20 / 1.17  1.44 / 1.33 / 1.36  1.07 / 1.34 / 1.09
     http          3.16 / 2.86          3.01 / 2.98         9.07 / 8.37         8.47 / 8.57
 
-and the CPU of the cached re-run alone (the layer's and the games' work with no request; 32
-games of 10 ms calls on the sleep transport, best of 3 re-runs, three trials): 0.526 / 0.431 /
-0.532 s before, 0.414 / 0.376 / 0.420 s after (about 20% less). At this load the goal (<= 1.25)
-is met by ``openai_http`` and ``sleep`` before and after; the wall gain is within the noise, the
-CPU gain is what a loaded machine (where each CPU millisecond counts two or three times) would
-show. ``http`` stays about 3x: litellm's own CPU (about 12 ms per call) is the limit there. The
-figures want a quiet machine.
+and the cached re-run's CPU: openai_http 0.47 / 0.47 / 0.64 s before, 0.53 / 0.49 / 0.45 s
+after; sleep 0.53 / 0.48 / 0.44 s before, 0.50 / 0.50 / 0.43 s after. At this load the goal
+(<= 1.25) is met by ``openai_http`` and ``sleep`` before and after, and the gain (a few percent
+of the CPU of the first run) is within the noise: the profile (cProfile weighs Python calls
+more than the C encoder) overstated the layer's share. ``http`` stays about 3x: litellm's own
+CPU (about 12 ms per call) is the limit there. The figures want a quiet machine.
 """
 
 from __future__ import annotations
