@@ -413,7 +413,7 @@ def test_tom_probes_use_side_chats_that_never_enter_the_history(decrypto_server)
     for messages in side:
         seat = "encoder" if "predict" in messages[-1]["content"] else "interceptor"
         history = messages[:-1]
-        assert history == final[seat][: len(history)]
+        assert history == list(final[seat][: len(history)])
     counters = record.counters
     assert counters["encoder"]["tom_questions"] == 3
     assert counters["interceptor"]["tom_questions"] == 6

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 
 import pytest
@@ -24,6 +25,8 @@ from socialsim.llm import (
     load_litellm,
     require_fields,
 )
+from socialsim.llm.chat import Chat, check_messages, prompt_hash
+from socialsim.plain_json import canonical_json
 
 HELLO = [
     {"role": "system", "content": "You are terse."},
@@ -370,6 +373,54 @@ def test_cache_key_changes_with_any_part_of_the_request(settings, messages):
 def test_cache_key_ignores_timeout_and_dict_order():
     reordered = [{"content": m["content"], "role": m["role"]} for m in HELLO]
     assert BASE.with_overrides({"timeout": 1.0}).request_hash(reordered) == BASE.request_hash(HELLO)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        BASE,
+        Settings(model="openai/m"),
+        BASE.with_overrides({"reasoning_effort": "low", "stop": ["\n"], "seed": None}),
+        BASE.with_overrides(
+            {
+                "schema": {
+                    "name": "a",
+                    "schema": {"type": "object", "properties": {"a": {"type": "string"}}},
+                }
+            }
+        ),
+    ],
+    ids=["base", "bare", "params", "schema"],
+)
+def test_the_cache_key_is_the_hash_of_the_requests_canonical_json(settings):
+    # the key is made from the chat's one encoding, spliced in: it must be the plain encoding's
+    chat = check_messages([*HELLO, {"role": "assistant", "content": 'héllo "wörld"\n'}])
+    text = canonical_json(settings.request(chat), allow_nan=False)
+    assert settings.request_json(chat) == text
+    assert settings.request_hash(chat) == hashlib.sha256(text.encode()).hexdigest()
+    assert settings.request_hash(list(chat)) == settings.request_hash(chat)
+    plain = canonical_json([dict(m) for m in chat], allow_nan=False)
+    assert (
+        prompt_hash(chat)
+        == prompt_hash(list(chat))
+        == hashlib.sha256(plain.encode()).hexdigest()[:16]
+    )
+
+
+def test_a_chat_grown_message_by_message_encodes_as_the_whole_chat():
+    more = [{"role": "assistant", "content": "hi ü"}, {"role": "user", "content": "and\nagain"}]
+    grown = check_messages(HELLO[:1]).then(HELLO[1:]).then(more)
+    whole = [*HELLO, *more]
+    assert list(grown) == whole
+    assert grown.json == canonical_json(whole, allow_nan=False)
+    assert prompt_hash(grown) == prompt_hash(whole)
+    assert BASE.request_hash(grown) == BASE.request_hash(whole)
+    with pytest.raises(ValueError, match=r"messages\[0\]\.role"):
+        grown.then([{"role": "narrator", "content": "x"}])
+    assert Chat(()).then(HELLO) == check_messages(HELLO)
+    assert Chat(()).then(HELLO).json == check_messages(HELLO).json
+    with pytest.raises(ValueError, match="non-empty"):
+        check_messages(Chat(()))  # the empty chat is a start, never a request
 
 
 def test_a_changed_seed_misses_the_cache(llm_server, tmp_path):

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from socialsim.agent import Agent, RunContext
 from socialsim.llm import AnswerParseError, ProviderError, build_model
-from socialsim.llm.model import digest
+from socialsim.llm.chat import Chat, check_messages, digest
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ class Outcome:
 
     value: Any
     fallback: bool
-    chat: list[dict[str, str]]
+    chat: Chat
     attempts: int
 
 
@@ -169,8 +169,11 @@ class LLMAgent(Agent):
         return int(chars * self.tokens_per_char) + MESSAGE_OVERHEAD * len(chat)
 
     def fit(
-        self, base: list[dict[str, str]], chat: list[dict[str, str]], budget: int | None
-    ) -> list[dict[str, str]] | None:
+        self,
+        base: Sequence[Mapping[str, str]],
+        chat: Sequence[Mapping[str, str]],
+        budget: int | None,
+    ) -> Sequence[Mapping[str, str]] | None:
         """``chat``, or it with its failed attempts trimmed, within ``budget`` tokens; None
         when even ``base`` (the prompt alone) does not fit."""
         if budget is None:
@@ -196,8 +199,9 @@ class LLMAgent(Agent):
         fallback value after ``max_attempts`` invalid answers (or a repeated reply at
         temperature 0, or a prompt too long for the window).
         """
-        base = [dict(m) for m in chat]
-        attempt_chat = list(base)
+        # checked and encoded once: the first attempt's chat goes to the model as it is
+        base = check_messages(chat)
+        attempt_chat: Sequence[Mapping[str, str]] = base
         self.decisions_asked += 1
         number = self.decisions_asked
         settings = self.model.settings
@@ -231,7 +235,7 @@ class LLMAgent(Agent):
                 self.events.append({**event, "invalid": OVERFLOW})
                 if len(attempt_chat) == len(base):
                     break  # nothing left to trim
-                attempt_chat = list(base)
+                attempt_chat = base
                 window = await self.model.context_window()  # the error may have stated it
                 continue
             self.count("llm_calls")
@@ -249,19 +253,19 @@ class LLMAgent(Agent):
                     break  # greedy decoding gave the same reply again: it would again
                 replies.add(reply.text)
                 if not self.drop_failed_attempts:
-                    attempt_chat = [
-                        *attempt_chat,
-                        {"role": "assistant", "content": reply.text},
-                        {"role": "user", "content": f"{GAME_MASTER} {correction(str(error))}"},
-                    ]
+                    attempt_chat = check_messages(attempt_chat).then(
+                        [
+                            {"role": "assistant", "content": reply.text},
+                            {"role": "user", "content": f"{GAME_MASTER} {correction(str(error))}"},
+                        ]
+                    )
                 continue
             self.events.append(event)
             kept = attempt_chat if not self.drop_failed_attempts else base
-            return Outcome(
-                value, False, [*kept, {"role": "assistant", "content": reply.text}], attempt
-            )
+            answered = check_messages(kept).then([{"role": "assistant", "content": reply.text}])
+            return Outcome(value, False, answered, attempt)
         self.count("fallbacks")
         value = fallback()
         self.events.append({"type": "fallback", "decision": decision, "value": value})
         note = f"{GAME_MASTER} No valid answer; the game used a fallback."
-        return Outcome(value, True, [*base, {"role": "user", "content": note}], attempt)
+        return Outcome(value, True, base.then([{"role": "user", "content": note}]), attempt)

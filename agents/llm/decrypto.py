@@ -102,7 +102,6 @@ Version History
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -133,6 +132,7 @@ from socialsim.envs.decrypto.protocol import (
 from socialsim.agent import Question
 from socialsim.bus import Message
 from socialsim.llm import AnswerParseError, extract_answer, extract_json
+from socialsim.llm.chat import Chat, check_messages
 
 ROLES = protocol.SEATS
 
@@ -333,7 +333,7 @@ class DecryptoLLMAgent(LLMAgent):
         self.system_as_user = bool(system_as_user)
         self.rules: Rules | None = None  # the env's rules message, once read
         self.system: str | None = None
-        self.chat: list[dict[str, str]] = []
+        self.chat = Chat(())  # checked and encoded as it grows
 
     # -- episode life cycle
 
@@ -351,7 +351,7 @@ class DecryptoLLMAgent(LLMAgent):
         # with the system prompt once the rules message has said what the game's settings are
         self.rules = None
         self.system = None
-        self.chat = []
+        self.chat = Chat(())
 
     def learn_rules(self, rules: Rules | Mapping[str, Any]) -> None:
         """Keep the game's settings (a ``rules`` payload) and open the chat with the system
@@ -368,7 +368,8 @@ class DecryptoLLMAgent(LLMAgent):
             rules.max_hint_words,
             rules.max_hint_chars,
         )
-        self.chat = [] if self.system_as_user else [{"role": "system", "content": self.system}]
+        system = {"role": "system", "content": self.system}
+        self.chat = Chat(()) if self.system_as_user else check_messages([system])
 
     def _read_inbox(self, messages: Sequence[Message]) -> Rules:
         if self.rules is None:
@@ -437,7 +438,7 @@ class DecryptoLLMAgent(LLMAgent):
                 return fallback_guess(history)
 
         outcome = await self.ask(
-            [*self.chat, prompt],
+            self.chat.then([prompt]),
             parse,
             decision=decision,
             correction=self._correction(decision),
@@ -474,11 +475,10 @@ class DecryptoLLMAgent(LLMAgent):
             def parse(text: str) -> Any:
                 return parse_keywords(text, structured)
 
-        # a copy of the chat: the question and its answer never enter the seat's own history
-        side_chat = [
-            *copy.deepcopy(self.chat),
-            self._user(question_prompt(question.kind, dict(question.context))),
-        ]
+        # the question and its answer never enter the seat's own history (self.chat stays)
+        side_chat = self.chat.then(
+            [self._user(question_prompt(question.kind, dict(question.context)))]
+        )
         self.count("tom_questions")
         outcome: Outcome = await self.ask(
             side_chat,

@@ -18,7 +18,6 @@ Identical requests in flight at the same time in one event loop are sent once.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sqlite3
 import threading
 import time
@@ -29,13 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from socialsim.llm.model import (
+    Chat,
     ChatMessage,
     ChatModel,
     Reply,
     Wrapper,
     check_messages,
     digest,
-    prompt_hash,
 )
 from socialsim.plain_json import canonical_json
 
@@ -155,8 +154,9 @@ class Cache(Wrapper):
     async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
         plain = check_messages(messages)
         settings = self.settings.with_overrides(overrides)
-        # the key and the stored request from one encoding of the (often long) chat
-        request = canonical_json(settings.request(plain), allow_nan=False)
+        # the key and the stored request from the chat's one encoding, which the inner layers
+        # and the hit's prompt hash reuse (plain is a Chat)
+        request = settings.request_json(plain)
         key = digest(request, 64)
         started = time.perf_counter()
         pending = _PENDING.setdefault(asyncio.get_running_loop(), {})
@@ -196,11 +196,17 @@ class Cache(Wrapper):
         return {"layer": "Cache", "path": str(self.store.path)}
 
 
-def _as_hit(reply: Reply, messages: list[dict[str, Any]], started: float) -> Reply:
-    return dataclasses.replace(
-        reply,
+def _as_hit(reply: Reply, chat: Chat, started: float) -> Reply:
+    return Reply(
+        text=reply.text,
+        model=reply.model,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost=reply.cost,
+        latency_s=time.perf_counter() - started,
         cached=True,
         attempt=0,
-        latency_s=time.perf_counter() - started,
-        prompt_hash=prompt_hash(messages),
+        prompt_hash=chat.prompt_hash,
+        request_hash=reply.request_hash,
+        finish_reason=reply.finish_reason,
     )

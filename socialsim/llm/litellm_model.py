@@ -105,7 +105,7 @@ class LiteLLMModel(Provider):
         litellm = load_litellm()
         kwargs: dict[str, Any] = {
             "model": settings.model,
-            "messages": plain,
+            "messages": [dict(m) for m in plain],  # litellm may write into them
             "timeout": settings.timeout,
             "max_retries": 0,  # the OpenAI SDK would retry on its own; Retry does it here
             "num_retries": 0,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import abc
 import asyncio
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -19,6 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# the chat's names are this interface's too (re-exported: the layers import them from here)
+from socialsim.llm.chat import Chat as Chat
+from socialsim.llm.chat import ChatMessage as ChatMessage
+from socialsim.llm.chat import chat_json
+from socialsim.llm.chat import check_messages as check_messages
+from socialsim.llm.chat import digest as digest
+from socialsim.llm.chat import prompt_hash as prompt_hash
 from socialsim.llm.server import (
     ServerInfo,
     known_info,
@@ -28,9 +34,6 @@ from socialsim.llm.server import (
 )
 from socialsim.llm.structured import check_format, check_schema
 from socialsim.plain_json import canonical_json
-
-#: A chat message as the OpenAI API takes it: ``{"role": "system"|"user"|"assistant", "content": str}``.
-ChatMessage = Mapping[str, Any]
 
 #: The settings a call may override, besides provider parameters. ``schema`` asks for structured
 #: output (see :mod:`socialsim.llm.structured`).
@@ -51,35 +54,6 @@ def served_name(model: str) -> str:
         if model.startswith(prefix):
             return model[len(prefix) :]
     return model
-
-
-def digest(text: str, length: int = 16) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:length]
-
-
-def check_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """The messages as plain dicts, or a ValueError naming the first bad one."""
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
-        raise ValueError(
-            f"messages: expected a non-empty list of {{'role', 'content'}} dicts, got {messages!r:.80}"
-        )
-    plain = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping) or "role" not in message or "content" not in message:
-            raise ValueError(
-                f"messages[{i}]: expected a dict with 'role' and 'content', got {message!r:.80}"
-            )
-        if message["role"] not in ("system", "user", "assistant", "developer", "tool"):
-            raise ValueError(
-                f"messages[{i}].role: {message['role']!r} is not one of system, user, assistant, developer, tool"
-            )
-        plain.append(dict(message))
-    return plain
-
-
-def prompt_hash(messages: Sequence[ChatMessage]) -> str:
-    """A short hash of the messages alone (the prompt)."""
-    return digest(canonical_json([dict(m) for m in messages], allow_nan=False))
 
 
 @dataclass(frozen=True)
@@ -180,8 +154,19 @@ class Settings:
             request["structured_format"] = self.structured_format
         return request
 
+    def request_json(self, messages: Sequence[ChatMessage]) -> str:
+        """The canonical JSON of :meth:`request`, with the chat's own encoding spliced in where
+        its sorted key puts it (after ``api_base`` and ``max_tokens``, before ``model``)."""
+        fields = self.request(())
+        del fields["messages"]
+        before = canonical_json(
+            {k: v for k, v in fields.items() if k < "messages"}, allow_nan=False
+        )
+        after = canonical_json({k: v for k, v in fields.items() if k > "messages"}, allow_nan=False)
+        return f'{before[:-1]},"messages":{chat_json(messages)},{after[1:]}'
+
     def request_hash(self, messages: Sequence[ChatMessage]) -> str:
-        return digest(canonical_json(self.request(messages), allow_nan=False), 64)
+        return digest(self.request_json(messages), 64)
 
     def describe(self) -> dict[str, Any]:
         """JSON-able, for manifests (names the key's environment variable, never the key)."""

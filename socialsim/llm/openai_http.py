@@ -66,6 +66,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from socialsim.llm.model import (
+    Chat,
     ChatMessage,
     Provider,
     ProviderError,
@@ -118,10 +119,8 @@ class OpenAICompatibleModel(Provider):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _body(
-        self, settings: Settings, messages: list[dict[str, Any]], structured_format: str | None
-    ) -> bytes:
-        body: dict[str, Any] = {"model": self._name, "messages": messages}
+    def _body(self, settings: Settings, chat: Chat, structured_format: str | None) -> bytes:
+        body: dict[str, Any] = {"model": self._name}
         for name in ("temperature", "max_tokens", "seed"):
             value = getattr(settings, name)
             if value is not None:
@@ -130,12 +129,14 @@ class OpenAICompatibleModel(Provider):
         if settings.schema is not None and structured_format is not None:
             body.update(wire_fields(structured_format, settings.schema))
         try:
-            return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+            fields = json.dumps(body, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as error:
             raise ValueError(
                 f"params: the openai_http transport sends the request as JSON and cannot encode "
                 f"it ({error}); give every parameter as plain JSON (e.g. response_format as a dict)"
             ) from error
+        # the chat goes as the text the cache key was made from, not encoded again
+        return f'{{"messages":{chat.json},{fields[1:]}'.encode()
 
     async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
         plain = check_messages(messages)

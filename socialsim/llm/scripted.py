@@ -31,7 +31,7 @@ class ScriptedModel(ChatModel):
         plain = check_messages(messages)
         settings = self._settings.with_overrides(overrides)
         self.calls += 1
-        self.received.append(plain)
+        self.received.append(list(plain))
         text = str(self.policy(plain, settings))
         return Reply(
             text=text,

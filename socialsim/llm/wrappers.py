@@ -105,7 +105,9 @@ class Retry(Wrapper):
             except ProviderError as error:
                 error.attempts = attempt  # a permanent error after retries: count every request
                 raise
-            return dataclasses.replace(reply, attempt=attempt)
+            return (
+                reply if reply.attempt == attempt else dataclasses.replace(reply, attempt=attempt)
+            )
 
     def layer(self) -> dict[str, Any]:
         return {
