@@ -160,7 +160,7 @@ def test_raising_episodes_runs_only_the_new_ones_and_the_manifest_says_so(tmp_pa
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_says_how_many_are_logged_and_a_rerun_completes_the_run(tmp_path, workers):
-    path = pennies(tmp_path, episodes=200, rounds=2000)  # seconds: SIGINT comes mid-run
+    path = pennies(tmp_path, episodes=200, rounds=600)  # some seconds: SIGINT lands mid-run
     out = tmp_path / "out"
     process = cli.start(
         "run", path, "--out", str(out), "--quiet", "--set", f"workers={workers}", text=True
