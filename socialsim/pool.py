@@ -25,6 +25,7 @@ episode ended, and an episode killed mid-way has no record and is played by the 
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import queue as queue_module
 import sys
@@ -118,8 +119,14 @@ class ProcessPool:
             )
             for _ in range(max(1, workers))
         ]
+        if method == "fork":
+            # what the run built before the fork moves out of the collector's reach, so that
+            # collections in the workers do not write to (and so copy) the pages they share
+            gc.freeze()
         for process in self.processes:
             process.start()
+        if method == "fork":
+            gc.unfreeze()
         self.running = len(self.processes)
 
     def play(self, specs: Sequence[EpisodeSpec], log, on_done: OnDone | None = None) -> None:
