@@ -71,6 +71,27 @@ instructions per agent-step (-3.2%), Parallel 204,184 -> 201,276 (-1.4%); rps_v2
 fewer of them per agent-step and still takes longer), only a change against its own main. So
 Decrypto's AEC form stays below 1.0x, and AEC donation and market near it, in runs on a loaded
 machine: those goals are not met with a margin.
+
+On a quiet machine (load average under 1), 2026-12-01 evening, main after the day's merges,
+four runs (``--agent-steps 10000 --trials 3`` three times, then ``--agent-steps 30000 --trials
+5 --envs donation_v0 decrypto_v0``):
+
+| env | Parallel | AEC |
+|---|---|---|
+| donation_v0 | -, 1.15, 1.33, 1.22 | 1.36, 1.13, 0.86, 1.14 |
+| prisoners_v0 | -, 1.94, 2.94 | 1.70, 1.98, 1.31 |
+| trust_v0 | -, 1.50, 1.82 | 1.77, 1.40, 1.09 |
+| market_v0 | -, 1.39, 1.47 | 1.75, 1.53, 1.09 |
+| decrypto_v0 | 1.49, 1.33, 1.65, 1.40 | 1.08, 0.99, 0.71, 0.88 |
+| matching_pennies_v0 | 3.63, 2.93, 4.66 | 2.81, 2.24, 1.89 |
+
+(-: the first run's gossip Parallel lines were not kept;
+the third run is the one in which rps_v2's AEC form measured 19,300 agent-steps/s against
+15,300-16,000 in the others.) N=243 / N=9: Parallel 1.07, 0.88, 0.97; AEC 0.87, 0.99, 0.80.
+Every Parallel form and every gossip AEC form is >= 1.0x in the median run, AEC donation_v0
+at 1.14 (one run of four at 0.86); Decrypto's AEC form is about 0.9x: a game is about six
+agent-steps, so its reset (the reference's legacy ``RandomState`` reseeded and shuffled, the
+board and masks) weighs on every step.
 """
 
 from __future__ import annotations

@@ -40,6 +40,15 @@ building the record's message list (0.15 s with the thaw by type) and the per-st
 (0.15-0.25 s), the config check and manifest about 0.1 s. Encoding each message once at publish
 and splicing the texts into the line was tried: one encoder call per message cost as much as
 the thaw it saved (0.46 s against 0.35 s for thaw alone), so the records keep plain dicts.
+
+On a quiet machine (load average under 1), 2026-12-01 evening, ``--trials 3``: bare loop 2.71 s,
+``socialsim run`` 4.15 s CPU, **1.53x** (goal 1.3x not met). The bare loop itself is faster than
+in the rows above (the envs and the bus read got faster), so the runner's fixed cost per
+episode, about 2.6 ms of a 5 ms episode, weighs more: a cProfile of the run puts 0.66 s in the
+record's JSON encoding, 0.43 s in the message list (``Message.to_json`` and its thaw), 0.32 s
+in ``jsonable`` of the actions and the summary and 0.27 s in the per-step log. Meeting the goal
+means writing less per episode (the record holds every bus message, about 90 for this grid),
+which changes the records, so it is left for a decision on the record format.
 """
 
 from __future__ import annotations
