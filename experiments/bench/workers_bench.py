@@ -57,6 +57,7 @@ best wall, each a separate run of the script:
 | the day's merges (one pool, forked workers; scipy still imported) | 4.96 / 4.48 s, 1.11x (a test suite ran alongside) | 4.93 / 4.22 s, 1.17x (same) |
 | + our own assignment instead of ``scipy.optimize`` (0.84 s less serial import) | 4.44 / 2.94 s, 1.51x | 5.01 / 2.71 s, 1.85x |
 | + ``gc.freeze()`` before the fork (the workers' CPU 4.9-5.2 -> 4.5-4.8 s) | 4.87 / 2.65 s, 1.84x; 4.34 / 2.64 s, 1.64x | 4.94 / 2.76 s, 1.79x |
+| the same, ``--trials 5 --only align_donation_grid`` | 4.49 / 2.39 s, 1.88x | |
 
 The parent's own CPU with 2 workers is 0.42-0.44 s (donation) and 0.59-0.67 s (Decrypto): the
 imports (numpy, gymnasium, the envs) and the config check, which bound the speed-up near 1.8x.
