@@ -72,29 +72,13 @@ def make_view() -> SeatView:
 
 def train(timesteps: int, seed: int, n_envs: int = 4):
     """A MaskablePPO donor trained for ``timesteps``; returns (model, [(timestep, return)])."""
-    import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    torch.set_num_threads(1)
     envs = DummyVecEnv(
         [lambda: Monitor(FilterObservation(make_view(), POLICY_KEYS)) for _ in range(n_envs)]
     )
-    model = MaskablePPO(
-        "MultiInputPolicy",
-        envs,
-        n_steps=200,
-        batch_size=200,
-        n_epochs=10,
-        gamma=0.9,
-        learning_rate=1e-3,
-        ent_coef=0.0,
-        policy_kwargs={"net_arch": [64, 64]},
-        seed=seed,
-        device="cpu",
-        verbose=0,
-    )
+    model = runs.maskable_ppo(envs, seed, n_steps=200, batch_size=200, gamma=0.9)
     model.learn(total_timesteps=timesteps)
     return model, runs.episode_curve(envs.envs, n_envs)
 

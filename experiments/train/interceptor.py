@@ -84,27 +84,11 @@ def make_view() -> gymnasium.Env:
 
 def train(timesteps: int, seed: int, n_envs: int = 4):
     """A MaskablePPO interceptor trained for ``timesteps``; returns (model, curve)."""
-    import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    torch.set_num_threads(1)
     envs = DummyVecEnv([lambda: Monitor(make_view()) for _ in range(n_envs)])
-    model = MaskablePPO(
-        "MultiInputPolicy",
-        envs,
-        n_steps=128,
-        batch_size=128,
-        n_epochs=10,
-        gamma=0.0,
-        learning_rate=1e-3,
-        ent_coef=0.0,
-        policy_kwargs={"net_arch": [64, 64]},
-        seed=seed,
-        device="cpu",
-        verbose=0,
-    )
+    model = runs.maskable_ppo(envs, seed, n_steps=128, batch_size=128, gamma=0.0)
     model.learn(total_timesteps=timesteps)
     return model, runs.episode_curve(envs.envs, n_envs)
 

@@ -80,6 +80,30 @@ class Script:
         return 0 if ok else 1
 
 
+def maskable_ppo(envs: Any, seed: int, *, n_steps: int, batch_size: int, gamma: float) -> Any:
+    """The scripts' learner: MaskablePPO with a 64 x 64 policy on the CPU, one torch thread (so
+    that the same seed trains the same policy), 10 epochs, learning rate 1e-3, no entropy bonus;
+    the rollout length, batch and discount are each script's."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    return MaskablePPO(
+        "MultiInputPolicy",
+        envs,
+        n_steps=n_steps,
+        batch_size=batch_size,
+        n_epochs=10,
+        gamma=gamma,
+        learning_rate=1e-3,
+        ent_coef=0.0,
+        policy_kwargs={"net_arch": [64, 64]},
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
 def episode_curve(monitors: Sequence[Any], n_envs: int) -> list[tuple[int, float]]:
     """(learner steps so far, episode return) of every finished training episode, in order, from
     the SB3 ``Monitor`` of each of ``n_envs`` environments stepped together."""

@@ -75,26 +75,10 @@ def make_seats(n_games: int = 2) -> SharedSeats:
 
 def train(timesteps: int, seed: int, out: Path):
     """Save the initial policy, train it for ``timesteps`` samples; returns (model, curve)."""
-    import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    torch.set_num_threads(1)
     seats = VecMonitor(make_seats())
-    model = MaskablePPO(
-        "MultiInputPolicy",
-        seats,
-        n_steps=64,
-        batch_size=256,
-        n_epochs=10,
-        gamma=0.9,
-        learning_rate=1e-3,
-        ent_coef=0.0,
-        policy_kwargs={"net_arch": [64, 64]},
-        seed=seed,
-        device="cpu",
-        verbose=0,
-    )
+    model = runs.maskable_ppo(seats, seed, n_steps=64, batch_size=256, gamma=0.9)
     model.save(out / "initial.zip")
     curve: list[tuple[int, float]] = []
 
