@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -200,6 +200,22 @@ def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _PAIR_TABLES = {gossip: _pair_tables(gossip) for gossip in (False, True)}
 
 
+def _count_projection() -> np.ndarray:
+    """Bins -> a round's counts: the claims (none, true, false), then the helps given by each
+    donor strategy, then the helps received by each recipient strategy. Float, for BLAS: the
+    counts are integers, exact in float64."""
+    helped, claim, donor, recipient = np.unravel_index(np.arange(math.prod(BINS)), BINS)
+    n = len(STRATEGIES)
+    projection = np.zeros((math.prod(BINS), 3 + 2 * n))
+    projection[np.arange(len(claim)), claim] = 1
+    projection[helped == 1, 3 + donor[helped == 1]] = 1
+    projection[helped == 1, 3 + n + recipient[helped == 1]] = 1
+    return projection
+
+
+_COUNTS = _count_projection()
+
+
 def check_seeds(seeds: Iterable[Any]) -> list[Any]:
     """``seeds`` as a list, one per replicate, or ``ValueError``."""
     if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, Iterable):
@@ -248,9 +264,8 @@ class ReplicatedSociety:
         self.helps_given, self.helps_received = self.helps
         self.round = 0
         self._helps, self._record_change, self._count_bin = _PAIR_TABLES[gossip]
-        # Per round, per replicate: the claims (none, true, false), the helps given by each
-        # donor strategy and received by each recipient strategy.
-        self._counts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # Per round, (replicates, _COUNTS columns): the claims, the helps by strategy.
+        self._counts: list[np.ndarray] = []
         # Preallocated per-round buffers; the draws have two, the second for prefetching.
         # An agent's index into the flat arrays is replicate * n_agents + agent.
         self._agents = np.arange(self.replicates * self.n_agents).reshape(shape)
@@ -287,26 +302,33 @@ class ReplicatedSociety:
         """Every agent's cumulative payoff, per replicate."""
         return self.helps_received * self.benefit - self.helps_given * self.cost
 
-    def _draw(self, buffer: int) -> None:
-        """The next round's draws of every replicate into ``buffer``: in each replicate's
-        Generator the pairing permutation (``shuffle`` of ``arange`` is ``permutation``), then
-        (only with ``error > 0``) one slip draw per pair."""
+    def _rows(self, buffer: int) -> Iterator[int]:
+        """Start the next round's draws into ``buffer``: its order reset to ``arange``, and the
+        replicates to draw, an iterator that the drawing threads share (each takes the next)."""
         self._order[buffer][...] = self._agents
-        if self.error > 0:
-            for rng, agents, draws in self._draw_rows[buffer]:
-                rng.shuffle(agents)
-                rng.random(out=draws)
-        else:
-            for rng, agents, _ in self._draw_rows[buffer]:
-                rng.shuffle(agents)
+        return iter(range(self.replicates))
+
+    def _draw(self, buffer: int, rows: Iterator[int]) -> None:
+        """Draw replicates taken from ``rows`` into ``buffer`` until none is left: in each
+        replicate's Generator the pairing permutation (``shuffle`` of ``arange`` is
+        ``permutation``), then (only with ``error > 0``) one slip draw per pair."""
+        draws = self._draw_rows[buffer]
+        for replicate in rows:
+            rng, agents, uniforms = draws[replicate]
+            rng.shuffle(agents)
+            if self.error > 0:
+                rng.random(out=uniforms)
 
     def _play(self, buffer: int) -> None:
         """Play one round of every replicate with the draws in ``buffer``."""
         half = self.n_agents // 2
         order = self._order[buffer]
-        np.copyto(self._donors, order[:, :half])
-        np.copyto(self._recipients, order[:, half : 2 * half])
-        donors, recipients = self._flat_pairs
+        if self.replicates == 1:  # the halves of one row are flat already
+            donors, recipients = order[0, :half], order[0, half : 2 * half]
+        else:
+            np.copyto(self._donors, order[:, :half])
+            np.copyto(self._recipients, order[:, half : 2 * half])
+            donors, recipients = self._flat_pairs
         record, helps_given, helps_received = self._flat
 
         # Everything is read from the start of the round: the round is simultaneous. Every
@@ -334,28 +356,31 @@ class ReplicatedSociety:
         if self.replicates > 1:
             count_bin += self._bin_offset
         counts = np.bincount(count_bin, minlength=self.replicates * math.prod(BINS))
-        counts = counts.reshape(self.replicates, *BINS)
-        helps = counts[:, 1]  # the helped pairs, by claim, donor and recipient strategy
-        self._counts.append(
-            (counts.sum(axis=(1, 3, 4)), helps.sum(axis=(1, 3)), helps.sum(axis=(1, 2)))
-        )
+        self._counts.append(counts.reshape(self.replicates, -1) @ _COUNTS)
         self.round += 1
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
-        self._draw(0)
+        self._draw(0, self._rows(0))
         self._play(0)
-        claims, given, received = self._counts[-1]
-        return self.columns(claims, given[:, self.present], received[:, self.present])
+        return self.columns(*self._split(self._counts[-1]))
+
+    def _split(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Counts (rows of :data:`_COUNTS`'s columns) -> claims, helps given and received by
+        the strategies present."""
+        n = len(STRATEGIES)
+        given, received = counts[..., 3 : 3 + n], counts[..., 3 + n :]
+        return counts[..., :3], given[..., self.present], received[..., self.present]
 
     def run(self, rounds: int, prefetch: bool | None = None) -> Any:
         """Play ``rounds`` rounds of every replicate; :meth:`statistics` of every round so far.
 
-        With ``prefetch`` a second thread draws the next round while this one is played;
-        ``None`` (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all when
-        the process may use a second CPU. Only
-        that thread touches the Generators, and never past the last round, so the draws and
-        the results are exactly those of ``prefetch=False``.
+        With ``prefetch`` a second thread draws the next round while this one is played, and
+        this thread draws with it the replicates still left once its play is done; ``None``
+        (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all when the
+        process may use a second CPU. Each replicate's draws of a round are made by one thread,
+        after those of the round before and never past the last round, so the draws and the
+        results are exactly those of ``prefetch=False``.
         """
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
             raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
@@ -368,16 +393,20 @@ class ReplicatedSociety:
             raise ValueError(f"prefetch: must be true, false or None, got {prefetch!r}")
         if not prefetch or rounds < 2:
             for _ in range(rounds):
-                self._draw(0)
+                self._draw(0, self._rows(0))
                 self._play(0)
         else:
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
-                pending = pool.submit(self._draw, 0)
+                rows = self._rows(0)
+                pending = pool.submit(self._draw, 0, rows)
                 for played in range(rounds):
+                    buffer = played % 2
+                    self._draw(buffer, rows)  # this thread takes what is left to draw
                     pending.result()
                     if played + 1 < rounds:
-                        pending = pool.submit(self._draw, (played + 1) % 2)
-                    self._play(played % 2)
+                        rows = self._rows(1 - buffer)
+                        pending = pool.submit(self._draw, 1 - buffer, rows)
+                    self._play(buffer)
         return self.statistics()
 
     def columns(
@@ -402,11 +431,10 @@ class ReplicatedSociety:
     def round_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The counts of every round so far, the arguments of :meth:`columns`, each
         ``(replicates, rounds, ...)``."""
-        if not self._counts:
-            empty = np.zeros((self.replicates, 0, 3), dtype=np.int64)
-            return empty, empty[..., : len(self.present)], empty[..., : len(self.present)]
-        claims, given, received = (np.stack(c, axis=1) for c in zip(*self._counts, strict=True))
-        return claims, given[..., self.present], received[..., self.present]
+        counts = np.zeros((self.replicates, 0, _COUNTS.shape[1]))
+        if self._counts:
+            counts = np.stack(self._counts, axis=1)
+        return self._split(counts)
 
     def statistics(self) -> Any:
         """Per-round statistics of every replicate so far, a float DataFrame indexed by
@@ -479,18 +507,15 @@ class VectorSociety:
 
     def frame(self) -> Any:
         """The statistics of every round so far as a DataFrame (index ``round`` from 1)."""
-        import pandas as pd
-
         columns = self.society.columns(*(counts[0] for counts in self.society.round_counts()))
-        frame = pd.DataFrame(columns, columns=statistic_columns(self.population), dtype=float)
-        frame.index = pd.RangeIndex(1, self.round + 1, name="round")
-        return frame
+        return statistics_frame(columns, statistic_columns(self.population))
 
 
-def statistics_frame(rows: list[dict[str, float]], columns: list[str]):
-    """Per-round statistics as a float DataFrame indexed by ``round`` (1, 2, ...)."""
+def statistics_frame(data: Any, columns: list[str]):
+    """Per-round statistics (a list of rows, or a dict of columns) as a float DataFrame indexed
+    by ``round`` (1, 2, ...)."""
     import pandas as pd
 
-    frame = pd.DataFrame(rows, columns=columns, dtype=float)
-    frame.index = pd.RangeIndex(1, len(rows) + 1, name="round")
+    frame = pd.DataFrame(data, columns=columns, dtype=float)
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="round")
     return frame
