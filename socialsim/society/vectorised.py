@@ -27,25 +27,20 @@ This is the fast form of the common experiment, many seeds of a small population
 Generator (``rng``), 1-D ``payoff`` and a table indexed by ``round``.
 
 Because every tone is public, all observers that follow one norm hold the same view of an
-agent, and :func:`socialsim.envs.gossip.norms.reputation` can be kept up to date as tones
-arrive with two facts per agent: is it bad under image scoring (the valences of the tones about
-it sum below 0) and is it bad under standing/stern judging (its latest non-neutral tone is bad).
-Each agent's public record is one int32, ``valence_sum * 32 + strategy * 4 + bad_standing *
-2``: the image is bad exactly when the record is negative, so a tone is one add to the donor's
-record. A pair is one key, ``slipped * 1024 + donor_low_bits * 32 + recipient_low_bits +
-recipient_bad_image``, and everything it does is a lookup by that key in tables built from
-``norms.decide`` and ``norms.assess``: whether the donor helps, what the round adds to the
-donor's record, and the pair's bin of the round's counts (helped, the tone as a claim: none,
-true or false, and both strategies). A round's statistics are then one ``bincount`` of the bins.
+agent: :func:`socialsim.envs.gossip.norms.reputation` is kept up to date with two facts per
+agent, bad under image scoring (the valences of the tones about it sum below 0) and bad under
+standing/stern judging (its latest non-neutral tone is bad), both in one int32 record per agent
+(:data:`VALENCE`). A pair is one key, and everything it does is a lookup by its key in tables
+built from ``norms.decide`` and ``norms.assess``; a round's statistics are one ``bincount``.
 A round costs about twenty array calls whatever the number of agents or replicates, into
 buffers allocated once, and no Python loop over agents (one loop over replicates, for their
-draws).
+draws, which are about 60% of a round of 10^3 agents: see the benchmark).
 
-``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all
-(replicates x agents), given a second CPU, a second thread draws the next round's permutations
-while this round is played, so that a second core takes the largest single cost; below it the
-thread's hand-off costs more than it saves. The thread alone touches the Generators, one round
-after another, so the draws and the results are the same either way.
+``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all, given a
+second CPU, a second thread draws the next round while this one is played (``shuffle`` and
+``random`` release the GIL), and the main thread draws with it what is left once its play is
+done; below it the hand-off costs more than it saves. Each replicate's draws are made by one
+thread, in order, so the results are the same either way.
 
 | | |
 |---|---|
@@ -68,9 +63,17 @@ import numpy as np
 
 from socialsim.envs.gossip import norms
 from socialsim.envs.gossip.norms import NORMS
-
-STRATEGIES: tuple[str, ...] = ("always_cooperate", "always_defect", *NORMS)
-STATISTICS = ("cooperation_rate", "reputation_accuracy")
+from socialsim.society.population import (
+    STRATEGIES,
+    check_parameters,
+    check_population,
+    check_seeds,
+    mean_round_payoff,
+    payoff_column,
+    statistic_columns,
+    statistics_frame,
+    strategy_names,
+)
 
 
 def _helps(strategy: int, bad_image: int, bad_standing: int) -> bool:
@@ -91,67 +94,6 @@ def _tone(strategy: int, helped: bool, bad_standing: int) -> int:
     norm = name if name in NORMS else "image_scoring"
     action = "cooperate" if helped else "defect"
     return norms.valence(norms.assess(norm, action, -1 if bad_standing else 1))
-
-
-def mean_round_payoff(given: Any, received: Any, count: int, cost: float, benefit: float) -> Any:
-    """Mean round payoff of a strategy's ``count`` agents, ``given`` helps and ``received`` helps
-    among them (integers, or float arrays of integers, one per round). Both engines compute it
-    with this one formula, so their floats agree."""
-    return (received * benefit - given * cost) / count
-
-
-def check_population(population: Mapping[str, int]) -> dict[str, int]:
-    """``population`` as a plain dict of strategy -> count, or ``ValueError`` naming the problem."""
-    if not isinstance(population, Mapping) or not population:
-        raise ValueError(f"population: must map strategies to agent counts, got {population!r}")
-    checked = {}
-    for strategy, count in population.items():
-        if strategy not in STRATEGIES:
-            raise ValueError(
-                f"population: unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}"
-            )
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise ValueError(f"population.{strategy}: must be an integer >= 0, got {count!r}")
-        checked[strategy] = int(count)
-    total = sum(checked.values())
-    if total < 2:
-        raise ValueError(f"population: needs at least 2 agents in all, got {total}")
-    return checked
-
-
-def check_parameters(cost: float, benefit: float, error: float, gossip: bool) -> None:
-    for name, value in (("cost", cost), ("benefit", benefit)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or value < 0
-        ):
-            raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
-    if isinstance(error, bool) or not isinstance(error, (int, float)) or not 0.0 <= error <= 1.0:
-        raise ValueError(f"error: must be a probability in [0, 1], got {error!r}")
-    if not isinstance(gossip, bool):
-        raise ValueError(f"gossip: must be true or false, got {gossip!r}")
-
-
-def strategy_names(population: Mapping[str, int]) -> list[str]:
-    """Agent index -> strategy: the counts laid out in blocks, in the mapping's order."""
-    return [
-        strategy for strategy, count in check_population(population).items() for _ in range(count)
-    ]
-
-
-def payoff_column(strategy: str) -> str:
-    return f"payoff_{strategy}"
-
-
-def statistic_columns(population: Mapping[str, int]) -> list[str]:
-    """Columns of the per-round statistics: the two rates, then the mean round payoff of each
-    strategy present, in the population's order."""
-    return [
-        *STATISTICS,
-        *(payoff_column(s) for s, count in check_population(population).items() if count),
-    ]
 
 
 # An agent's public record is one int32, ``valence_sum * VALENCE + strategy * 4 +
@@ -214,16 +156,6 @@ def _count_projection() -> np.ndarray:
 
 
 _COUNTS = _count_projection()
-
-
-def check_seeds(seeds: Iterable[Any]) -> list[Any]:
-    """``seeds`` as a list, one per replicate, or ``ValueError``."""
-    if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, Iterable):
-        raise ValueError(f"seeds: must be a sequence of seeds, one per replicate, got {seeds!r}")
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds: needs at least one seed (one replicate)")
-    return seeds
 
 
 class ReplicatedSociety:
@@ -509,13 +441,3 @@ class VectorSociety:
         """The statistics of every round so far as a DataFrame (index ``round`` from 1)."""
         columns = self.society.columns(*(counts[0] for counts in self.society.round_counts()))
         return statistics_frame(columns, statistic_columns(self.population))
-
-
-def statistics_frame(data: Any, columns: list[str]):
-    """Per-round statistics (a list of rows, or a dict of columns) as a float DataFrame indexed
-    by ``round`` (1, 2, ...)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(data, columns=columns, dtype=float)
-    frame.index = pd.RangeIndex(1, len(frame) + 1, name="round")
-    return frame
