@@ -25,21 +25,21 @@ does, so the ratio is the cost of playing an interaction as Python objects again
 an algorithmic gap. Each ratio is printed twice: by wall clock, and by CPU seconds (all the
 threads of the process), which a busy machine distorts less and which count the draw thread.
 
-Where a batched round of 100 x 10^3 agents goes (2026-12-01, before the record below; each
-array call timed alone, best of 15 loops of 100 rounds, us per replicate, busy machine, so the
-shares matter more than the values): the draws 16 (``shuffle`` 11.5 of it, ``random`` 3.7, the
-Python of 200 calls the rest), the play 12.4, of which ``add.at`` x3 2.6, ``bincount`` of the
-claims 2.1, ``np.add(..., where=)`` for the image bit 2.7, ``reduceat`` of the helps 1.0, six
-table and state ``take`` 3.3. After: one int32 record per agent (valence sum, strategy and
-standing; the image bit is its sign), so that a tone is one ``add.at`` and the pair key is
-built by elementwise ops; one ``bincount`` of the pairs' bins (helped, claim, both strategies) and a small matmul give every
-count of the round. Play 8.1 against 15.6 us, draws unchanged at 14.7 (both engines timed
-alternately in one process by a throwaway script, load 2.7); by instruction count (valgrind
-callgrind, rounds 12 minus rounds 2 of a script that plays 100 x 10^3 agents; deterministic):
-238.5 k instructions per replicate and round before, 205.0 k after, of which the draws are
-114.6 k; Mesa 16.87 M per round of 10^3 agents, so 71x before and 82x after by instructions,
-and at most 147x for any play with these draws. ``--profile --trials 7`` at load 12: draws
-39.5 us, play 19.3 us per replicate (67% draws).
+Where a batched round of 100 x 10^3 agents goes (2026-12-01, before the record below; each array
+call timed alone, best of 15 loops of 100 rounds, us per replicate, busy machine, so the shares
+matter more than the values): the draws 16 (``shuffle`` 11.5 of it, ``random`` 3.7, the Python
+of 200 calls the rest), the play 12.4, of which ``add.at`` x3 2.6, ``bincount`` of the claims
+2.1, ``np.add(..., where=)`` for the image bit 2.7, ``reduceat`` of the helps 1.0, six table and
+state ``take`` 3.3. After: one int32 record per agent (valence sum, strategy and standing; the
+image bit is its sign), so that a tone is one ``add.at`` and the pair key is built by
+elementwise ops; one ``bincount`` of the pairs' bins (helped, claim, both strategies) and a
+small matmul give every count of the round. Play 8.1 against 15.6 us, draws unchanged at 14.7
+(both engines timed alternately in one process by a throwaway script, load 2.7); by instruction
+count (valgrind callgrind, rounds 12 minus rounds 2 of a script that plays 100 x 10^3 agents;
+deterministic): 238.5 k instructions per replicate and round before, 205.0 k after, of which the
+draws are 114.6 k; Mesa 16.87 M per round of 10^3 agents, so 71x before and 82x after by
+instructions, and at most 147x for any play with these draws. ``--profile --trials 7`` at load
+12: draws 39.5 us, play 19.3 us per replicate (67% draws).
 
 The draws are each replicate's ``Generator.shuffle`` of ``arange`` (= ``permutation``) and
 ``random``, fixed by the exact seeds and unchanged (what a seed produces is unchanged; the
