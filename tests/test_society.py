@@ -10,7 +10,7 @@ import pytest
 from socialsim.envs.gossip import norms
 
 from socialsim.society.mesa_model import SocietyModel, run_society
-from socialsim.society.vectorised import VectorSociety, statistic_columns
+from socialsim.society.vectorised import STRATEGIES, VectorSociety, statistic_columns
 
 MIXED = {
     "always_cooperate": 3,
@@ -49,6 +49,21 @@ def test_both_engines_leave_their_generator_and_payoffs_in_the_same_state():
     assert model.rng.bit_generator.state == society.rng.bit_generator.state
     payoffs = np.array([agent.payoff for agent in model.members])
     np.testing.assert_array_equal(payoffs, society.payoff)
+
+
+def test_the_numpy_record_holds_each_agents_valence_sum_standing_and_strategy():
+    model = SocietyModel(MIXED, error=0.2, seed=5)
+    society = VectorSociety(MIXED, error=0.2, seed=5)
+    for _ in range(30):
+        model.step()
+        society.step()
+    record = society.society.record[0]
+    members = model.members
+    np.testing.assert_array_equal(society.society.valence_sum[0], [a.valence_sum for a in members])
+    np.testing.assert_array_equal(record < 0, [a.valence_sum < 0 for a in members])
+    np.testing.assert_array_equal((record >> 1) & 1, [a.latest_judgement < 0 for a in members])
+    assert [STRATEGIES[code] for code in society.strategy] == [a.strategy for a in members]
+    assert any(a.valence_sum < 0 for a in members) and any(a.latest_judgement < 0 for a in members)
 
 
 def test_different_seeds_give_different_histories():

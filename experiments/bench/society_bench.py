@@ -17,14 +17,61 @@ per interaction at every size; from issue 3: 10^5 agents x 10^3 rounds in <= 60 
     python experiments/bench/society_bench.py --quick      # fewer rounds, one trial
     python experiments/bench/society_bench.py --prefetch off   # the numpy engine on one core
 
-``run(prefetch=None)`` draws the next round's permutations in a second thread from
-``PREFETCH_MIN_AGENTS`` agents in all (replicates x agents); ``--prefetch on/off`` forces it.
-The Mesa model reads reputations in O(1) as the numpy engine does, so the ratio is the cost of
-playing an interaction as Python objects against arrays, not an algorithmic gap.
+``run(prefetch=None)`` draws the next round in a second thread from ``PREFETCH_MIN_AGENTS``
+agents in all (replicates x agents), the main thread drawing with it what is left once its
+play is done; ``--prefetch on/off`` forces it. ``--profile`` prints the draws against the play
+of a batched round of 10^3 agents. The Mesa model reads reputations in O(1) as the numpy engine
+does, so the ratio is the cost of playing an interaction as Python objects against arrays, not
+an algorithmic gap. Each ratio is printed twice: by wall clock, and by CPU seconds (all the
+threads of the process), which a busy machine distorts less and which count the draw thread.
 
-Figures, 2026-12-01, 2 cores shared with other jobs (load average 7 to 10, so noisy: the
-ranges are two runs of the default command, each the best of 3 interleaved trials; to be
-re-measured on a quiet machine). Interactions per second (rounds played in brackets):
+Where a batched round of 100 x 10^3 agents goes (2026-12-01, before the record below; each array
+call timed alone, best of 15 loops of 100 rounds, us per replicate, busy machine, so the shares
+matter more than the values): the draws 16 (``shuffle`` 11.5 of it, ``random`` 3.7, the Python
+of 200 calls the rest), the play 12.4, of which ``add.at`` x3 2.6, ``bincount`` of the claims
+2.1, ``np.add(..., where=)`` for the image bit 2.7, ``reduceat`` of the helps 1.0, six table and
+state ``take`` 3.3. After: one int32 record per agent (valence sum, strategy and standing; the
+image bit is its sign), so that a tone is one ``add.at`` and the pair key is built by
+elementwise ops; one ``bincount`` of the pairs' bins (helped, claim, both strategies) and a
+small matmul give every count of the round. Play 8.1 against 15.6 us, draws unchanged at 14.7
+(both engines timed alternately in one process by a throwaway script, load 2.7); by instruction
+count (valgrind callgrind, rounds 12 minus rounds 2 of a script that plays 100 x 10^3 agents;
+deterministic): 238.5 k instructions per replicate and round before, 205.0 k after, of which the
+draws are 114.6 k; Mesa 16.87 M per round of 10^3 agents, so 71x before and 82x after by
+instructions, and at most 147x for any play with these draws. ``--profile --trials 7`` at load
+12: draws 39.5 us, play 19.3 us per replicate (67% draws).
+
+The draws are each replicate's ``Generator.shuffle`` of ``arange`` (= ``permutation``) and
+``random``, fixed by the exact seeds and unchanged (what a seed produces is unchanged; the
+record hashes too). No exact route is cheaper: ``shuffle``'s bounded integers are masked
+rejections on 32-bit halves, sequential, so neither ``integers`` with array bounds (another
+algorithm, other bits) nor any array expression reproduces them; and no batched scheme is
+cheaper either, measured side by side (us per row of 10^3): ``shuffle`` + ``random`` 23-32,
+random 64-bit keys with the index in their low bits + ``np.sort`` + ``random`` 24.6,
+``argsort`` of float keys 29 alone. So the numpy engine keeps exactly the Mesa model's draws.
+
+Figures, 2026-12-01 19:18-19:27, a very busy machine (load average 16 to 20 on 2 cores: the
+wall-clock ratios swing by 3x between runs and mean little; the CPU ratios are given), the
+default command, this script, run alternately on main's engine (before, fc84ed4) and on
+this one (after), two runs each, with and without ``--prefetch off``. By CPU, numpy / Mesa
+(one population, batched):
+
+| agents | before | after | before, prefetch off | after, prefetch off |
+|---|---|---|---|---|
+| 10^3 | 32-34x, 70-71x | 34-45x, 85-105x | 37-38x, 64-80x | 28-38x, 61-79x |
+| 10^4 | 123-132x, 107-136x | 150-174x, 135-158x | 110-123x, 103-117x | 152-161x, 133-151x |
+| 10^5 | 174-230x | 171-188x | 134-147x | 181-199x |
+
+Earlier the same evening at load 15 (wall clock, the script before its CPU column, ``--sizes
+1000``, batched / Mesa): before 61x and 73x (auto), 80x and 67x (off); after 67x and 122x
+(auto), 94x and 69x (off). So: the play is about a third cheaper and the round about a sixth
+(by instructions); the goal still holds from 10^4 and is not shown at 10^3 on this machine:
+the draws alone are 56% of a round's instructions and 60% of its time. A second free core
+takes them (the draw thread) and is what 10^3 needs; to be re-measured on a quiet machine,
+``--prefetch on`` against ``--prefetch off``.
+
+Before this engine's record (main at fc84ed4), 2026-12-01, 2 cores shared with other jobs
+(load average 7 to 10), interactions per second, best of 3 interleaved trials:
 
 | agents | numpy, one population | batched (replicates x rounds) | Mesa | numpy / Mesa | batched / Mesa |
 |---|---|---|---|---|---|
@@ -32,23 +79,11 @@ re-measured on a quiet machine). Interactions per second (rounds played in brack
 | 10^4 | 5.3-5.9 M (500) | 3.7-5.0 M (10 x 100) | 30-53 k (10) | 110-180x | 93-124x |
 | 10^5 | 4.2-5.2 M (100) | - | 27-28 k (1) | 151-189x | - |
 
-Before this engine (main at 466534a, one population with its draw thread always on), in the
-same session, interleaved with the runs above:
-``python experiments/bench/society_bench.py --agents N --rounds R --mesa-agents N
---mesa-rounds M`` with (N, R, M) = (10^3, 3000, 100), (10^4, 500, 10), (10^5, 100, 1):
-15x, 89-105x and 139-175x. ``--prefetch off`` (same session, two runs): numpy 40-42x,
-125-180x, 185-228x; batched 76-77x at 10^3, 109-169x at 10^4. So the goal holds at 10^4 and
-10^5 and not yet at 10^3 on this machine: per replicate and round of 10^3 agents the draws
-(each replicate's ``permutation``, which the exact seeds fix) take about 15-18 us of CPU and
-the play about 16 us. The draw thread does not pay while the machine is this loaded (it has
-no free core); with a free second core the batched round costs about the larger of the two.
-``--sizes 100000 --rounds-1e5 1000 --trials 1``: 10^5 agents x 10^3 rounds in 10.9 s (issue
-3's goal: <= 60 s), 193x Mesa.
-
-On a quiet machine (load average under 1, the second core free), 2026-12-01 evening, the
-default command: 10^3 agents 36x one population, 72x batched (100 x 10^3, draw thread on);
-10^4 135x and 118x; 10^5 255x. The goal holds from 10^4 and not at 10^3, even with a free core
-for the draws.
+``--prefetch off`` then: numpy 40-42x, 125-180x, 185-228x; batched 76-77x at 10^3, 109-169x at
+10^4. ``--sizes 100000 --rounds-1e5 1000 --trials 1``: 10^5 agents x 10^3 rounds in 10.9 s
+(issue 3's goal: <= 60 s), 193x Mesa. On a quiet machine (load average under 1), the default
+command: 10^3 agents 36x one population, 72x batched (draw thread on); 10^4 135x and 118x;
+10^5 255x. Before the batched engine (466534a): 15x, 89-105x and 139-175x.
 """
 
 from __future__ import annotations
@@ -87,32 +122,53 @@ def population(n_agents: int) -> dict[str, int]:
     return counts
 
 
-def time_numpy(n_agents: int, rounds: int, seed: int, prefetch: bool | None) -> float:
-    """Seconds for ``rounds`` rounds of one population, the statistics table included."""
+def clocked(play) -> tuple[float, float]:
+    """Wall and CPU seconds (every thread of the process) of ``play()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    play()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def time_numpy(n_agents: int, rounds: int, seed: int, prefetch: bool | None):
+    """Seconds (wall, CPU) for ``rounds`` rounds of one population, the table included."""
     society = VectorSociety(population(n_agents), error=ERROR, seed=seed)
-    start = time.perf_counter()
-    society.run(rounds, prefetch=prefetch)
-    return time.perf_counter() - start
+    return clocked(lambda: society.run(rounds, prefetch=prefetch))
 
 
-def time_batched(
-    n_agents: int, replicates: int, rounds: int, seed: int, prefetch: bool | None
-) -> float:
-    """Seconds for ``rounds`` rounds of ``replicates`` replicates, the table included."""
+def time_batched(n_agents: int, replicates: int, rounds: int, seed: int, prefetch: bool | None):
+    """Seconds (wall, CPU) for ``rounds`` rounds of ``replicates`` replicates, the table too."""
     seeds = range(seed, seed + replicates)
     batch = ReplicatedSociety(population(n_agents), error=ERROR, seeds=seeds)
-    start = time.perf_counter()
-    batch.run(rounds, prefetch=prefetch)
-    return time.perf_counter() - start
+    return clocked(lambda: batch.run(rounds, prefetch=prefetch))
 
 
-def time_mesa(n_agents: int, rounds: int, seed: int) -> float:
-    """Seconds for ``rounds`` steps of the Mesa model (its construction not counted)."""
+def time_mesa(n_agents: int, rounds: int, seed: int):
+    """Seconds (wall, CPU) for ``rounds`` steps of the Mesa model (its construction not
+    counted)."""
     model = SocietyModel(population(n_agents), error=ERROR, seed=seed)
-    start = time.perf_counter()
-    for _ in range(rounds):
-        model.step()
-    return time.perf_counter() - start
+    return clocked(lambda: [model.step() for _ in range(rounds)])
+
+
+def profile_round(n_agents: int, replicates: int, trials: int) -> None:
+    """Print where a batched round goes: its draws (every replicate's Generator) and its play
+    (the array program), each timed alone over 20 rounds, best of ``trials``."""
+    batch = ReplicatedSociety(population(n_agents), error=ERROR, seeds=range(replicates))
+    batch.run(2, prefetch=False)
+    best = {"draws": float("inf"), "play": float("inf")}
+    for _ in range(trials):
+        start = time.perf_counter()
+        for _ in range(20):
+            batch._draw(0, batch._rows(0))
+        middle = time.perf_counter()
+        for _ in range(20):
+            batch._play(0)
+        best["draws"] = min(best["draws"], middle - start)
+        best["play"] = min(best["play"], time.perf_counter() - middle)
+    per = {part: seconds / 20 / replicates * 1e6 for part, seconds in best.items()}
+    print(
+        f"a round of {replicates} x {n_agents:,} agents, per replicate: draws {per['draws']:.1f}"
+        f" us, play {per['play']:.1f} us ({per['draws'] / sum(per.values()):.0%} draws)"
+    )
 
 
 def check_agreement(seed: int) -> None:
@@ -139,6 +195,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds-1e5", type=int, help="numpy rounds at 10^5 agents [100]")
     parser.add_argument("--prefetch", choices=("auto", "on", "off"), default="auto")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--profile", action="store_true", help="draws vs play of a round, then exit"
+    )
     args = parser.parse_args(argv)
     plan = dict(QUICK if args.quick else PLAN)
     if args.rounds_1e5:
@@ -150,42 +209,55 @@ def main(argv: list[str] | None = None) -> None:
     cpus = len(os.sched_getaffinity(0))
     print(f"gossip society benchmark; cpus available: {cpus}; error {ERROR}; trials {trials}")
     print(f"prefetch {args.prefetch} (auto: a draw thread from {PREFETCH_MIN_AGENTS:,} agents)")
+    if args.profile:
+        profile_round(1_000, 100, trials)
+        return
     check_agreement(args.seed)
 
     rows = []
     for n_agents in sizes:
         rounds, replicates, batch_rounds, mesa_rounds = plan.get(n_agents, (100, 0, 0, 2))
         half = n_agents // 2
-        best = {"numpy": float("inf"), "batched": float("inf"), "mesa": float("inf")}
+        inf = (float("inf"), float("inf"))
+        best = {"numpy": inf, "batched": inf, "mesa": inf}  # (wall, CPU) seconds
         for trial in range(trials):
             seed = args.seed + trial
-            best["mesa"] = min(best["mesa"], time_mesa(n_agents, mesa_rounds, seed))
-            best["numpy"] = min(best["numpy"], time_numpy(n_agents, rounds, seed, prefetch))
+            timed = {
+                "mesa": time_mesa(n_agents, mesa_rounds, seed),
+                "numpy": time_numpy(n_agents, rounds, seed, prefetch),
+            }
             if replicates:
-                seconds = time_batched(n_agents, replicates, batch_rounds, seed, prefetch)
-                best["batched"] = min(best["batched"], seconds)
-        mesa = mesa_rounds * half / best["mesa"]
-        numpy = rounds * half / best["numpy"]
-        batched = replicates * batch_rounds * half / best["batched"] if replicates else None
+                timed["batched"] = time_batched(n_agents, replicates, batch_rounds, seed, prefetch)
+            for engine, seconds in timed.items():
+                best[engine] = tuple(map(min, best[engine], seconds))
+        # interactions per second, by wall and by CPU
+        mesa = [mesa_rounds * half / t for t in best["mesa"]]
+        numpy = [rounds * half / t for t in best["numpy"]]
+        batched = [replicates * batch_rounds * half / t for t in best["batched"]]
         rows.append(
             {
                 "agents": f"{n_agents:,}",
-                "numpy int/s": f"{numpy:,.0f}",
+                "numpy int/s": f"{numpy[0]:,.0f}",
                 "rounds": f"{rounds:,}",
-                "batched int/s": f"{batched:,.0f}" if batched else "-",
-                "replicates x rounds": f"{replicates} x {batch_rounds}" if batched else "-",
-                "mesa int/s": f"{mesa:,.0f}",
+                "batched int/s": f"{batched[0]:,.0f}" if replicates else "-",
+                "replicates x rounds": f"{replicates} x {batch_rounds}" if replicates else "-",
+                "mesa int/s": f"{mesa[0]:,.0f}",
                 "mesa rounds": mesa_rounds,
-                "numpy / mesa": f"{numpy / mesa:,.0f}x",
-                "batched / mesa": f"{batched / mesa:,.0f}x" if batched else "-",
+                "numpy / mesa": f"{numpy[0] / mesa[0]:,.0f}x",
+                "batched / mesa": f"{batched[0] / mesa[0]:,.0f}x" if replicates else "-",
+                "by CPU": f"{numpy[1] / mesa[1]:,.0f}x"
+                + (f", {batched[1] / mesa[1]:,.0f}x" if replicates else ""),
             }
         )
         print(
-            f"{n_agents:>7,} agents: numpy {rounds} rounds in {best['numpy']:.2f} s;"
-            f" Mesa {mesa_rounds} rounds in {best['mesa']:.2f} s",
+            f"{n_agents:>7,} agents: numpy {rounds} rounds in {best['numpy'][0]:.2f} s;"
+            f" Mesa {mesa_rounds} rounds in {best['mesa'][0]:.2f} s",
             flush=True,
         )
-    print("interactions per second (best of the trials); goal numpy / mesa >= 100x")
+    print(
+        "interactions per second (best of the trials, wall clock); goal numpy / mesa >= 100x;"
+        " 'by CPU': the same ratios in CPU seconds (numpy, batched)"
+    )
     print(pd.DataFrame(rows).to_string(index=False))
 
 

@@ -87,9 +87,8 @@ from typing import Any
 import mesa
 
 from socialsim.envs.gossip import norms
-from socialsim.society.vectorised import (
+from socialsim.society.population import (
     STRATEGIES,
-    VectorSociety,
     check_parameters,
     check_population,
     mean_round_payoff,
@@ -98,6 +97,7 @@ from socialsim.society.vectorised import (
     statistics_frame,
     strategy_names,
 )
+from socialsim.society.vectorised import VectorSociety
 
 ENGINES = ("mesa", "numpy")
 
