@@ -115,8 +115,9 @@ class EventLog:
     def append(self, record: EpisodeRecord) -> None:
         self.write(record.line())
 
-    def write(self, line: str, status: str = "") -> None:
-        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played)."""
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
+        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played);
+        ``status`` and ``key`` are the record's, for logs that keep them."""
         self._file.write(line.encode() + b"\n")
         self._uncommitted += 1
         if (
