@@ -49,8 +49,9 @@ def jsonable(value: Any) -> Any:
 
 
 def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
-    """Sorted keys, no spaces, UTF-8 characters as they are; values not JSON go through
-    :func:`jsonable` first. ``allow_nan=False`` refuses NaN and infinities (``ValueError``), as a
+    """Sorted keys, no spaces, UTF-8 characters as they are; a read-only mapping (a frozen bus
+    payload) is encoded as the dict it wraps, other values not JSON go through :func:`jsonable`
+    first. ``allow_nan=False`` refuses NaN and infinities (``ValueError``), as a
     request key must: no server takes them.
     """
     return (_CANONICAL if allow_nan else _FINITE).encode(value)

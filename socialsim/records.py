@@ -70,8 +70,9 @@ class EpisodeRecord:
         return canonical_json(data)
 
     def line(self) -> str:
-        """The record as its line of ``episodes.jsonl`` (canonical JSON, no newline): the one
-        encoding of a record, made once, where the episode was played."""
+        """The record as its line of ``episodes.jsonl`` (canonical JSON, no newline), made once,
+        where the episode was played; :meth:`Episode.line <socialsim.episode.Episode.line>`
+        makes the same text without this plain copy of the record."""
         return canonical_json(self.to_json())
 
     @classmethod
