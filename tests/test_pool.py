@@ -58,9 +58,11 @@ def test_one_pool_plays_two_batches_of_episodes_with_the_same_workers():
     # the workers send each line's key and status with it: the parent decodes none of them
     keyed = {**first.by_key(), **second.by_key()}
     assert all(key is not None for _, key in first.entries + second.entries)
-    assert keyed == alone.by_key()
-    decoded = {r.key: (r.status, line) for r, line in zip(alone.records, alone.lines, strict=True)}
-    assert keyed == decoded and len(keyed) == 3
+    decoded = {r.key: r for r in first.records + second.records}
+    assert {key: status for key, (status, _) in keyed.items()} == {
+        key: record.status for key, record in decoded.items()
+    }
+    assert len(keyed) == len(specs) and keyed.keys() == alone.by_key().keys()
 
 
 def test_forkserver_workers_log_the_records_of_one_process(tmp_path):
