@@ -16,7 +16,8 @@ import numpy as np
 
 from socialsim import registry
 from socialsim.agent import Agent, RunContext
-from socialsim.plain_json import jsonable
+from socialsim.bus import Message
+from socialsim.plain_json import canonical_json, jsonable
 from socialsim.records import EpisodeRecord
 from socialsim.seeding import agent_seed
 
@@ -305,9 +306,29 @@ class Episode:
             )
 
     def record(self, status: str, error: str | None, started: str, wall: float) -> EpisodeRecord:
-        spec = self.spec
+        """The episode's record, made of plain values (the messages thawed)."""
         bus = self.bus
         summary = getattr(self.unwrapped, "summary", None)
+        return EpisodeRecord(
+            **self._fields(status, error, started, wall),
+            messages=[m.to_json() for m in bus.log] if bus is not None else [],
+            summary=jsonable(summary()) if callable(summary) and status == "done" else {},
+        )
+
+    def line(self, status: str, error: str | None, started: str, wall: float) -> str:
+        """The line of :meth:`record` (:meth:`EpisodeRecord.line`, the same text), encoded from
+        the episode as it was played: the messages' read-only payloads are read by the encoder
+        as the bus holds them, not copied into plain ones first."""
+        bus = self.bus
+        summary = getattr(self.unwrapped, "summary", None)
+        fields = self._fields(status, error, started, wall)
+        fields["messages"] = [message_fields(m) for m in bus.log] if bus is not None else []
+        fields["summary"] = jsonable(summary()) if callable(summary) and status == "done" else {}
+        return canonical_json(fields)
+
+    def _fields(self, status: str, error: str | None, started: str, wall: float) -> dict[str, Any]:
+        """The record's fields but its messages and summary."""
+        spec = self.spec
         counters = {}
         events = {}
         for agent_id, agent in self.agents.items():
@@ -317,23 +338,35 @@ class Episode:
             }
             if getattr(agent, "events", None):
                 events[agent_id] = jsonable(agent.events)
-        return EpisodeRecord(
-            experiment=spec.experiment,
-            cell=dict(spec.cell),
-            episode=spec.episode,
-            seed=spec.seed,
-            env_id=spec.env_id,
-            env_kwargs=dict(spec.env_kwargs),
-            form=spec.form,
-            seats={k: dict(v) for k, v in spec.seats.items()},
-            status=status,
-            error=error,
-            messages=[m.to_json() for m in bus.log] if bus is not None else [],
-            steps=self.steps,
-            returns=self.returns,
-            summary=jsonable(summary()) if callable(summary) and status == "done" else {},
-            counters=counters,
-            events=events,
-            probes=self.probe_results,
-            timing={"started": started, "wall_s": round(wall, 6)},
-        )
+        return {
+            "experiment": spec.experiment,
+            "cell": dict(spec.cell),
+            "episode": spec.episode,
+            "seed": spec.seed,
+            "env_id": spec.env_id,
+            "env_kwargs": dict(spec.env_kwargs),
+            "form": spec.form,
+            "seats": {k: dict(v) for k, v in spec.seats.items()},
+            "status": status,
+            "error": error,
+            "steps": self.steps,
+            "returns": self.returns,
+            "counters": counters,
+            "events": events,
+            "probes": self.probe_results,
+            "timing": {"started": started, "wall_s": round(wall, 6)},
+        }
+
+
+def message_fields(message: Message) -> dict[str, Any]:
+    """A logged message as the record's JSON holds it, its payload left read-only (the encoder
+    reads a frozen payload as the plain one :meth:`Message.to_json` copies out)."""
+    return {
+        "channel": message.channel,
+        "id": message.id,
+        "kind": message.kind,
+        "payload": message.payload,
+        "sender": message.sender,
+        "to": message.to,  # a tuple of agent ids is encoded as the list to_json makes
+        "turn": message.turn,
+    }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -48,14 +49,17 @@ def jsonable(value: Any) -> Any:
 
 
 def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
-    """Sorted keys, no spaces, UTF-8 characters as they are; values not JSON go through
-    :func:`jsonable` first. ``allow_nan=False`` refuses NaN and infinities (``ValueError``), as a
+    """Sorted keys, no spaces, UTF-8 characters as they are; a read-only mapping (a frozen bus
+    payload) is encoded as the dict it wraps, other values not JSON go through :func:`jsonable`
+    first. ``allow_nan=False`` refuses NaN and infinities (``ValueError``), as a
     request key must: no server takes them.
     """
     return (_CANONICAL if allow_nan else _FINITE).encode(value)
 
 
 def _plain(value: Any) -> Any:
+    if type(value) is MappingProxyType:  # a frozen bus payload: its dict, read by the encoder
+        return value.copy()
     plain = jsonable(value)
     if plain is value:
         raise TypeError(f"{type(value).__name__} is not JSON-serialisable: {value!r:.80}")
@@ -63,6 +67,12 @@ def _plain(value: Any) -> Any:
 
 
 # Made once: json.dumps with options builds a new encoder at every call.
-_OPTIONS = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False, "default": _plain}
+_OPTIONS = {
+    "sort_keys": True,
+    "check_circular": False,  # JSON data are trees: a cycle is a bug, and recurses until it raises
+    "separators": (",", ":"),
+    "ensure_ascii": False,
+    "default": _plain,
+}
 _CANONICAL = json.JSONEncoder(allow_nan=True, **_OPTIONS)
 _FINITE = json.JSONEncoder(allow_nan=False, **_OPTIONS)

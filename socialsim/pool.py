@@ -65,10 +65,10 @@ class _ToParent:
         self.results = results
         self.parent = multiprocessing.parent_process()
 
-    def write(self, line: str, status: str = "") -> None:
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
         if self.parent is not None and not self.parent.is_alive():
             raise SystemExit(1)  # the parent was killed: nobody would log this
-        self.results.put(("line", status, line))
+        self.results.put(("line", status, line, key))
 
 
 def _worker(tasks, results, directory, max_concurrent: int) -> None:
@@ -83,7 +83,7 @@ def _worker(tasks, results, directory, max_concurrent: int) -> None:
         while (batch := tasks.get()) is not None:
             play_specs(batch, sink, max_concurrent, run=run)
     finally:
-        results.put(("exit", "", ""))
+        results.put(("exit", "", "", None))
 
 
 class ProcessPool:
@@ -137,7 +137,7 @@ class ProcessPool:
         waiting = len(specs)
         while waiting and self.running:
             try:
-                kind, status, line = self.results.get(timeout=1.0)
+                kind, status, line, key = self.results.get(timeout=1.0)
             except queue_module.Empty:
                 if all(p.exitcode is not None for p in self.processes):  # died without a word
                     self.running = 0
@@ -146,7 +146,7 @@ class ProcessPool:
                 self.running -= 1
                 continue
             waiting -= 1
-            log.write(line, status)
+            log.write(line, status, key)
             if on_done is not None:
                 on_done(status, None if status == "done" else EpisodeRecord.from_line(line))
 

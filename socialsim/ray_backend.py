@@ -25,7 +25,7 @@ class _Lines:
         self.directory = directory
         self.lines: list[tuple[str, str]] = []
 
-    def write(self, line: str, status: str = "") -> None:
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
         self.lines.append((status, line))
 
 

@@ -70,8 +70,9 @@ class EpisodeRecord:
         return canonical_json(data)
 
     def line(self) -> str:
-        """The record as its line of ``episodes.jsonl`` (canonical JSON, no newline): the one
-        encoding of a record, made once, where the episode was played."""
+        """The record as its line of ``episodes.jsonl`` (canonical JSON, no newline), made once,
+        where the episode was played; :meth:`Episode.line <socialsim.episode.Episode.line>`
+        makes the same text without this plain copy of the record."""
         return canonical_json(self.to_json())
 
     @classmethod
@@ -115,8 +116,9 @@ class EventLog:
     def append(self, record: EpisodeRecord) -> None:
         self.write(record.line())
 
-    def write(self, line: str, status: str = "") -> None:
-        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played)."""
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
+        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played);
+        ``status`` and ``key`` are the record's, for logs that keep them."""
         self._file.write(line.encode() + b"\n")
         self._uncommitted += 1
         if (

@@ -330,13 +330,12 @@ def _check_episodes(
         runner.play_specs(specs, log, experiment.max_concurrent)
     else:
         play(specs, log)
-    by_key = {
-        record.key: (record, line) for record, line in zip(log.records, log.lines, strict=True)
-    }
+    by_key = log.by_key()
     checks = {}
     for spec in specs:
-        record, line = by_key[(records.cell_id(dict(spec.cell)), spec.episode)]
-        if record.status != "done":
+        status, line = by_key[runner.key_of(spec)]
+        if status != "done":
+            record = records.EpisodeRecord.from_line(line)
             where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
             raise ConfigError(
                 f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "

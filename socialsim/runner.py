@@ -57,15 +57,45 @@ def play_episode(
     episode = Episode(spec, agents, run)  # bad env ids, kwargs or seats raise here: a config error
     if not episode.synchronous:
         return asyncio.run(_play_async(episode, started, t0))
+    error = _play(episode)
+    status = "done" if error is None else "failed"
+    return episode.record(status, error, started, time.perf_counter() - t0)
+
+
+def _play(episode: Episode) -> str | None:
+    """Play a synchronous episode to its end: ``None``, or the reason it failed."""
     try:
         episode.play()
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # noqa: BLE001 - the record keeps it; the experiment goes on
-        return episode.record("failed", _reason(error), started, time.perf_counter() - t0)
+        return _reason(error)
     finally:
         episode.env.close()
-    return episode.record("done", None, started, time.perf_counter() - t0)
+    return None
+
+
+def _log_synchronous(spec: EpisodeSpec, log, on_done: OnDone | None, run: RunContext) -> None:
+    """Play a synchronous episode and write its line to ``log``: a done episode's line is encoded
+    from the episode as played (:meth:`Episode.line`), with no plain copy of its record made; a
+    failed one's record is made, for ``on_done``."""
+    started, t0 = _now(), time.perf_counter()
+    episode = Episode(spec, run=run)
+    error = _play(episode)
+    wall = time.perf_counter() - t0
+    if error is not None:
+        _logged(log, episode.record("failed", error, started, wall), on_done)
+        return
+    log.write(episode.line("done", None, started, wall), "done", key_of(spec))
+    if on_done is not None:
+        on_done("done", None)
+
+
+def key_of(spec: EpisodeSpec) -> tuple[str, int]:
+    """The key of ``spec``'s record (:attr:`EpisodeRecord.key`)."""
+    from socialsim.records import cell_id
+
+    return (cell_id(dict(spec.cell)), spec.episode)
 
 
 async def play_episode_async(
@@ -104,7 +134,7 @@ OnDone = Callable[[str, EpisodeRecord | None], None]
 
 
 def _logged(log, record: EpisodeRecord, on_done: OnDone | None) -> None:
-    log.write(record.line(), record.status)
+    log.write(record.line(), record.status, record.key)
     if on_done is not None:
         on_done(record.status, None if record.status == "done" else record)
 
@@ -126,7 +156,7 @@ def play_specs(
     waiting = []
     for spec in specs:
         if is_synchronous(spec):
-            _logged(log, play_episode(spec, run=run), on_done)
+            _log_synchronous(spec, log, on_done, run)
         else:
             waiting.append(spec)
     if waiting:
@@ -216,16 +246,29 @@ class RecordList:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        #: ``(status, key)`` of each line, as its writer gave them (``key`` ``None`` if not)
+        self.entries: list[tuple[str, tuple[str, int] | None]] = []
 
-    def write(self, line: str, status: str = "") -> None:
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
         self.lines.append(line)
+        self.entries.append((status, key))
 
     def append(self, record: EpisodeRecord) -> None:
-        self.write(record.line(), record.status)
+        self.write(record.line(), record.status, record.key)
 
     @property
     def records(self) -> list[EpisodeRecord]:
         return [EpisodeRecord.from_line(line) for line in self.lines]
+
+    def by_key(self) -> dict[tuple[str, int], tuple[str, str]]:
+        """``key -> (status, line)``; only a line written without its key is decoded."""
+        held = {}
+        for line, (status, key) in zip(self.lines, self.entries, strict=True):
+            if key is None or not status:
+                record = EpisodeRecord.from_line(line)
+                key, status = record.key, record.status
+            held[key] = (status, line)
+        return held
 
 
 def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:

@@ -55,6 +55,14 @@ def test_one_pool_plays_two_batches_of_episodes_with_the_same_workers():
         assert [p.pid for p in workers.processes] == started
     assert all(p.exitcode == 0 for p in workers.processes)
     assert _contents(first.lines + second.lines) == _contents(alone.lines)
+    # the workers send each line's key and status with it: the parent decodes none of them
+    keyed = {**first.by_key(), **second.by_key()}
+    assert all(key is not None for _, key in first.entries + second.entries)
+    decoded = {r.key: r for r in first.records + second.records}
+    assert {key: status for key, (status, _) in keyed.items()} == {
+        key: record.status for key, record in decoded.items()
+    }
+    assert len(keyed) == len(specs) and keyed.keys() == alone.by_key().keys()
 
 
 def test_forkserver_workers_log_the_records_of_one_process(tmp_path):

@@ -118,3 +118,29 @@ def test_a_failing_agent_s_siblings_are_awaited_and_their_calls_recorded():
     assert record.status == "failed"
     assert record.error.startswith("seat matcher (Breaks): ConnectionError")
     assert record.events == {"mismatcher": [{"type": "llm_call", "reply": "heads"}]}
+
+
+@pytest.mark.parametrize(
+    "experiment",
+    ["matching_pennies", "align_quickstart", "align_trust", "align_market", "decrypto_quickstart"],
+)
+def test_the_line_encoded_from_the_played_episode_is_the_records_line(experiment):
+    # Episode.line reads the bus's frozen payloads as they are; the record thaws them first
+    from socialsim.config import load
+    from socialsim.episode import Episode
+
+    spec = load(experiment, ["episodes=1"]).specs()[0]
+    episode = Episode(spec)
+    episode.play()
+    line = episode.line("done", None, "2026-12-01T00:00:00+00:00", 0.5)
+    record = episode.record("done", None, "2026-12-01T00:00:00+00:00", 0.5)
+    assert record.messages and line == record.line()
+
+
+def test_a_frozen_payload_is_encoded_as_its_thawed_copy():
+    from socialsim.bus import freeze, thaw
+    from socialsim.plain_json import canonical_json
+
+    payload = freeze({"b": [1, {"z": (2.5, None)}], "a": {"y": "é", "x": [True]}})
+    assert canonical_json({"p": payload}) == canonical_json({"p": thaw(payload)})
+    assert canonical_json(payload) == '{"a":{"x":[true],"y":"é"},"b":[1,{"z":[2.5,null]}]}'

@@ -49,6 +49,37 @@ record's JSON encoding, 0.43 s in the message list (``Message.to_json`` and its 
 in ``jsonable`` of the actions and the summary and 0.27 s in the per-step log. Meeting the goal
 means writing less per episode (the record holds every bus message, about 90 for this grid),
 which changes the records, so it is left for a decision on the record format.
+
+Then, records byte-identical (``record_hashes.py`` with 1 and 2 workers, and the raw lines of
+``episodes.jsonl`` without ``timing``, equal to main's): a done episode's line is encoded from
+the episode as played (:meth:`Episode.line`: the bus's frozen payloads read by the encoder as
+the dicts they wrap, no thawed copy of the messages), the check episodes are matched to their
+lines by the key their player sends (main decoded all 54 check lines, about 38 KB each, to read
+their keys), and the canonical encoder skips its cycle check. Busy machine (load average 10-12,
+other helpers' test suites and callgrind runs beside it), ``--trials 2``, main (fc84ed4) and
+this version run alternately three times each by the same loop; CPU, bare / ``socialsim run``
+/ ratio:
+
+| version | run 1 | run 2 | run 3 |
+|---|---|---|---|
+| before (fc84ed4) | 3.46 / 4.76 s / 1.38x | 3.89 / 5.47 s / 1.41x | 3.58 / 5.37 s / 1.50x |
+| after | 3.54 / 4.59 s / 1.30x | 3.39 / 4.66 s / 1.37x | 3.76 / 4.69 s / 1.25x |
+
+    for root in /work/main /work/wt/runner2; do SOCIALSIM_ROOT=$root \
+      python experiments/bench/runner_bench.py --set episodes=10 --trials 2; done
+
+A busy machine flatters both ratios (main's was 1.53x quiet); expect about 1.4x quiet. The
+instruction counts (callgrind, the same work, ``--set episodes=4``: 216 episodes) do not depend
+on the load: bare loop 3.37 G, ``socialsim run`` 5.79 G before (1.72x), 5.28 G after (1.57x).
+Of the 7.7 M instructions the runner adds per episode, 5.2 M are the one ``json`` encoding of
+the 38 KB line (sorting keys, escaping about 3,400 strings, joining the chunks); the rest is the
+per-step log, the summary's ``jsonable`` and the config check (which builds two envs per cell,
+about 0.1 s, in ``socialsim.config``). Measured and not done: encoding without ``sort_keys``
+where the dicts are built in key order (the envs' payloads and summaries are not, so it cannot
+be guaranteed; on this grid's record a fully presorted record encodes about 15% faster with the
+sort, 25% without it), and a plain-check walk in place of the summary's ``jsonable`` copy
+(estimated 0.05 ms an episode, and exact only when every key is a string). Meeting 1.3x on a
+quiet machine still means encoding less per episode.
 """
 
 from __future__ import annotations
