@@ -38,8 +38,16 @@ from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team
 
 RENDER_MODES = ("ansi", "human")
 _DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
-_ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
-_NO_CODE = np.zeros(len(CODES), dtype=np.int8)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only: a mask that observations share, as nothing may change it."""
+    array.flags.writeable = False
+    return array
+
+
+_ANY_CODE = _read_only(np.ones(len(CODES), dtype=np.int8))  # a guesser's mask at its decision
+_NO_CODE = _read_only(np.zeros(len(CODES), dtype=np.int8))
 
 
 class DecryptoEnv(DecisionEnv):
@@ -92,9 +100,10 @@ class DecryptoEnv(DecisionEnv):
             dtype=np.int8,
         )
         self._hint_mask = self._hint_fits
+        #: the encoder's masks, one per hint position: this game's (made at reset) and none
+        self._hint_masks = self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
         # the settings never change, so neither does the message: frozen once
         self._rules = freeze(self.rules().to_payload())
-        self._no_hint = np.zeros_like(self._hint_fits)
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
         #: the observation vector with nothing hidden, written as the game moves (see _board_*)
@@ -182,11 +191,12 @@ class DecryptoEnv(DecisionEnv):
             max_hint_chars=settings.max_hint_chars,
             stream=self._stream,
         )
-        self._hint_mask = self._hint_fits.copy()
+        self._hint_mask = mask = self._hint_fits.copy()
         for keyword in game.keywords:  # a keyword is never a hint
             spellings = self._spellings.get(keyword.strip().casefold())
             if spellings:
-                self._hint_mask[spellings] = 0
+                mask[spellings] = 0
+        self._hint_masks = (_read_only(mask),) * 3
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
         self._enter_phase(HINTS)
@@ -194,7 +204,7 @@ class DecryptoEnv(DecisionEnv):
         self._board_reset()
         self._share()
         self._publish("rules", EVERYONE, "public", self._rules)
-        self._publish("keywords", team("encoders"), "team", protocol.Keywords(list(game.keywords)))
+        self._publish("keywords", team("encoders"), "team", protocol.Keywords(game.keywords))
         self._publish_code()
         return self._infos()
 
@@ -229,20 +239,19 @@ class DecryptoEnv(DecisionEnv):
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
             self._board[11:14] = [self._hint_index(h) for h in self.hints]
-            self._publish("hints", EVERYONE, "public", protocol.Hints(self.turn, self.hints))
+            self._publish("hints", EVERYONE, "public", protocol.Hints(self.turn, tuple(self.hints)))
         else:
             turn = self.turn
             result = game.play_turn(self.hints, choices["decoder"], choices.get("interceptor"))
-            last_turn = result.to_json()
-            reveal = protocol.Reveal(
-                **last_turn,
+            reveal = protocol.Reveal(  # the turn's result (its fields, tuples) and the counters
+                **vars(result),
                 miscommunications=game.miscommunications,
                 interceptions=game.interceptions,
             )
             self._publish("reveal", EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
-            self._share(last_turn)
+            self._share(result.to_json())
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()
@@ -262,10 +271,9 @@ class DecryptoEnv(DecisionEnv):
         if agent != "encoder" or decision != HINTS:
             vector[8:11] = 0  # the code, hidden
         if agent == "encoder":
-            allowed = self._hint_mask if decision else self._no_hint
-            mask: Any = (allowed.copy(), allowed.copy(), allowed.copy())
+            mask: Any = self._hint_masks if decision else self._no_hints
         else:
-            mask = (_ANY_CODE if decision else _NO_CODE).copy()
+            mask = _ANY_CODE if decision else _NO_CODE
         return {"observation": vector, "action_mask": mask}
 
     # -- reading actions ------------------------------------------------------------------------
@@ -293,14 +301,16 @@ class DecryptoEnv(DecisionEnv):
             return None
         else:
             values = None
+        V = len(self.hint_vocabulary)
         if values is not None and all(
-            type(v) is int
-            or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
+            (
+                type(v) is int
+                or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
+            )
+            and 0 <= v < V
             for v in values
         ):
-            V = len(self.hint_vocabulary)
-            if all(0 <= v < V for v in values):
-                return [int(v) for v in values]
+            return [int(v) for v in values]
         raise self._expected_hints(action)
 
     def _hint_words(self, action: Mapping[str, Any]) -> list[str]:
@@ -345,10 +355,8 @@ class DecryptoEnv(DecisionEnv):
 
     def _publish(self, kind: str, to: Any, channel: str, payload: Any, turn: int | None = None):
         if isinstance(payload, protocol.Payload):
-            # every payload but the rules (frozen once) is flat: JSON scalars and lists of them
-            payload = MappingProxyType(
-                {k: tuple(v) if type(v) is list else v for k, v in payload.to_payload().items()}
-            )
+            # every payload but the rules (frozen once) is built of JSON scalars and tuples
+            payload = MappingProxyType(payload.to_payload())
         self.bus.publish(
             turn=self.game.turn if turn is None else turn,
             sender=ENV,
@@ -361,9 +369,7 @@ class DecryptoEnv(DecisionEnv):
 
     def _publish_code(self) -> None:
         assert self.game is not None and self.game.code is not None
-        self._publish(
-            "code", ["encoder"], "private", protocol.Code(self.turn, list(self.game.code))
-        )
+        self._publish("code", ("encoder",), "private", protocol.Code(self.turn, self.game.code))
 
     def _share(self, last_turn: dict[str, Any] | None = None) -> None:
         """Snapshot what the seats' infos hold until the next reveal (one copy for all);

@@ -208,7 +208,8 @@ def given_codes(
 class Payload:
     """A typed bus payload: ``to_payload()`` gives the JSON dict the env publishes (fields in
     declaration order), ``from_payload(mapping)`` reads one back (``ValueError`` naming a
-    missing field)."""
+    missing field) with lists for arrays. The env builds the payloads after ``rules`` of JSON
+    scalars and tuples, so that a read-only view of ``to_payload()`` is a frozen message."""
 
     kind: str = ""
 
@@ -283,7 +284,7 @@ class Keywords(Payload):
     """``keywords``: to ``team:encoders`` at reset."""
 
     kind = "keywords"
-    keywords: list[str]
+    keywords: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,7 @@ class Code(Payload):
 
     kind = "code"
     turn: int
-    code: list[int]
+    code: Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,7 @@ class Hints(Payload):
 
     kind = "hints"
     turn: int
-    hints: list[str]
+    hints: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -310,10 +311,10 @@ class Reveal(Payload):
 
     kind = "reveal"
     turn: int
-    code: list[int]
-    hints: list[str]
-    decoder_guess: list[int]
-    interceptor_guess: list[int] | None  # None: no guess (first-round rule)
+    code: Sequence[int]
+    hints: Sequence[str]
+    decoder_guess: Sequence[int]
+    interceptor_guess: Sequence[int] | None  # None: no guess (first-round rule)
     miscommunication: bool
     interception: bool
     miscommunications: int
