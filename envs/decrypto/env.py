@@ -50,6 +50,19 @@ _ANY_CODE = _read_only(np.ones(len(CODES), dtype=np.int8))  # a guesser's mask a
 _NO_CODE = _read_only(np.zeros(len(CODES), dtype=np.int8))
 
 
+def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
+    """The board cell each of the ``size`` slots of ``seat``'s observation shows while it has
+    ``decision`` (``seat`` None: the global state, ``decision`` the phase): its own cell but for
+    slot 1, the decision's code, and the slots hidden from the seat (see ``DecryptoEnv._board``)."""
+    view = np.arange(size)
+    view[1] = size + _DECISION_CODE[decision]
+    if seat == "interceptor":
+        view[4:8] = size + 3  # the keywords, hidden: N
+    if seat is not None and (seat != "encoder" or decision != HINTS):
+        view[8:11] = size  # the code, hidden: 0
+    return view
+
+
 class DecryptoEnv(DecisionEnv):
     """Decrypto, Parallel form (see :mod:`socialsim.envs.decrypto_v0` for the whole page)."""
 
@@ -106,12 +119,21 @@ class DecryptoEnv(DecisionEnv):
         self._rules = freeze(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
-        #: the observation vector with nothing hidden, written as the game moves (see _board_*)
-        self._board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        #: the observation vector with nothing hidden, written as the game moves (see _board_*),
+        #: then the values a slot may show instead of its own: 0, 1, 2 and N (a hidden keyword)
+        size = 14 + 9 * max_turns
+        self._board = np.zeros(size + 4, dtype=np.int64)
+        self._board[size:] = (0, 1, 2, len(self.words))
         #: the board before the first hint: no hint (V + 1), no code played (0), no guess (24)
-        self._empty_board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        self._empty_board = self._board.copy()
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
-        self._empty_board[14 + 7 * max_turns :] = len(CODES)
+        self._empty_board[14 + 7 * max_turns : size] = len(CODES)
+        #: the board cell each slot shows, by seat and decision (seat None: the global state)
+        self._views = {
+            (seat, decision): _view(seat, decision, size)
+            for seat in (*SEATS, None)
+            for decision in _DECISION_CODE
+        }
         #: what the seats' infos share until the next reveal: read them, never change them
         self._shared: dict[str, Any] = {}
         self._keywords: list[str] = []
@@ -121,6 +143,7 @@ class DecryptoEnv(DecisionEnv):
         self.bus = MessageBus(SEATS, TEAMS)
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
+        self._decisions: dict[str, str | None] = dict.fromkeys(SEATS)  # by seat, this phase
         self.hints: list[str] | None = None  # the current turn's hints, once given
         self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
@@ -263,13 +286,8 @@ class DecryptoEnv(DecisionEnv):
         return rewards, game.done, False, self._infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
-        decision = self._decision(agent)
-        vector = self._board.copy()
-        vector[1] = _DECISION_CODE[decision]
-        if agent == "interceptor":
-            vector[4:8] = len(self.words)  # the keywords, hidden
-        if agent != "encoder" or decision != HINTS:
-            vector[8:11] = 0  # the code, hidden
+        decision = self._decisions[agent]
+        vector = self._board[self._views[agent, decision]]  # a new array
         if agent == "encoder":
             mask: Any = self._hint_masks if decision else self._no_hints
         else:
@@ -344,14 +362,11 @@ class DecryptoEnv(DecisionEnv):
         assert game is not None
         self.phase = phase
         interceptor = GUESS if phase == GUESS and game.interceptor_guesses else None
-        self._decisions: dict[str, str | None] = {
+        self._decisions = {
             "encoder": HINTS if phase == HINTS else None,
             "decoder": GUESS if phase == GUESS else None,
             "interceptor": interceptor,
         }
-
-    def _decision(self, agent: str) -> str | None:
-        return self._decisions[agent] if self.game is not None else None
 
     def _publish(self, kind: str, to: Any, channel: str, payload: Any, turn: int | None = None):
         if isinstance(payload, protocol.Payload):
@@ -411,7 +426,8 @@ class DecryptoEnv(DecisionEnv):
     # The board is the observation vector with nothing hidden (the layout is in decrypto_v0's
     # docstring): [turn, phase, miscommunications, interceptions, keywords (4), code (3), this
     # turn's hints (3), hint history by keyword (4 x T), codes played (3 x T), guesses (2 x T)].
-    # It is written where the game moves (reset, hints, reveal); observations are copies of it.
+    # It is written where the game moves (reset, hints, reveal); an observation is the board read
+    # through its seat's view (see _view).
 
     def _board_reset(self) -> None:
         game = self.game
@@ -446,9 +462,7 @@ class DecryptoEnv(DecisionEnv):
         phase (0 over, 1 hints, 2 guess)."""
         if self.game is None:
             raise ValueError("state: no game yet; call reset() first")
-        state = self._board.copy()
-        state[1] = _DECISION_CODE[self.phase]
-        return state
+        return self._board[self._views[None, self.phase]]
 
     def render(self) -> str | None:
         """The public state in a few lines (never a keyword or an unrevealed code)."""

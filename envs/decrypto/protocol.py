@@ -57,7 +57,9 @@ def render_code(code: Sequence[int] | None) -> str:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return type(value) is int or (
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    )
 
 
 def parse_code(value: Any) -> tuple[int, int, int]:
