@@ -112,7 +112,8 @@ class DecryptoEnv(DecisionEnv):
             ],
             dtype=np.int8,
         )
-        self._hint_mask = self._hint_fits
+        #: the hints check_action allows, the encoder's mask as bytes (read at Python speed)
+        self._hint_allowed = self._hint_fits.tobytes()
         #: the encoder's masks, one per hint position: this game's (made at reset) and none
         self._hint_masks = self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
         # the settings never change, so neither does the message: frozen once
@@ -201,7 +202,7 @@ class DecryptoEnv(DecisionEnv):
             if self._seed_source is None:
                 self._seed_source = np.random.default_rng(self._last_seed)
             seed = int(self._seed_source.integers(2**31 - 1))
-        given = {**self.given, **(options or {})}
+        given = {**self.given, **options} if options else self.given
         settings = self.settings
         self.game = game = DecryptoGame(
             self.words,
@@ -214,20 +215,30 @@ class DecryptoEnv(DecisionEnv):
             max_hint_chars=settings.max_hint_chars,
             stream=self._stream,
         )
-        self._hint_mask = mask = self._hint_fits.copy()
+        mask = self._hint_fits.copy()
         for keyword in game.keywords:  # a keyword is never a hint
             spellings = self._spellings.get(keyword.strip().casefold())
             if spellings:
                 mask[spellings] = 0
         self._hint_masks = (_read_only(mask),) * 3
+        self._hint_allowed = mask.tobytes()
+        self._keywords = list(game.keywords)
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
         self._enter_phase(HINTS)
         self.hints = None
         self._board_reset()
         self._share()
-        self._publish("rules", EVERYONE, "public", self._rules)
-        self._publish("keywords", team("encoders"), "team", protocol.Keywords(game.keywords))
+        self.bus.publish(
+            turn=1,
+            sender=ENV,
+            to=EVERYONE,
+            channel="public",
+            kind=Rules.kind,
+            payload=self._rules,
+            frozen=True,
+        )
+        self._publish(team("encoders"), "team", protocol.Keywords(game.keywords))
         self._publish_code()
         return self._infos()
 
@@ -243,7 +254,7 @@ class DecryptoEnv(DecisionEnv):
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
             indices = self._hint_indices(action)
-            if indices is not None and all(self._hint_mask[i] for i in indices):
+            if indices is not None and all(self._hint_allowed[i] for i in indices):
                 # the mask allows exactly the vocabulary words that keep the hint rules
                 return [self.hint_vocabulary[i] for i in indices], None
             hints = self._hint_words(action) if indices is None else self.read_hints(action)
@@ -262,16 +273,16 @@ class DecryptoEnv(DecisionEnv):
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
             self._board[11:14] = [self._hint_index(h) for h in self.hints]
-            self._publish("hints", EVERYONE, "public", protocol.Hints(self.turn, tuple(self.hints)))
+            self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
         else:
-            turn = self.turn
+            turn = game.turn
             result = game.play_turn(self.hints, choices["decoder"], choices.get("interceptor"))
             reveal = protocol.Reveal(  # the turn's result (its fields, tuples) and the counters
                 **vars(result),
                 miscommunications=game.miscommunications,
                 interceptions=game.interceptions,
             )
-            self._publish("reveal", EVERYONE, "public", reveal, turn=turn)
+            self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
             self._share(result.to_json())
@@ -279,7 +290,7 @@ class DecryptoEnv(DecisionEnv):
                 self._enter_phase(None)
                 rewards = game.rewards()
                 over = protocol.GameOver(game.ending, len(game.turn_log))
-                self._publish("game_over", EVERYONE, "public", over, turn=turn)
+                self._publish(EVERYONE, "public", over, turn=turn)
             else:
                 self._enter_phase(HINTS)
                 self._publish_code()
@@ -368,23 +379,25 @@ class DecryptoEnv(DecisionEnv):
             "interceptor": interceptor,
         }
 
-    def _publish(self, kind: str, to: Any, channel: str, payload: Any, turn: int | None = None):
-        if isinstance(payload, protocol.Payload):
-            # every payload but the rules (frozen once) is built of JSON scalars and tuples
-            payload = MappingProxyType(payload.to_payload())
+    def _publish(
+        self, to: Any, channel: str, payload: protocol.Payload, turn: int | None = None
+    ) -> None:
+        """Publish a payload of the protocol, of its kind, on this turn unless ``turn`` is given.
+        The payloads after ``rules`` are built of JSON scalars and tuples, so that a read-only
+        view of their fields is frozen."""
         self.bus.publish(
             turn=self.game.turn if turn is None else turn,
             sender=ENV,
             to=to,
             channel=channel,
-            kind=kind,
-            payload=payload,
+            kind=payload.kind,
+            payload=MappingProxyType(payload.to_payload()),
             frozen=True,
         )
 
     def _publish_code(self) -> None:
         assert self.game is not None and self.game.code is not None
-        self._publish("code", ("encoder",), "private", protocol.Code(self.turn, self.game.code))
+        self._publish(("encoder",), "private", protocol.Code(self.game.turn, self.game.code))
 
     def _share(self, last_turn: dict[str, Any] | None = None) -> None:
         """Snapshot what the seats' infos hold until the next reveal (one copy for all);
@@ -400,7 +413,6 @@ class DecryptoEnv(DecisionEnv):
             "code_history": [list(c) for c in game.code_history],
             "last_turn": last_turn,
         }
-        self._keywords = list(game.keywords)
         self._code = None if game.code is None else list(game.code)
 
     def _infos(self) -> dict[str, dict[str, Any]]:
