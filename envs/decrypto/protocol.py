@@ -211,7 +211,9 @@ class Payload:
     """A typed bus payload: ``to_payload()`` gives the JSON dict the env publishes (fields in
     declaration order), ``from_payload(mapping)`` reads one back (``ValueError`` naming a
     missing field) with lists for arrays. The env builds the payloads after ``rules`` of JSON
-    scalars and tuples, so that a read-only view of ``to_payload()`` is a frozen message."""
+    scalars and tuples, so that a read-only view of ``to_payload()`` is a frozen message; each
+    is made for one message, which keeps that view, so they are plain dataclasses, cheap to
+    build (the rules, built once, stay frozen)."""
 
     kind: str = ""
 
@@ -281,7 +283,7 @@ class Rules(Payload):
         return None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Keywords(Payload):
     """``keywords``: to ``team:encoders`` at reset."""
 
@@ -289,7 +291,7 @@ class Keywords(Payload):
     keywords: Sequence[str]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Code(Payload):
     """``code``: private, to the encoder, at the start of each turn."""
 
@@ -298,7 +300,7 @@ class Code(Payload):
     code: Sequence[int]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Hints(Payload):
     """``hints``: public, the hints played this turn (after any fallback), in code order."""
 
@@ -307,7 +309,7 @@ class Hints(Payload):
     hints: Sequence[str]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Reveal(Payload):
     """``reveal``: public, after the guesses: the turn's result and both counters."""
 
@@ -323,7 +325,7 @@ class Reveal(Payload):
     interceptions: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class GameOver(Payload):
     """``game_over``: public, after the last reveal: the ending and the turns played (never the
     keywords)."""
