@@ -42,13 +42,13 @@ _DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
-    """``array``, made read-only: a mask that observations share, as nothing may change it."""
+    """``array``, made read-only: an encoder's mask, which its observations share."""
     array.flags.writeable = False
     return array
 
 
-_ANY_CODE = _read_only(np.ones(len(CODES), dtype=np.int8))  # a guesser's mask at its decision
-_NO_CODE = _read_only(np.zeros(len(CODES), dtype=np.int8))
+_ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
+_NO_CODE = np.zeros(len(CODES), dtype=np.int8)
 
 
 def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
@@ -303,7 +303,7 @@ class DecryptoEnv(DecisionEnv):
         if agent == "encoder":
             mask: Any = self._hint_masks if decision else self._no_hints
         else:
-            mask = _ANY_CODE if decision else _NO_CODE
+            mask = (_ANY_CODE if decision else _NO_CODE).copy()  # its own: RL views pass it on
         return {"observation": vector, "action_mask": mask}
 
     # -- reading actions ------------------------------------------------------------------------
