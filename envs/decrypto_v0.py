@@ -78,7 +78,9 @@ the keyword list, ``V`` words in the hint vocabulary):
 ones (every code is a legal guess). The encoder's mask is one ``(V,)`` array per hint position
 (a tuple, the form ``MultiDiscrete.sample(mask=...)`` takes; the three are equal): 1 marks a
 vocabulary word the rules allow as a hint in this game (within the hint limits and not one of
-the keywords, ignoring case). ``observation_space(agent)`` is the same object every call.
+the keywords, ignoring case). The encoder's masks are read-only arrays that its observations
+share (a game's never change; copy one to change it); a guesser's mask is its own.
+``observation_space(agent)`` is the same object every call.
 
 ``state()`` is the global state for centralised critics (``state_space``, the observation
 vector's ``Box``): the observation layout with nothing hidden (keywords, the current code) and

@@ -593,6 +593,26 @@ def test_agents_without_a_decision_get_an_all_zero_mask():
     assert np.asarray(observations["encoder"]["action_mask"]).shape == (3, len(env.hint_vocabulary))
 
 
+def test_encoder_masks_are_read_only_and_a_game_never_changes_one_already_observed(tmp_path):
+    path = tmp_path / "hints.txt"
+    path.write_text("sun\nglow\nwarm\n")
+    env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
+    observations, _ = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
+    encoder, decoder = (
+        observations["encoder"]["action_mask"],
+        observations["decoder"]["action_mask"],
+    )
+    with pytest.raises(ValueError, match="read-only"):
+        encoder[0][1] = 0
+    decoder[0] = 1  # a guesser's mask is its own
+    env.step({"encoder": [1, 2, 1]})
+    env.reset(seed=1, options={"keywords": ["glow", "moon", "star", "sky"]})
+    assert [m.tolist() for m in encoder] == [[0, 1, 1]] * 3  # the first game's, as observed
+    assert decoder.tolist() == [1] + [0] * 23
+    assert env.observe("decoder")["action_mask"].tolist() == [0] * 24
+    assert [m.tolist() for m in env.observe("encoder")["action_mask"]] == [[1, 0, 1]] * 3
+
+
 def test_encoder_mask_forbids_the_keywords_and_hints_over_the_limits(tmp_path):
     path = tmp_path / "hints.txt"
     path.write_text("sun\nMoon\nwarm light\nglow\nfar too many\n")

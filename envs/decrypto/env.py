@@ -4,7 +4,8 @@ The rules are :mod:`socialsim.envs.decrypto.core`, the vocabulary
 :mod:`socialsim.envs.decrypto.protocol`; the documentation page (spaces, observation layout,
 actions, rewards) is the docstring of :mod:`socialsim.envs.decrypto_v0`. :class:`DecryptoEnv`
 is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC form is
-:class:`~socialsim.envs.aec.DecisionAEC`.
+:class:`~socialsim.envs.aec.DecisionAEC`. (About 520 lines: the board that observations read
+through each seat's view is written where the game moves, so they stay in one class.)
 """
 
 from __future__ import annotations
@@ -38,8 +39,29 @@ from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team
 
 RENDER_MODES = ("ansi", "human")
 _DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only: an encoder's mask, which its observations share."""
+    array.flags.writeable = False
+    return array
+
+
 _ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
 _NO_CODE = np.zeros(len(CODES), dtype=np.int8)
+
+
+def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
+    """The board cell each of the ``size`` slots of ``seat``'s observation shows while it has
+    ``decision`` (``seat`` None: the global state, ``decision`` the phase): its own cell but for
+    slot 1, the decision's code, and the slots hidden from the seat (see ``DecryptoEnv._board``)."""
+    view = np.arange(size)
+    view[1] = size + _DECISION_CODE[decision]
+    if seat == "interceptor":
+        view[4:8] = size + 3  # the keywords, hidden: N
+    if seat is not None and (seat != "encoder" or decision != HINTS):
+        view[8:11] = size  # the code, hidden: 0
+    return view
 
 
 class DecryptoEnv(DecisionEnv):
@@ -91,18 +113,29 @@ class DecryptoEnv(DecisionEnv):
             ],
             dtype=np.int8,
         )
-        self._hint_mask = self._hint_fits
+        #: the hints check_action allows, the encoder's mask as bytes (read at Python speed)
+        self._hint_allowed = self._hint_fits.tobytes()
+        #: the encoder's masks, one per hint position: this game's (made at reset) and none
+        self._hint_masks = self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
         # the settings never change, so neither does the message: frozen once
         self._rules = freeze(self.rules().to_payload())
-        self._no_hint = np.zeros_like(self._hint_fits)
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
-        #: the observation vector with nothing hidden, written as the game moves (see _board_*)
-        self._board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        #: the observation vector with nothing hidden, written as the game moves (see _board_*),
+        #: then the values a slot may show instead of its own: 0, 1, 2 and N (a hidden keyword)
+        size = 14 + 9 * max_turns
+        self._board = np.zeros(size + 4, dtype=np.int64)
+        self._board[size:] = (0, 1, 2, len(self.words))
         #: the board before the first hint: no hint (V + 1), no code played (0), no guess (24)
-        self._empty_board = np.zeros(14 + 9 * max_turns, dtype=np.int64)
+        self._empty_board = self._board.copy()
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
-        self._empty_board[14 + 7 * max_turns :] = len(CODES)
+        self._empty_board[14 + 7 * max_turns : size] = len(CODES)
+        #: the board cell each slot shows, by seat and decision (seat None: the global state)
+        self._views = {
+            (seat, decision): _view(seat, decision, size)
+            for seat in (*SEATS, None)
+            for decision in _DECISION_CODE
+        }
         #: what the seats' infos share until the next reveal: read them, never change them
         self._shared: dict[str, Any] = {}
         self._keywords: list[str] = []
@@ -112,6 +145,7 @@ class DecryptoEnv(DecisionEnv):
         self.bus = MessageBus(SEATS, TEAMS)
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
+        self._decisions: dict[str, str | None] = dict.fromkeys(SEATS)  # by seat, this phase
         self.hints: list[str] | None = None  # the current turn's hints, once given
         self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
@@ -169,7 +203,7 @@ class DecryptoEnv(DecisionEnv):
             if self._seed_source is None:
                 self._seed_source = np.random.default_rng(self._last_seed)
             seed = int(self._seed_source.integers(2**31 - 1))
-        given = {**self.given, **(options or {})}
+        given = {**self.given, **options} if options else self.given
         settings = self.settings
         self.game = game = DecryptoGame(
             self.words,
@@ -182,19 +216,30 @@ class DecryptoEnv(DecisionEnv):
             max_hint_chars=settings.max_hint_chars,
             stream=self._stream,
         )
-        self._hint_mask = self._hint_fits.copy()
+        mask = self._hint_fits.copy()
         for keyword in game.keywords:  # a keyword is never a hint
             spellings = self._spellings.get(keyword.strip().casefold())
             if spellings:
-                self._hint_mask[spellings] = 0
+                mask[spellings] = 0
+        self._hint_masks = (_read_only(mask),) * 3
+        self._hint_allowed = mask.tobytes()
+        self._keywords = list(game.keywords)
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
         self._enter_phase(HINTS)
         self.hints = None
         self._board_reset()
         self._share()
-        self._publish("rules", EVERYONE, "public", self._rules)
-        self._publish("keywords", team("encoders"), "team", protocol.Keywords(list(game.keywords)))
+        self.bus.publish(
+            turn=1,
+            sender=ENV,
+            to=EVERYONE,
+            channel="public",
+            kind=Rules.kind,
+            payload=self._rules,
+            frozen=True,
+        )
+        self._publish(team("encoders"), "team", protocol.Keywords(game.keywords))
         self._publish_code()
         return self._infos()
 
@@ -210,7 +255,7 @@ class DecryptoEnv(DecisionEnv):
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
             indices = self._hint_indices(action)
-            if indices is not None and all(self._hint_mask[i] for i in indices):
+            if indices is not None and all(self._hint_allowed[i] for i in indices):
                 # the mask allows exactly the vocabulary words that keep the hint rules
                 return [self.hint_vocabulary[i] for i in indices], None
             hints = self._hint_words(action) if indices is None else self.read_hints(action)
@@ -229,43 +274,36 @@ class DecryptoEnv(DecisionEnv):
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
             self._board[11:14] = [self._hint_index(h) for h in self.hints]
-            self._publish("hints", EVERYONE, "public", protocol.Hints(self.turn, self.hints))
+            self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
         else:
-            turn = self.turn
+            turn = game.turn
             result = game.play_turn(self.hints, choices["decoder"], choices.get("interceptor"))
-            last_turn = result.to_json()
-            reveal = protocol.Reveal(
-                **last_turn,
+            reveal = protocol.Reveal(  # the turn's result (its fields, tuples) and the counters
+                **vars(result),
                 miscommunications=game.miscommunications,
                 interceptions=game.interceptions,
             )
-            self._publish("reveal", EVERYONE, "public", reveal, turn=turn)
+            self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
-            self._share(last_turn)
+            self._share(result.to_json())
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()
                 over = protocol.GameOver(game.ending, len(game.turn_log))
-                self._publish("game_over", EVERYONE, "public", over, turn=turn)
+                self._publish(EVERYONE, "public", over, turn=turn)
             else:
                 self._enter_phase(HINTS)
                 self._publish_code()
         return rewards, game.done, False, self._infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
-        decision = self._decision(agent)
-        vector = self._board.copy()
-        vector[1] = _DECISION_CODE[decision]
-        if agent == "interceptor":
-            vector[4:8] = len(self.words)  # the keywords, hidden
-        if agent != "encoder" or decision != HINTS:
-            vector[8:11] = 0  # the code, hidden
+        decision = self._decisions[agent]
+        vector = self._board[self._views[agent, decision]]  # a new array
         if agent == "encoder":
-            allowed = self._hint_mask if decision else self._no_hint
-            mask: Any = (allowed.copy(), allowed.copy(), allowed.copy())
+            mask: Any = self._hint_masks if decision else self._no_hints
         else:
-            mask = (_ANY_CODE if decision else _NO_CODE).copy()
+            mask = (_ANY_CODE if decision else _NO_CODE).copy()  # its own: RL views pass it on
         return {"observation": vector, "action_mask": mask}
 
     # -- reading actions ------------------------------------------------------------------------
@@ -293,14 +331,16 @@ class DecryptoEnv(DecisionEnv):
             return None
         else:
             values = None
+        V = len(self.hint_vocabulary)
         if values is not None and all(
-            type(v) is int
-            or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
+            (
+                type(v) is int
+                or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
+            )
+            and 0 <= v < V
             for v in values
         ):
-            V = len(self.hint_vocabulary)
-            if all(0 <= v < V for v in values):
-                return [int(v) for v in values]
+            return [int(v) for v in values]
         raise self._expected_hints(action)
 
     def _hint_words(self, action: Mapping[str, Any]) -> list[str]:
@@ -334,36 +374,31 @@ class DecryptoEnv(DecisionEnv):
         assert game is not None
         self.phase = phase
         interceptor = GUESS if phase == GUESS and game.interceptor_guesses else None
-        self._decisions: dict[str, str | None] = {
+        self._decisions = {
             "encoder": HINTS if phase == HINTS else None,
             "decoder": GUESS if phase == GUESS else None,
             "interceptor": interceptor,
         }
 
-    def _decision(self, agent: str) -> str | None:
-        return self._decisions[agent] if self.game is not None else None
-
-    def _publish(self, kind: str, to: Any, channel: str, payload: Any, turn: int | None = None):
-        if isinstance(payload, protocol.Payload):
-            # every payload but the rules (frozen once) is flat: JSON scalars and lists of them
-            payload = MappingProxyType(
-                {k: tuple(v) if type(v) is list else v for k, v in payload.to_payload().items()}
-            )
+    def _publish(
+        self, to: Any, channel: str, payload: protocol.Payload, turn: int | None = None
+    ) -> None:
+        """Publish a payload of the protocol, of its kind, on this turn unless ``turn`` is given.
+        The payloads after ``rules`` are built of JSON scalars and tuples, so that a read-only
+        view of their fields is frozen."""
         self.bus.publish(
             turn=self.game.turn if turn is None else turn,
             sender=ENV,
             to=to,
             channel=channel,
-            kind=kind,
-            payload=payload,
+            kind=payload.kind,
+            payload=MappingProxyType(payload.to_payload()),
             frozen=True,
         )
 
     def _publish_code(self) -> None:
         assert self.game is not None and self.game.code is not None
-        self._publish(
-            "code", ["encoder"], "private", protocol.Code(self.turn, list(self.game.code))
-        )
+        self._publish(("encoder",), "private", protocol.Code(self.game.turn, self.game.code))
 
     def _share(self, last_turn: dict[str, Any] | None = None) -> None:
         """Snapshot what the seats' infos hold until the next reveal (one copy for all);
@@ -379,7 +414,6 @@ class DecryptoEnv(DecisionEnv):
             "code_history": [list(c) for c in game.code_history],
             "last_turn": last_turn,
         }
-        self._keywords = list(game.keywords)
         self._code = None if game.code is None else list(game.code)
 
     def _infos(self) -> dict[str, dict[str, Any]]:
@@ -405,7 +439,8 @@ class DecryptoEnv(DecisionEnv):
     # The board is the observation vector with nothing hidden (the layout is in decrypto_v0's
     # docstring): [turn, phase, miscommunications, interceptions, keywords (4), code (3), this
     # turn's hints (3), hint history by keyword (4 x T), codes played (3 x T), guesses (2 x T)].
-    # It is written where the game moves (reset, hints, reveal); observations are copies of it.
+    # It is written where the game moves (reset, hints, reveal); an observation is the board read
+    # through its seat's view (see _view).
 
     def _board_reset(self) -> None:
         game = self.game
@@ -440,9 +475,7 @@ class DecryptoEnv(DecisionEnv):
         phase (0 over, 1 hints, 2 guess)."""
         if self.game is None:
             raise ValueError("state: no game yet; call reset() first")
-        state = self._board.copy()
-        state[1] = _DECISION_CODE[self.phase]
-        return state
+        return self._board[self._views[None, self.phase]]
 
     def render(self) -> str | None:
         """The public state in a few lines (never a keyword or an unrevealed code)."""

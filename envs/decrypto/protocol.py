@@ -57,7 +57,9 @@ def render_code(code: Sequence[int] | None) -> str:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return type(value) is int or (
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    )
 
 
 def parse_code(value: Any) -> tuple[int, int, int]:
@@ -208,7 +210,10 @@ def given_codes(
 class Payload:
     """A typed bus payload: ``to_payload()`` gives the JSON dict the env publishes (fields in
     declaration order), ``from_payload(mapping)`` reads one back (``ValueError`` naming a
-    missing field)."""
+    missing field) with lists for arrays. The env builds the payloads after ``rules`` of JSON
+    scalars and tuples, so that a read-only view of ``to_payload()`` is a frozen message; each
+    is made for one message, which keeps that view, so they are plain dataclasses, cheap to
+    build (the rules, built once, stay frozen)."""
 
     kind: str = ""
 
@@ -278,49 +283,49 @@ class Rules(Payload):
         return None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Keywords(Payload):
     """``keywords``: to ``team:encoders`` at reset."""
 
     kind = "keywords"
-    keywords: list[str]
+    keywords: Sequence[str]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Code(Payload):
     """``code``: private, to the encoder, at the start of each turn."""
 
     kind = "code"
     turn: int
-    code: list[int]
+    code: Sequence[int]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Hints(Payload):
     """``hints``: public, the hints played this turn (after any fallback), in code order."""
 
     kind = "hints"
     turn: int
-    hints: list[str]
+    hints: Sequence[str]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Reveal(Payload):
     """``reveal``: public, after the guesses: the turn's result and both counters."""
 
     kind = "reveal"
     turn: int
-    code: list[int]
-    hints: list[str]
-    decoder_guess: list[int]
-    interceptor_guess: list[int] | None  # None: no guess (first-round rule)
+    code: Sequence[int]
+    hints: Sequence[str]
+    decoder_guess: Sequence[int]
+    interceptor_guess: Sequence[int] | None  # None: no guess (first-round rule)
     miscommunication: bool
     interception: bool
     miscommunications: int
     interceptions: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class GameOver(Payload):
     """``game_over``: public, after the last reveal: the ending and the turns played (never the
     keywords)."""

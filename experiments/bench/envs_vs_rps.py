@@ -92,6 +92,29 @@ Every Parallel form and every gossip AEC form is >= 1.0x in the median run, AEC 
 at 1.14 (one run of four at 0.86); Decrypto's AEC form is about 0.9x: a game is about six
 agent-steps, so its reset (the reference's legacy ``RandomState`` reseeded and shuffled, the
 board and masks) weighs on every step.
+
+Decrypto's steps made cheaper, 2026-12-01 19:35-19:56 UTC, on a *busy* machine (2 cores, load 6
+to 12: other sessions' tests and callgrind runs), main (fc84ed4) and the branch in alternation,
+main first, each run ``--envs decrypto_v0 --no-scaling --agent-steps 10000``: AEC with
+``--forms aec --trials 5``, three rounds, 0.81, 0.80, 0.96 (main) -> 1.08, 1.03, 1.16 (branch);
+both forms with ``--trials 4``, three rounds, AEC 0.96, 0.77, 0.86 -> 1.08, 0.99, 0.96 and
+Parallel 1.35, 1.25, 1.60 -> 1.49, 1.54, 1.50. The branch builds the payloads of tuples as plain
+dataclasses, so that a read-only view of their fields is the frozen message (no conversion, no
+frozen-dataclass construction per message), publishes the reveal from the turn's own fields,
+shares the encoder's three read-only masks instead of copying them into every observation,
+reads an observation off the board through the seat's view in one indexing call (it was a copy
+and up to three writes), and checks the encoder's indices against the mask as bytes. In
+instructions (``valgrind --tool=callgrind`` with ``OPENBLAS_NUM_THREADS=1``, the loops above,
+the count of 5,000 agent-steps less that of 1,000): Decrypto AEC 189,267 -> 166,878 per
+agent-step (-11.8%), Parallel 199,145 -> 170,547 (-14.4%); rps_v2's AEC form takes 241,942, and
+a stub env of Decrypto's shape (three seats, two steps a turn, about two turns, nothing
+computed) in the same AEC form and loop 62,108, so about 37% of Decrypto's AEC count is the AEC
+form, the random actions and ``last()``. The reset's reference draws (``RandomState.seed`` and
+the shuffle of the 680 words, every draw of which the codes that follow need) are about 16,000
+per agent-step; building the frozen ``TurnResult`` of each turn about 3,700 (a frozen
+dataclass of 9 fields takes about 14,600 instructions to build, a plain one 2,900). At this load the AEC ratio moves by 0.2 between
+runs of the same code: the >= 1.2x margin asked of it is not shown here; the quiet machine's
+figure is to be re-measured.
 """
 
 from __future__ import annotations
