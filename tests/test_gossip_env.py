@@ -290,7 +290,7 @@ def test_actions_of_agents_without_a_decision_are_ignored():
 def snapshot(env):
     game = env.unwrapped.game
     return (
-        game.resources.tolist(),
+        list(game.resources),
         game.round,
         game.phase_index,
         len(env.unwrapped.bus.log),

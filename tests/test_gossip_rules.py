@@ -202,11 +202,7 @@ def test_market_payoffs_are_price_minus_cost_and_value_minus_price():
 def test_core_play_rejects_a_bad_choice_without_changing_the_state():
     game = core.DonationGame([f"agent_{i}" for i in range(3)])
     game.reset(np.random.default_rng(0))
-    before = (game.resources.copy(), game.round, dict(game.pending()))
+    before = (list(game.resources), game.round, dict(game.pending()))
     with pytest.raises(ValueError, match="action"):
         game.play({0: "donate everything"})
-    assert (
-        (game.resources == before[0]).all()
-        and game.round == before[1]
-        and game.pending() == before[2]
-    )
+    assert (list(game.resources), game.round, game.pending()) == before
