@@ -229,10 +229,13 @@ class DecisionAEC(AECEnv):
             return
         parallel = self.parallel
         rewards, terminated, truncated, self.infos = parallel.apply(self._choices, self._flags)
-        _flag(self.infos, self._flags)
+        if self._flags:
+            _flag(self.infos, self._flags)
         self.rewards = rewards
         self._paid = True
-        self._accumulate_rewards()
+        cumulative = self._cumulative_rewards
+        for each, reward in rewards.items():
+            cumulative[each] += reward
         if terminated or truncated:
             parallel.agents = []
             self.terminations = dict.fromkeys(self.agents, terminated)

@@ -81,7 +81,8 @@ class GossipGame:
         self.schedule = self.make_schedule(rng)
         # stocks change one at a time: Python floats, whose arithmetic numpy scalars only slow
         self.resources = [float(self.initial_resources)] * self.n
-        self.tone_counts = np.zeros((self.n, len(TONES)), dtype=np.int64)
+        # counts (exact in float32 up to 2**24), in the observation's dtype: it copies them whole
+        self.tone_counts = np.zeros((self.n, len(TONES)), dtype=np.float32)
         self.interactions: list[dict[str, Any]] = []
         self._enter_round(0)
         self.phase_index = 0

@@ -139,7 +139,8 @@ def random_schedule(
             continue
         fit = width // 2
         pairs = fit if pairs_per_round is None else min(pairs_per_round, fit)
-        for row in rng.permuted(np.tile(np.arange(width), (count, 1)), axis=1).tolist():
+        rows = np.repeat(np.arange(width)[np.newaxis], count, axis=0)
+        for row in rng.permuted(rows, axis=1).tolist():
             order.append([(row[2 * k], row[2 * k + 1]) for k in range(pairs)])
     return order
 
