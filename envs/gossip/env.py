@@ -42,7 +42,6 @@ from socialsim.envs.gossip.protocol import (
     GOSSIP,
     TONES,
     GossipSummary,
-    MatchPayload,
     RulesPayload,
 )
 
@@ -160,18 +159,24 @@ class GossipEnv(DecisionEnv):
         fallbacks = [index_of[agent] for agent in flags]
         paid, events = game.advance({index_of[a]: c for a, c in choices.items()}, fallbacks)
         publish = self.bus.publish
+        # The events' payloads are built fresh for their one message, of JSON scalars but for a
+        # trust move's flat dict: wrapping them where they are makes them the read-only
+        # payloads the bus keeps (a trusted publisher's), without a copy.
         for kind, target, payload in events:
             if target is None:
                 to, channel = EVERYONE, GOSSIP
             else:
                 to, channel = (ids[target],), "private"
+                move = payload["action"]
+                if type(move) is dict:
+                    payload["action"] = MappingProxyType(move)
             publish(
                 turn=turn,
                 sender=ENV,
                 to=to,
                 channel=channel,
                 kind=kind,
-                payload=_frozen(payload),
+                payload=MappingProxyType(payload),
                 frozen=True,
             )
         rewards = dict.fromkeys(self.agents, 0.0)
@@ -198,13 +203,12 @@ class GossipEnv(DecisionEnv):
         resources, number, publish = game.resources, game.round, self.bus.publish
         for first, second in game.pairs:
             first_id, second_id = ids[first], ids[second]
-            payload: MatchPayload = {
+            payload = {  # the protocol's MatchPayload, its two parts read-only
                 "round": number,
-                "roles": {first_id: first_role, second_id: second_role},
-                "resources": {
-                    first_id: float(resources[first]),
-                    second_id: float(resources[second]),
-                },
+                "roles": MappingProxyType({first_id: first_role, second_id: second_role}),
+                "resources": MappingProxyType(
+                    {first_id: float(resources[first]), second_id: float(resources[second])}
+                ),
             }
             publish(
                 turn=number,
@@ -212,7 +216,7 @@ class GossipEnv(DecisionEnv):
                 to=(first_id, second_id),
                 channel="private",
                 kind="match",
-                payload=_frozen(payload),
+                payload=MappingProxyType(payload),
                 frozen=True,
             )
 
@@ -299,13 +303,3 @@ class GossipEnv(DecisionEnv):
 
     def close(self) -> None:
         return None
-
-
-def _frozen(payload: dict[str, Any]) -> MappingProxyType:
-    """A payload of the protocol as the bus keeps it, read-only: the family's payloads hold JSON
-    scalars and flat dicts of them (a trust move, a match's roles and stocks), built fresh for
-    the one message and held by nothing else, so wrapping them where they are freezes them."""
-    for key, value in payload.items():
-        if type(value) is dict:
-            payload[key] = MappingProxyType(value)
-    return MappingProxyType(payload)
