@@ -199,7 +199,6 @@ def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
     assert actions_seen > 0
 
 
-
 def _read_only(value) -> bool:
     """Whether a payload is as the bus must keep it: read-only mappings and tuples of scalars."""
     if isinstance(value, Mapping):
@@ -226,6 +225,7 @@ def test_every_message_the_env_publishes_is_read_only(module, kwargs):
     assert [m.id for m in env.bus.log if not _read_only(m.payload)] == []
     with pytest.raises(TypeError):
         next(m for m in env.bus.log if m.kind == "match").payload["roles"]["agent_0"] = "x"
+
 
 def test_observation_counts_the_tones_published_about_each_agent():
     env = donation_v0.parallel_env(n_agents=3)
