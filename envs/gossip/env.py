@@ -156,7 +156,7 @@ class GossipEnv(DecisionEnv):
     ) -> tuple[dict[str, float], bool, bool, dict[str, dict[str, Any]]]:
         game, ids, index_of = self.game, self.possible_agents, self._index_of
         turn = game.round
-        fallbacks = [index_of[agent] for agent in flags]
+        fallbacks = [index_of[agent] for agent in flags] if flags else ()
         paid, events = game.advance({index_of[a]: c for a, c in choices.items()}, fallbacks)
         publish = self.bus.publish
         # The events' payloads are built fresh for their one message, of JSON scalars but for a
