@@ -89,6 +89,12 @@ from socialsim.envs.gossip.protocol import TONES
 TEXTARENA_IPD = "IteratedPrisonersDilemma-v0"
 SENTENCE = "I cooperated last round and I will cooperate again if you do."
 ROUNDS = 10
+RUNS = (
+    "textarena default wrappers",
+    "prisoners_v0 text path",
+    "textarena -raw",
+    "prisoners_v0 int path",
+)
 
 
 @dataclass
@@ -186,6 +192,9 @@ def main(argv: list[str] | None = None) -> None:
         "--rounds", type=int, default=ROUNDS, help="rounds of both games [TextArena's 10]"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--only", choices=RUNS, action="append", help="run only these sides (repeatable)"
+    )
     args = parser.parse_args(argv)
     try:
         import textarena as ta
@@ -207,6 +216,7 @@ def main(argv: list[str] | None = None) -> None:
         ),
         "prisoners_v0 int path": ours(int_episode, args.rounds, args.make_per_episode),
     }
+    runs = {name: runs[name] for name in RUNS if not args.only or name in args.only}
     best: dict[str, Run] = {}
     for trial in range(trials):
         for name, episode in runs.items():
@@ -225,10 +235,12 @@ def main(argv: list[str] | None = None) -> None:
             f" {run.seconds:5.2f} s: {rates[name]:>8,.0f} actions/s,"
             f" {1e6 / rates[name]:5.1f} us per action"
         )
-    text = rates["prisoners_v0 text path"] / rates["textarena default wrappers"]
-    raw = rates["prisoners_v0 int path"] / rates["textarena -raw"]
-    print(f"  ratio text path / textarena default: {text:.2f}x (goal >= 1.0x)")
-    print(f"  ratio int path / textarena -raw:     {raw:.2f}x (goal >= 1.0x)")
+    if {"prisoners_v0 text path", "textarena default wrappers"} <= rates.keys():
+        text = rates["prisoners_v0 text path"] / rates["textarena default wrappers"]
+        print(f"  ratio text path / textarena default: {text:.2f}x (goal >= 1.0x)")
+    if {"prisoners_v0 int path", "textarena -raw"} <= rates.keys():
+        raw = rates["prisoners_v0 int path"] / rates["textarena -raw"]
+        print(f"  ratio int path / textarena -raw:     {raw:.2f}x (goal >= 1.0x)")
 
 
 if __name__ == "__main__":
