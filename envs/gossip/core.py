@@ -1,6 +1,6 @@
 """Pure rules and state of the four ALIGN gossip games: no I/O, no bus, no text.
 
-(One file of about 540 lines on purpose: the four games share one base, and a reader finds every
+(One file of about 550 lines on purpose: the four games share one base, and a reader finds every
 rule of the family here; who meets whom is in :mod:`.schedules`.)
 
 Every game is a sequence of *rounds*; a round pairs agents (one pair per round in the
