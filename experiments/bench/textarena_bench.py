@@ -113,8 +113,10 @@ action, ``PYTHONHASHSEED=0``): the text path main 106,686 and after 86,127 instr
 action, the int path main 115,885 and after 94,904, TextArena's default 137,111 and ``-raw``
 26,126 (without the fixed hash seed). Run inside this script (``valgrind --tool=callgrind python
 experiments/bench/textarena_bench.py --only "prisoners_v0 text path" --actions 2400 --trials
-1``, less the same with ``--actions 400``) ours counts 92,190, likely the garbage collector's
-passes over the heap that importing textarena enlarges. TextArena's string work runs at more
+1``, less the same with ``--actions 400``; main's code run by this script) every side counts
+more, likely the garbage collector's passes over the heap that importing textarena enlarges:
+text path main 114,242 and after 92,190, int path main 121,675 and after 97,641, TextArena's
+default 142,897 and ``-raw`` 40,437. TextArena's string work runs at more
 instructions per microsecond than our dict-and-call code, so the text path is even in time at
 fewer instructions.
 
