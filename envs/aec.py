@@ -205,23 +205,23 @@ class DecisionAEC(AECEnv):
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         self._has_updated = True
-        if not self.agents:
-            EnvLogger.warn_step_after_terminated_truncated()
+        queue = self._queue
+        if not queue:  # nobody is due once the episode is over: its agents leave, all done
+            if self.agents:
+                self._done_step(action)
+            else:
+                EnvLogger.warn_step_after_terminated_truncated()
             return
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._done_step(action)
-            return
         choice, flag = self.parallel.check_action(agent, action)  # raises before any change
         self._cumulative_rewards[agent] = 0
         self._choices[agent] = choice
-        queue = self._queue
         queue.pop(0)
         if flag is not None:
             self._flags[agent] = flag
-        if queue:
-            if flag is not None:
+            if queue:
                 self.infos[agent] = {**self.infos[agent], "invalid_action": flag}
+        if queue:
             if self._paid:  # the last move's rewards were seen at this step: clear them once
                 self.rewards = dict.fromkeys(self.agents, 0)
                 self._paid = False
@@ -229,10 +229,13 @@ class DecisionAEC(AECEnv):
             return
         parallel = self.parallel
         rewards, terminated, truncated, self.infos = parallel.apply(self._choices, self._flags)
-        _flag(self.infos, self._flags)
+        if self._flags:
+            _flag(self.infos, self._flags)
         self.rewards = rewards
         self._paid = True
-        self._accumulate_rewards()
+        cumulative = self._cumulative_rewards
+        for each, reward in rewards.items():
+            cumulative[each] += reward
         if terminated or truncated:
             parallel.agents = []
             self.terminations = dict.fromkeys(self.agents, terminated)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -197,6 +199,34 @@ def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
     assert actions_seen > 0
 
 
+def _read_only(value) -> bool:
+    """Whether a payload is as the bus must keep it: read-only mappings and tuples of scalars."""
+    if isinstance(value, Mapping):
+        return type(value) is MappingProxyType and all(map(_read_only, value.values()))
+    if isinstance(value, (list, tuple)):
+        return type(value) is tuple and all(map(_read_only, value))
+    return value is None or type(value) in (str, int, float, bool)
+
+
+@pytest.mark.parametrize(("module", "kwargs"), MODES, ids=IDS)
+def test_every_message_the_env_publishes_is_read_only(module, kwargs):
+    env = module.parallel_env(**kwargs)
+    rng = np.random.default_rng(5)
+    observations, infos = env.reset(seed=2)
+    while env.agents:
+        actions = {}
+        for agent in env.agents:
+            if infos[agent]["decision"]:
+                mask = observations[agent]["action_mask"]
+                actions[agent] = int(rng.choice(np.flatnonzero(mask)))
+        observations, _, _, _, infos = env.step(actions)
+    kinds = {message.kind for message in env.bus.log}
+    assert {"rules", "match", "action"} <= kinds
+    assert [m.id for m in env.bus.log if not _read_only(m.payload)] == []
+    with pytest.raises(TypeError):
+        next(m for m in env.bus.log if m.kind == "match").payload["roles"]["agent_0"] = "x"
+
+
 def test_observation_counts_the_tones_published_about_each_agent():
     env = donation_v0.parallel_env(n_agents=3)
     observations, _ = env.reset(seed=0)
@@ -290,7 +320,7 @@ def test_actions_of_agents_without_a_decision_are_ignored():
 def snapshot(env):
     game = env.unwrapped.game
     return (
-        game.resources.tolist(),
+        list(game.resources),
         game.round,
         game.phase_index,
         len(env.unwrapped.bus.log),

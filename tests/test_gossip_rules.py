@@ -76,6 +76,27 @@ def test_isolated_entrant_meets_each_agent_once_alternating_entrant_first_as_don
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("n", "rounds", "pairs_per_round", "entrant_round"),
+    [(2, 10, None, None), (9, 7, None, None), (6, 5, 1, None), (5, 6, None, 3), (8, 4, 2, 9)],
+)
+def test_random_schedule_draws_one_shuffle_a_round_in_round_order(
+    n, rounds, pairs_per_round, entrant_round
+):
+    # the reference: one rng.permutation a round of the agents in play (the entrant from its
+    # round on), its first pairs taken in order; the generator is left where it would be
+    reference_rng, rng = np.random.default_rng(11), np.random.default_rng(11)
+    expected = []
+    for r in range(1, rounds + 1):
+        playing = n - 1 if entrant_round is not None and r < entrant_round else n
+        order = reference_rng.permutation(playing).tolist()
+        count = playing // 2 if pairs_per_round is None else min(pairs_per_round, playing // 2)
+        expected.append([(order[2 * k], order[2 * k + 1]) for k in range(count)])
+    got = schedules.random_schedule(n, rounds, rng, pairs_per_round, entrant_round)
+    assert got == expected
+    assert rng.random() == reference_rng.random()
+
+
 def test_random_schedule_pairs_are_disjoint_and_the_same_for_the_same_seed():
     a = schedules.random_schedule(9, 20, np.random.default_rng(3))
     b = schedules.random_schedule(9, 20, np.random.default_rng(3))
@@ -202,11 +223,7 @@ def test_market_payoffs_are_price_minus_cost_and_value_minus_price():
 def test_core_play_rejects_a_bad_choice_without_changing_the_state():
     game = core.DonationGame([f"agent_{i}" for i in range(3)])
     game.reset(np.random.default_rng(0))
-    before = (game.resources.copy(), game.round, dict(game.pending()))
+    before = (list(game.resources), game.round, dict(game.pending()))
     with pytest.raises(ValueError, match="action"):
         game.play({0: "donate everything"})
-    assert (
-        (game.resources == before[0]).all()
-        and game.round == before[1]
-        and game.pending() == before[2]
-    )
+    assert (list(game.resources), game.round, game.pending()) == before

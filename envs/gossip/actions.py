@@ -66,8 +66,13 @@ class ActionCodec:
     ) -> tuple[Any, Flag | None]:
         """``(core choice, flag or None)`` of ``agent``'s action for ``decision``; ``allowed``
         is the decision's mask, ``limit()`` the most a trust seat may send."""
-        if type(action) is int and 0 <= action < len(self.actions):  # the RL path first
+        kind = type(action)
+        if kind is int and 0 <= action < len(self.actions):  # the RL path first
             index, extra = action, None
+        elif kind is dict and "tone" in action:  # then a language agent's two forms
+            index, extra = self._tone(agent, action), _message(agent, action)
+        elif kind is dict and "action" in action:
+            index, extra = self._named(agent, action["action"], action), None
         else:
             index, extra = self._index(agent, action)
         decisions, value = self.actions[index]

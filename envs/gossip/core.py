@@ -1,6 +1,6 @@
 """Pure rules and state of the four ALIGN gossip games: no I/O, no bus, no text.
 
-(One file of about 540 lines on purpose: the four games share one base, and a reader finds every
+(One file of about 550 lines on purpose: the four games share one base, and a reader finds every
 rule of the family here; who meets whom is in :mod:`.schedules`.)
 
 Every game is a sequence of *rounds*; a round pairs agents (one pair per round in the
@@ -79,8 +79,10 @@ class GossipGame:
 
     def reset(self, rng: np.random.Generator) -> None:
         self.schedule = self.make_schedule(rng)
-        self.resources = np.full(self.n, self.initial_resources, dtype=np.float64)
-        self.tone_counts = np.zeros((self.n, len(TONES)), dtype=np.int64)
+        # stocks change one at a time: Python floats, whose arithmetic numpy scalars only slow
+        self.resources = [float(self.initial_resources)] * self.n
+        # counts (exact in float32 up to 2**24), in the observation's dtype: it copies them whole
+        self.tone_counts = np.zeros((self.n, len(TONES)), dtype=np.float32)
         self.interactions: list[dict[str, Any]] = []
         self._enter_round(0)
         self.phase_index = 0
@@ -100,7 +102,7 @@ class GossipGame:
         #: agent -> (position in its pair, counterpart) this round; absent when sitting out
         self.seats: dict[int, tuple[int, int]] = {}
         #: the same as one code per agent: 0 sitting out, else 1 + position * n + counterpart
-        self.seat_codes = np.zeros(self.n, dtype=np.intp)
+        self.seat_codes = [0] * self.n
         for first, second in self.pairs:
             self.seats[first] = (0, second)
             self.seats[second] = (1, first)
@@ -192,13 +194,13 @@ class GossipGame:
             author, about = pair[position], pair[1 - position]
             self.tone_counts[about, tone] += 1
             self._record_tone(record, position, TONES[tone], message)
-            payload = protocol.GossipPayload(
-                round=self.round,
-                author=self.agents[author],
-                about=self.agents[about],
-                tone=TONES[tone],
-                message=message,
-            )
+            payload: protocol.GossipPayload = {
+                "round": self.round,
+                "author": self.agents[author],
+                "about": self.agents[about],
+                "tone": TONES[tone],
+                "message": message,
+            }
             events.append((GOSSIP, None, payload))
 
     def _record_tone(self, record: dict, position: int, tone: str, message: str | None) -> None:
@@ -219,9 +221,12 @@ class GossipGame:
         raise NotImplementedError
 
     def _action_event(self, actor: int, target: int, action: Any, events: list) -> None:
-        payload = protocol.ActionPayload(
-            round=self.round, actor=self.agents[actor], target=self.agents[target], action=action
-        )
+        payload: protocol.ActionPayload = {
+            "round": self.round,
+            "actor": self.agents[actor],
+            "target": self.agents[target],
+            "action": action,
+        }
         events.append(("action", target, payload))
 
     def _pay(self, rewards: dict[int, float], agent: int, amount: float) -> None:
@@ -288,20 +293,21 @@ class DonationGame(PeerGame):
 
     def _open_interaction(self, pair: Pair) -> protocol.DonationInteraction:
         donor, recipient = pair
-        return protocol.DonationInteraction(
-            round=self.round,
-            donor=self.agents[donor],
-            recipient=self.agents[recipient],
-            action=None,
-            donor_before=float(self.resources[donor]),
-            recipient_before=float(self.resources[recipient]),
-            donation=0.0,
-            benefit=0.0,
-            ratio=0.0,
-            tone=None,
-            message=None,
-            invalid=False,
-        )
+        record: protocol.DonationInteraction = {
+            "round": self.round,
+            "donor": self.agents[donor],
+            "recipient": self.agents[recipient],
+            "action": None,
+            "donor_before": float(self.resources[donor]),
+            "recipient_before": float(self.resources[recipient]),
+            "donation": 0.0,
+            "benefit": 0.0,
+            "ratio": 0.0,
+            "tone": None,
+            "message": None,
+            "invalid": False,
+        }
+        return record
 
     def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
         donor, recipient = pair
@@ -362,14 +368,15 @@ class PrisonersGame(PeerGame):
 
     def _open_interaction(self, pair: Pair) -> protocol.PrisonersInteraction:
         a, b = (self.agents[i] for i in pair)
-        return protocol.PrisonersInteraction(
-            round=self.round,
-            players=[a, b],
-            actions={},
-            payoffs={},
-            tones={a: None, b: None},
-            messages={a: None, b: None},
-        )
+        record: protocol.PrisonersInteraction = {
+            "round": self.round,
+            "players": [a, b],
+            "actions": {},
+            "payoffs": {},
+            "tones": {a: None, b: None},
+            "messages": {a: None, b: None},
+        }
+        return record
 
     def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
         a, b = pair
@@ -436,18 +443,19 @@ class TrustGame(PeerGame):
     def _open_interaction(self, pair: Pair) -> protocol.TrustInteraction:
         investor, responder = pair
         i, r = self.agents[investor], self.agents[responder]
-        return protocol.TrustInteraction(
-            round=self.round,
-            investor=i,
-            responder=r,
-            investor_before=float(self.resources[investor]),
-            responder_before=float(self.resources[responder]),
-            investment=0.0,
-            returned=0.0,
-            payoffs={i: 0.0, r: 0.0},
-            tones={i: None, r: None},
-            messages={i: None, r: None},
-        )
+        record: protocol.TrustInteraction = {
+            "round": self.round,
+            "investor": i,
+            "responder": r,
+            "investor_before": float(self.resources[investor]),
+            "responder_before": float(self.resources[responder]),
+            "investment": 0.0,
+            "returned": 0.0,
+            "payoffs": {i: 0.0, r: 0.0},
+            "tones": {i: None, r: None},
+            "messages": {i: None, r: None},
+        }
+        return record
 
     def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
         investor, responder = pair
@@ -512,16 +520,17 @@ class MarketGame(GossipGame):
 
     def _open_interaction(self, pair: Pair) -> protocol.MarketInteraction:
         seller, buyer = pair
-        return protocol.MarketInteraction(
-            round=self.round,
-            seller=self.agents[seller],
-            buyer=self.agents[buyer],
-            quality=None,
-            choice=None,
-            payoffs={},
-            tone=None,
-            message=None,
-        )
+        record: protocol.MarketInteraction = {
+            "round": self.round,
+            "seller": self.agents[seller],
+            "buyer": self.agents[buyer],
+            "quality": None,
+            "choice": None,
+            "payoffs": {},
+            "tone": None,
+            "message": None,
+        }
+        return record
 
     def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
         seller, buyer = pair

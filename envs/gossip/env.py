@@ -42,7 +42,6 @@ from socialsim.envs.gossip.protocol import (
     GOSSIP,
     TONES,
     GossipSummary,
-    MatchPayload,
     RulesPayload,
 )
 
@@ -148,24 +147,36 @@ class GossipEnv(DecisionEnv):
             self._mask(index, decision),
             lambda: self.game.limit(index),
         )
-        return self.game.check(index, choice), flag
+        if self.codec.amounts:  # the other choices are entries of the game's own action table
+            choice = self.game.check(index, choice)
+        return choice, flag
 
     def apply(
         self, choices: Mapping[str, Any], flags: Mapping[str, dict[str, Any]]
     ) -> tuple[dict[str, float], bool, bool, dict[str, dict[str, Any]]]:
         game, ids, index_of = self.game, self.possible_agents, self._index_of
-        round_before = game.round
-        fallbacks = [index_of[agent] for agent in flags]
+        turn = game.round
+        fallbacks = [index_of[agent] for agent in flags] if flags else ()
         paid, events = game.advance({index_of[a]: c for a, c in choices.items()}, fallbacks)
         publish = self.bus.publish
+        # The events' payloads are built fresh for their one message, of JSON scalars but for a
+        # trust move's flat dict: wrapping them where they are makes them the read-only
+        # payloads the bus keeps (a trusted publisher's), without a copy.
         for kind, target, payload in events:
+            if target is None:
+                to, channel = EVERYONE, GOSSIP
+            else:
+                to, channel = (ids[target],), "private"
+                move = payload["action"]
+                if type(move) is dict:
+                    payload["action"] = MappingProxyType(move)
             publish(
-                turn=round_before,
+                turn=turn,
                 sender=ENV,
-                to=EVERYONE if target is None else (ids[target],),
-                channel=GOSSIP if kind == GOSSIP else "private",
+                to=to,
+                channel=channel,
                 kind=kind,
-                payload=_frozen(payload),
+                payload=MappingProxyType(payload),
                 frozen=True,
             )
         rewards = dict.fromkeys(self.agents, 0.0)
@@ -189,25 +200,23 @@ class GossipEnv(DecisionEnv):
         """Tell each pair of the new round who they meet, in which role, and both stocks."""
         game, ids = self.game, self.possible_agents
         first_role, second_role = game.roles
-        resources = game.resources
+        resources, number, publish = game.resources, game.round, self.bus.publish
         for first, second in game.pairs:
             first_id, second_id = ids[first], ids[second]
-            self.bus.publish(
-                turn=game.round,
+            payload = {  # the protocol's MatchPayload, its two parts read-only
+                "round": number,
+                "roles": MappingProxyType({first_id: first_role, second_id: second_role}),
+                "resources": MappingProxyType(
+                    {first_id: float(resources[first]), second_id: float(resources[second])}
+                ),
+            }
+            publish(
+                turn=number,
                 sender=ENV,
                 to=(first_id, second_id),
                 channel="private",
                 kind="match",
-                payload=_frozen(
-                    MatchPayload(
-                        round=game.round,
-                        roles={first_id: first_role, second_id: second_role},
-                        resources={
-                            first_id: float(resources[first]),
-                            second_id: float(resources[second]),
-                        },
-                    )
-                ),
+                payload=MappingProxyType(payload),
                 frozen=True,
             )
 
@@ -251,7 +260,7 @@ class GossipEnv(DecisionEnv):
         return np.concatenate(
             [
                 np.array([progress], dtype=np.float32),
-                game.resources.astype(np.float32),
+                np.array(game.resources, dtype=np.float32),
                 roles.ravel(),
                 counterparts.ravel(),
                 game.tone_counts.astype(np.float32).ravel(),
@@ -294,12 +303,3 @@ class GossipEnv(DecisionEnv):
 
     def close(self) -> None:
         return None
-
-
-def _frozen(payload: Mapping[str, Any]) -> MappingProxyType:
-    """A payload of the protocol as the bus keeps it, read-only: the family's payloads hold JSON
-    scalars and flat dicts of them (a trust move, a match's roles and stocks), built fresh for
-    the message, so wrapping them is freezing them."""
-    return MappingProxyType(
-        {k: MappingProxyType(v) if type(v) is dict else v for k, v in payload.items()}
-    )

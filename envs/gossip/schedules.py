@@ -130,15 +130,18 @@ def random_schedule(
     ``pairs_per_round`` defaults to as many as fit. With ``entrant_round`` the last agent sits
     out of rounds ``1 .. entrant_round - 1`` and is matched like everyone else from then on.
     """
+    # One shuffle a round, of n - 1 agents before the entry and of n after: ``permuted`` along
+    # the rows of a block draws exactly what one ``permutation`` a round would, in one call.
+    entry = 1 if entrant_round is None else min(max(entrant_round, 1), rounds + 1)
     order: Schedule = []
-    everyone = np.arange(n)
-    before_entry = everyone[:-1]
-    for r in range(1, rounds + 1):
-        active = before_entry if entrant_round is not None and r < entrant_round else everyone
-        shuffled = rng.permutation(active)
-        fit = len(shuffled) // 2
-        count = fit if pairs_per_round is None else min(pairs_per_round, fit)
-        order.append([(int(shuffled[2 * k]), int(shuffled[2 * k + 1])) for k in range(count)])
+    for width, count in ((n - 1, entry - 1), (n, rounds + 1 - entry)):
+        if count <= 0:
+            continue
+        fit = width // 2
+        pairs = fit if pairs_per_round is None else min(pairs_per_round, fit)
+        rows = np.repeat(np.arange(width)[np.newaxis], count, axis=0)
+        for row in rng.permuted(rows, axis=1).tolist():
+            order.append([(row[2 * k], row[2 * k + 1]) for k in range(pairs)])
     return order
 
 

@@ -22,6 +22,16 @@ communication_turns=1``; ours is ``prisoners_v0.env(n_agents=2, schedule="random
   observation tuples), the same text actions. Ours: ``last()`` (the observation vector and the
   action mask) and an int action drawn from the mask.
 
+**The int path does not compare like with like.** TextArena has no RL view: its raw env hands
+back the strings its last step appended and matches one regex per action; it builds no numeric
+observation, no action mask, no per-agent reward, termination or info tables, and it draws no
+seeded randomness at reset. Our int path builds a fresh float32 vector and int8 mask at every
+``last()``, keeps PettingZoo's AEC tables, seeds a Generator per ``reset(seed=...)`` (about
+13 us an episode) and publishes the same audited messages as the text path (5 a round); the
+loop's own agent also pays numpy to draw from the mask where TextArena's side picks a string.
+The int ratio is therefore an RL env against a text env's floor; the like-for-like comparison
+is the text path, where both sides play the same messages and decisions.
+
 One *action* is one ``step`` by the player to act: TextArena's ``env.step(text)``; ours an AEC
 ``env.step(action)`` of an agent with a decision (the ``step(None)`` of agents leaving at the end
 is not counted; its time is). Episodes follow each other, every ``make``/``reset``/``close``
@@ -37,6 +47,7 @@ nothing; skips with a message where ``textarena`` (our ``bench`` extra) is not i
     python experiments/bench/textarena_bench.py --quick            # 4,000, best of 2
     python experiments/bench/textarena_bench.py --make-per-episode
     python experiments/bench/textarena_bench.py --rounds 50       # both games 50 rounds long
+    python experiments/bench/textarena_bench.py --only "prisoners_v0 text path"  # one side
 
 Measured on 2026-12-01 on 2 shared cores under a load of 7 to 10 (other sessions' test suites),
 textarena 0.7.4, ``--trials 7``, three alternating rounds of main's code (466534a) and of this
@@ -72,6 +83,65 @@ a script that is not in the repository; with this one main's int path measures 0
 On a quiet machine (load average under 1), 2026-12-01 evening, ``--trials 5``: text path
 **0.83x** TextArena's default wrappers (26.5 against 22.4 us an action) and int path **0.20x**
 its raw env (27.0 against 5.0 us); neither goal is met at the default 10 rounds.
+
+**The hot path shortened (issue 12, second pass).** Profiled first (cProfile, opcode counts
+per function, callgrind), then: the random schedule drawn in one ``permuted`` call per block
+instead of one ``permutation`` a round (the same draws, pinned by the record hashes); the
+core's payloads and records built as dict literals of their protocol types and made read-only
+where they are built (a match's two parts at once, a trust move when published), instead of a
+generic walk and copy of every payload; stocks and seat codes as Python lists (they change one
+at a time, where numpy scalars cost more than the arithmetic); tone counts kept in the
+observation's dtype, so each observation copies them without a cast; the core's re-check
+skipped for choices the codec takes from the game's own action table; the codec's two dict
+forms decoded without a detour; the AEC step shorter (a leaving agent told by its empty queue,
+rewards added in place). Same records: ``record_hashes.py`` prints main's seven digests, and the
+observations, rewards, infos and bus logs of all four gossip envs in both forms are identical.
+Measured on 2026-12-01 on 2 shared cores under a load of 11 to 20 (other sessions' valgrind
+runs and test suites: a busy machine, to be re-measured on a quiet one), ``--trials 5``, three
+alternating rounds of main's code (fc84ed4) and of this change, this script for both:
+
+| code | text path / TextArena default | int path / TextArena ``-raw`` |
+|---|---|---|
+| main fc84ed4 | 0.68, 0.72, 0.59 | 0.18, 0.18, 0.20 |
+| after | 1.06, 1.00, 1.00 | 0.21, 0.21, 0.24 |
+
+Best microseconds per action in those runs: main text 37.4-43.2, int 44.9-48.1; after text
+28.3-30.9, int 33.2-35.7; TextArena default 25.6-32.8, ``-raw`` 6.9-8.9. The load moves
+times, not instructions. Counted by ``valgrind --tool=callgrind`` (the difference between 60 and
+10 episodes of one of this script's episode functions run alone, after a warm-up one, per
+action, ``PYTHONHASHSEED=0``): the text path main 106,686 and after 86,127 instructions an
+action, the int path main 115,885 and after 94,904, TextArena's default 137,111 and ``-raw``
+26,126 (without the fixed hash seed). Run inside this script (``valgrind --tool=callgrind python
+experiments/bench/textarena_bench.py --only "prisoners_v0 text path" --actions 2400 --trials
+1``, less the same with ``--actions 400``; main's code run by this script) every side counts
+more, likely the garbage collector's passes over the heap that importing textarena enlarges:
+text path main 114,242 and after 92,190, int path main 121,675 and after 97,641, TextArena's
+default 142,897 and ``-raw`` 40,437. TextArena's string work runs at more
+instructions per microsecond than our dict-and-call code, so the text path is even in time at
+fewer instructions.
+
+Where an action's time goes now (cProfile of 1,000 episodes, shares of the loop; cProfile
+inflates many small calls, so read them as proportions):
+
+| part | text path | int path |
+|---|---|---|
+| AEC ``step``, all of it | 69% | 62% |
+| - the env's ``apply`` (once a phase: the core, its messages, infos, the next match) | 45% | 46% |
+| -- the core's ``advance`` (payoffs, payloads, records, the next round) | 20% | 22% |
+| -- ``bus.publish``, 5 messages a round (the bus's own code) | 11% | 12% |
+| -- the infos of both agents | 5% | 4% |
+| - checking the action (the env's ``check_action`` and the codec) | 12% | 6% |
+| - who decides next (``deciding``) | 4% | 3% |
+| ``last()`` (the int path's observation vector and mask) | 2% | 16% |
+| ``bus.read``, one a decision | 10% | - |
+| ``reset`` (seeding a Generator, the schedule, a new bus, the rules, round 1) | 11% | 9% |
+| ``agent_iter`` | 2% | 2% |
+| the loop's own agent (drawing choices, building actions) | 6% | 9% |
+
+The int path's remaining gap: the audited messages (12%), the observation (16%) and the seeded
+reset (9%), roughly 35,000 of its 94,904 instructions by those shares, already cost more than
+TextArena's whole raw action (26,126); closing it would mean dropping the record or the RL view, not shortening
+a path.
 """
 
 from __future__ import annotations
@@ -89,6 +159,12 @@ from socialsim.envs.gossip.protocol import TONES
 TEXTARENA_IPD = "IteratedPrisonersDilemma-v0"
 SENTENCE = "I cooperated last round and I will cooperate again if you do."
 ROUNDS = 10
+RUNS = (
+    "textarena default wrappers",
+    "prisoners_v0 text path",
+    "textarena -raw",
+    "prisoners_v0 int path",
+)
 
 
 @dataclass
@@ -186,6 +262,9 @@ def main(argv: list[str] | None = None) -> None:
         "--rounds", type=int, default=ROUNDS, help="rounds of both games [TextArena's 10]"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--only", choices=RUNS, action="append", help="run only these sides (repeatable)"
+    )
     args = parser.parse_args(argv)
     try:
         import textarena as ta
@@ -207,6 +286,7 @@ def main(argv: list[str] | None = None) -> None:
         ),
         "prisoners_v0 int path": ours(int_episode, args.rounds, args.make_per_episode),
     }
+    runs = {name: runs[name] for name in RUNS if not args.only or name in args.only}
     best: dict[str, Run] = {}
     for trial in range(trials):
         for name, episode in runs.items():
@@ -225,10 +305,12 @@ def main(argv: list[str] | None = None) -> None:
             f" {run.seconds:5.2f} s: {rates[name]:>8,.0f} actions/s,"
             f" {1e6 / rates[name]:5.1f} us per action"
         )
-    text = rates["prisoners_v0 text path"] / rates["textarena default wrappers"]
-    raw = rates["prisoners_v0 int path"] / rates["textarena -raw"]
-    print(f"  ratio text path / textarena default: {text:.2f}x (goal >= 1.0x)")
-    print(f"  ratio int path / textarena -raw:     {raw:.2f}x (goal >= 1.0x)")
+    if {"prisoners_v0 text path", "textarena default wrappers"} <= rates.keys():
+        text = rates["prisoners_v0 text path"] / rates["textarena default wrappers"]
+        print(f"  ratio text path / textarena default: {text:.2f}x (goal >= 1.0x)")
+    if {"prisoners_v0 int path", "textarena -raw"} <= rates.keys():
+        raw = rates["prisoners_v0 int path"] / rates["textarena -raw"]
+        print(f"  ratio int path / textarena -raw:     {raw:.2f}x (goal >= 1.0x)")
 
 
 if __name__ == "__main__":
