@@ -36,6 +36,9 @@ from socialsim import registry
 from socialsim.records import EpisodeRecord
 from socialsim.runner import EpisodeSpec, OnDone, play_specs
 
+#: How often an idle worker looks whether the parent is still alive.
+PARENT_CHECK_SECONDS = 1.0
+
 
 def start_method() -> str:
     """``"fork"`` on Linux when this process runs no other thread, else ``"forkserver"``."""
@@ -60,10 +63,10 @@ def preload_modules(specs: Sequence[EpisodeSpec]) -> list[str]:
 class _ToParent:
     """What a worker writes its records to: each line goes to the parent, the only writer."""
 
-    def __init__(self, directory, results) -> None:
+    def __init__(self, directory, results, parent) -> None:
         self.directory = directory
         self.results = results
-        self.parent = multiprocessing.parent_process()
+        self.parent = parent
 
     def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
         if self.parent is not None and not self.parent.is_alive():
@@ -77,13 +80,29 @@ def _worker(tasks, results, directory, max_concurrent: int) -> None:
     from socialsim.agent import RunContext
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    sink = _ToParent(directory, results)
+    parent = multiprocessing.parent_process()
+    sink = _ToParent(directory, results, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
     try:
-        while (batch := tasks.get()) is not None:
+        while (batch := _next_batch(tasks, parent)) is not None:
             play_specs(batch, sink, max_concurrent, run=run)
     finally:
-        results.put(("exit", "", "", None))
+        if parent is None or parent.is_alive():
+            results.put(("exit", "", "", None))
+        else:  # nobody reads the results any more: exit without waiting to flush them
+            results.cancel_join_thread()
+
+
+def _next_batch(tasks, parent):
+    """The next batch of episodes, or None when there is none or the parent was killed (a
+    worker blocked on the queue would otherwise wait for ever: it holds the queue's write end
+    itself, so the parent's death never reaches it as an end of file)."""
+    while True:
+        try:
+            return tasks.get(timeout=PARENT_CHECK_SECONDS)
+        except queue_module.Empty:
+            if parent is not None and not parent.is_alive():
+                return None
 
 
 class ProcessPool:

@@ -3,6 +3,7 @@ import signal
 import subprocess
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +45,20 @@ def run_cli(path, out) -> subprocess.Popen:
     return cli.start("run", str(path), "--out", str(out), "--quiet")
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux's /proc)."""
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed and not yet reaped by init, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def lines(out) -> int:
     path = out / records.EPISODES
     return path.read_bytes().count(b"\n") if path.exists() else 0
@@ -61,9 +76,15 @@ def test_killed_run_resumes_without_losing_or_duplicating_episodes(tmp_path, wor
     deadline = time.monotonic() + 60
     while lines(killed) < 5 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    workers_left = children(process.pid)
     process.send_signal(signal.SIGKILL)
     process.wait()
     logged_before = lines(killed)
+    deadline = time.monotonic() + 30  # an idle worker looks for its parent every second
+    while workers_left and time.monotonic() < deadline:
+        workers_left = [pid for pid in workers_left if alive(pid)]
+        time.sleep(0.1)
+    assert workers_left == [], "no worker outlives the killed run"
     assert 5 <= logged_before < 50, "the kill must land mid-run"
     assert run_cli(path, killed).wait() == 0
     assert run_cli(path, clean).wait() == 0
