@@ -9,6 +9,7 @@ import pytest
 from socialsim.society.mesa_model import SocietyModel, run_society
 from socialsim.society.vectorised import (
     PREFETCH_MIN_AGENTS,
+    PREFETCH_MIN_POPULATION,
     ReplicatedSociety,
     VectorSociety,
     statistic_columns,
@@ -86,11 +87,13 @@ def test_runs_in_pieces_and_steps_add_up_to_one_run():
 
 @pytest.mark.parametrize("prefetch", [True, None])
 def test_prefetching_the_draws_changes_nothing(prefetch):
-    # From PREFETCH_MIN_AGENTS agents in all, prefetch=None draws in a thread too.
-    replicates = PREFETCH_MIN_AGENTS // 25 + 1
+    # From PREFETCH_MIN_AGENTS agents in all in populations of PREFETCH_MIN_POPULATION,
+    # prefetch=None draws in a thread too.
+    population = {name: PREFETCH_MIN_POPULATION // 25 * n for name, n in MIXED.items()}
+    replicates = PREFETCH_MIN_AGENTS // PREFETCH_MIN_POPULATION + 1
     seeds = list(range(replicates))
-    plain = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
-    threaded = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    plain = ReplicatedSociety(population, seeds=seeds, error=0.1)
+    threaded = ReplicatedSociety(population, seeds=seeds, error=0.1)
     pd.testing.assert_frame_equal(
         plain.run(6, prefetch=False), threaded.run(6, prefetch=prefetch), check_exact=True
     )

@@ -84,6 +84,18 @@ Before this engine's record (main at fc84ed4), 2026-12-01, 2 cores shared with o
 (issue 3's goal: <= 60 s), 193x Mesa. On a quiet machine (load average under 1), the default
 command: 10^3 agents 36x one population, 72x batched (draw thread on); 10^4 135x and 118x;
 10^5 255x. Before the batched engine (466534a): 15x, 89-105x and 139-175x.
+
+Quiet machine (load average under 1), 2026-12-01 late evening. ``--sizes 1000 --trials 7
+--prefetch on`` and ``off``, the engine before this change (fc84ed4) and after, alternately,
+two rounds (batched / Mesa): before 63x, 69x with the thread and 65x, 68x without; after 73x,
+75x with the thread and 77x, 90x without. With a free second core the thread does not pay at
+100 x 10^3 agents (each replicate's draw calls are too short to overlap), while it does at 10 x
+10^4 (``--sizes 10000 100000 --trials 3``, on / off, two rounds each: batched 187x, 174x / 115x,
+139x) and at 10^5 (250x, 265x / 233x, 182x); so ``prefetch=None`` now also asks for
+``PREFETCH_MIN_POPULATION`` (10^4) agents per population. The default command then, twice:
+10^3 37x and 30x one population, **81x and 72x batched**; 10^4 150x, 117x and 168x, 171x
+batched; 10^5 240x, 239x. The goal holds from 10^4 and not at 10^3: the exact per-replicate
+draws are about 60% of a batched round of 10^3 agents (see ``--profile``).
 """
 
 from __future__ import annotations

@@ -36,10 +36,11 @@ A round costs about twenty array calls whatever the number of agents or replicat
 buffers allocated once, and no Python loop over agents (one loop over replicates, for their
 draws, which are about 60% of a round of 10^3 agents: see the benchmark).
 
-``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all, given a
-second CPU, a second thread draws the next round while this one is played (``shuffle`` and
+``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all in
+populations of :data:`PREFETCH_MIN_POPULATION` or more, given a second CPU, a second thread draws the next round while this one is played (``shuffle`` and
 ``random`` release the GIL), and the main thread draws with it what is left once its play is
-done; below it the hand-off costs more than it saves. Each replicate's draws are made by one
+done; below either size the hand-off costs more than it saves (a replicate of 10^3 agents
+draws in calls too short for the two threads to overlap). Each replicate's draws are made by one
 thread, in order, so the results are the same either way.
 
 | | |
@@ -110,6 +111,8 @@ KEYS = 2 * SLIPPED
 BINS = (2, 3, len(STRATEGIES), len(STRATEGIES))
 # Agents in all (replicates x agents) from which run() draws in a second thread by default.
 PREFETCH_MIN_AGENTS = 30_000
+# ... and agents per population (100 replicates of 10^3 agents play faster without the thread).
+PREFETCH_MIN_POPULATION = 10_000
 
 
 def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -309,8 +312,8 @@ class ReplicatedSociety:
 
         With ``prefetch`` a second thread draws the next round while this one is played, and
         this thread draws with it the replicates still left once its play is done; ``None``
-        (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all when the
-        process may use a second CPU. Each replicate's draws of a round are made by one thread,
+        (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all, in populations
+        of :data:`PREFETCH_MIN_POPULATION` or more, when the process may use a second CPU. Each replicate's draws of a round are made by one thread,
         after those of the round before and never past the last round, so the draws and the
         results are exactly those of ``prefetch=False``.
         """
@@ -319,6 +322,7 @@ class ReplicatedSociety:
         if prefetch is None:
             prefetch = (
                 self.replicates * self.n_agents >= PREFETCH_MIN_AGENTS
+                and self.n_agents >= PREFETCH_MIN_POPULATION
                 and len(os.sched_getaffinity(0)) > 1
             )
         if not isinstance(prefetch, bool):
