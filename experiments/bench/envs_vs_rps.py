@@ -115,6 +115,15 @@ per agent-step; building the frozen ``TurnResult`` of each turn about 3,700 (a f
 dataclass of 9 fields takes about 14,600 instructions to build, a plain one 2,900). At this load the AEC ratio moves by 0.2 between
 runs of the same code: the >= 1.2x margin asked of it is not shown here; the quiet machine's
 figure is to be re-measured.
+
+Quiet machine (load average under 1), 2026-12-01 late evening, after the Decrypto and gossip
+steps above were merged (main 2547d38): ``--agent-steps 10000 --trials 3``, every env: Parallel
+donation 1.30, prisoners 1.98, trust 1.52, market 1.79, decrypto 1.77, matching pennies 3.33;
+AEC donation 1.47, prisoners 2.00, trust 1.56, market 1.56, **decrypto 0.96**, matching pennies
+2.13; N=243 / N=9 Parallel 0.77, AEC 1.20. Then three runs of ``--envs donation_v0 decrypto_v0
+--forms aec --agent-steps 30000 --trials 5 --no-scaling``: donation 1.34, 1.35, 1.19; Decrypto
+1.15, 1.11, 0.92. Decrypto's AEC form is at about 1.0x in the median of four runs (0.92-1.15;
+before these changes 0.71-1.08 on the quiet machine): met in the median, not with a margin.
 """
 
 from __future__ import annotations
