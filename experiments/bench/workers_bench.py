@@ -67,6 +67,15 @@ What the parent itself spends (``/usr/bin/time`` of ``socialsim run align_donati
 main's parent and its spawned workers spent 9.79 s together against 6.56 s for the whole
 1-worker run, the difference being the workers' re-imports and the parent's decoding and
 re-encoding of every record.
+
+Late evening (main 743e82b, the envs' and the runner's steps cheaper), quiet machine, three
+runs: ``--trials 3`` donation 4.28 / 2.72 s, 1.57x and Decrypto 5.30 / 3.18 s, 1.66x;
+``--trials 3 --only align_donation_grid`` 4.54 / 2.17 s, 2.10x; ``--trials 5`` donation 3.69 /
+2.11 s, **1.75x** and Decrypto 3.98 / 2.35 s, **1.69x**. The same code's 1-worker time moved
+from 3.69 to 4.70 s between trials of one run, so single ratios are loose. The episodes got
+faster (Decrypto's 768 on one worker 4.0-5.3 s, against 4.9-5.0 s before), while the parent's
+serial part stayed 0.33-0.55 s CPU, so it bounds the speed-up lower than before: about 1.7x,
+short of the 1.8x goal.
 """
 
 from __future__ import annotations
