@@ -160,11 +160,11 @@ def test_without_gossip_the_recipient_never_decides_and_nothing_is_published():
     assert env.turn == 36
 
 
-@pytest.mark.parametrize(("module", "kwargs"), MODES, ids=IDS)
-def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
-    env = module.parallel_env(**kwargs)
-    rng = np.random.default_rng(7)
-    observations, infos = env.reset(seed=3)
+def play_random(env, seed: int, choices: int):
+    """Play one episode of the Parallel ``env`` reset with ``seed``, each decision a legal
+    action drawn by a generator seeded ``choices``; return the env, its bus log kept."""
+    rng = np.random.default_rng(choices)
+    observations, infos = env.reset(seed=seed)
     while env.agents:
         actions = {}
         for agent in env.agents:
@@ -172,6 +172,12 @@ def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
                 mask = observations[agent]["action_mask"]
                 actions[agent] = int(rng.choice(np.flatnonzero(mask)))
         observations, _, _, _, infos = env.step(actions)
+    return env
+
+
+@pytest.mark.parametrize(("module", "kwargs"), MODES, ids=IDS)
+def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
+    env = play_random(module.parallel_env(**kwargs), seed=3, choices=7)
     actions_seen = 0
     rules = [m for m in env.bus.log if m.kind == "rules"]
     assert len(rules) == 1 and rules[0] is env.bus.log[0]
@@ -210,16 +216,7 @@ def _read_only(value) -> bool:
 
 @pytest.mark.parametrize(("module", "kwargs"), MODES, ids=IDS)
 def test_every_message_the_env_publishes_is_read_only(module, kwargs):
-    env = module.parallel_env(**kwargs)
-    rng = np.random.default_rng(5)
-    observations, infos = env.reset(seed=2)
-    while env.agents:
-        actions = {}
-        for agent in env.agents:
-            if infos[agent]["decision"]:
-                mask = observations[agent]["action_mask"]
-                actions[agent] = int(rng.choice(np.flatnonzero(mask)))
-        observations, _, _, _, infos = env.step(actions)
+    env = play_random(module.parallel_env(**kwargs), seed=2, choices=5)
     kinds = {message.kind for message in env.bus.log}
     assert {"rules", "match", "action"} <= kinds
     assert [m.id for m in env.bus.log if not _read_only(m.payload)] == []
