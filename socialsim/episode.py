@@ -308,11 +308,9 @@ class Episode:
     def record(self, status: str, error: str | None, started: str, wall: float) -> EpisodeRecord:
         """The episode's record, made of plain values (the messages thawed)."""
         bus = self.bus
-        summary = getattr(self.unwrapped, "summary", None)
         return EpisodeRecord(
             **self._fields(status, error, started, wall),
             messages=[m.to_json() for m in bus.log] if bus is not None else [],
-            summary=jsonable(summary()) if callable(summary) and status == "done" else {},
         )
 
     def line(self, status: str, error: str | None, started: str, wall: float) -> str:
@@ -320,15 +318,14 @@ class Episode:
         the episode as it was played: the messages' read-only payloads are read by the encoder
         as the bus holds them, not copied into plain ones first."""
         bus = self.bus
-        summary = getattr(self.unwrapped, "summary", None)
         fields = self._fields(status, error, started, wall)
         fields["messages"] = [message_fields(m) for m in bus.log] if bus is not None else []
-        fields["summary"] = jsonable(summary()) if callable(summary) and status == "done" else {}
         return canonical_json(fields)
 
     def _fields(self, status: str, error: str | None, started: str, wall: float) -> dict[str, Any]:
-        """The record's fields but its messages and summary."""
+        """The record's fields but its messages (the one field whose form differs)."""
         spec = self.spec
+        summary = getattr(self.unwrapped, "summary", None)
         counters = {}
         events = {}
         for agent_id, agent in self.agents.items():
@@ -355,6 +352,7 @@ class Episode:
             "events": events,
             "probes": self.probe_results,
             "timing": {"started": started, "wall_s": round(wall, 6)},
+            "summary": jsonable(summary()) if callable(summary) and status == "done" else {},
         }
 
 
