@@ -17,7 +17,7 @@ import numpy as np
 from socialsim import registry
 from socialsim.agent import Agent, RunContext
 from socialsim.bus import Message
-from socialsim.plain_json import canonical_json, jsonable
+from socialsim.plain_json import canonical_json, jsonable, orjson_text
 from socialsim.records import EpisodeRecord
 from socialsim.seeding import agent_seed
 
@@ -284,12 +284,10 @@ class Episode:
             if flag:
                 invalid[agent_id] = jsonable(flag)
                 self.invalid[agent_id] += 1
-        step_rewards = {}
-        for agent_id, reward in rewards.items():
-            reward = float(reward)
-            if reward:
-                step_rewards[agent_id] = reward
-                self.returns[agent_id] = self.returns.get(agent_id, 0.0) + reward
+        step_rewards = {a: float(r) for a, r in rewards.items() if r}
+        returns = self.returns
+        for agent_id, reward in step_rewards.items():
+            returns[agent_id] = returns.get(agent_id, 0.0) + reward
         if not actions and not step_rewards:
             return
         entry = {
@@ -308,22 +306,29 @@ class Episode:
     def record(self, status: str, error: str | None, started: str, wall: float) -> EpisodeRecord:
         """The episode's record, made of plain values (the messages thawed)."""
         bus = self.bus
+        fields = self._fields(status, error, started, wall)
+        fields["summary"] = jsonable(fields["summary"])
         return EpisodeRecord(
-            **self._fields(status, error, started, wall),
-            messages=[m.to_json() for m in bus.log] if bus is not None else [],
+            **fields, messages=[m.to_json() for m in bus.log] if bus is not None else []
         )
 
     def line(self, status: str, error: str | None, started: str, wall: float) -> str:
         """The line of :meth:`record` (:meth:`EpisodeRecord.line`, the same text), encoded from
-        the episode as it was played: the messages' read-only payloads are read by the encoder
-        as the bus holds them, not copied into plain ones first."""
+        the episode as it was played: the messages' read-only payloads and the summary are read
+        by the encoder as they are, not copied into plain values first. Where orjson's text is
+        kept, it is that of the plain values (:func:`jsonable` and the encoder convert every
+        other value alike, and orjson refuses the keys they convert differently)."""
         bus = self.bus
         fields = self._fields(status, error, started, wall)
         fields["messages"] = [message_fields(m) for m in bus.log] if bus is not None else []
-        return canonical_json(fields)
+        text = orjson_text(fields)
+        if text is None:  # the standard encoder's text, of the plain summary, as record()'s
+            fields["summary"] = jsonable(fields["summary"])
+            text = canonical_json(fields)
+        return text
 
     def _fields(self, status: str, error: str | None, started: str, wall: float) -> dict[str, Any]:
-        """The record's fields but its messages (the one field whose form differs)."""
+        """The record's fields but its messages, the summary as the env returns it."""
         spec = self.spec
         summary = getattr(self.unwrapped, "summary", None)
         counters = {}
@@ -352,7 +357,7 @@ class Episode:
             "events": events,
             "probes": self.probe_results,
             "timing": {"started": started, "wall_s": round(wall, 6)},
-            "summary": jsonable(summary()) if callable(summary) and status == "done" else {},
+            "summary": summary() if callable(summary) and status == "done" else {},
         }
 
 

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from socialsim.agent import Agent
@@ -135,6 +136,28 @@ def test_the_line_encoded_from_the_played_episode_is_the_records_line(experiment
     line = episode.line("done", None, "2026-12-01T00:00:00+00:00", 0.5)
     record = episode.record("done", None, "2026-12-01T00:00:00+00:00", 0.5)
     assert record.messages and line == record.line()
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        {"n": np.int64(3), "x": np.float32(0.5), "t": (1, 2), "s": {"b", "a"}},  # orjson's text
+        {"n": np.int64(3), 7: "a key jsonable writes as the string '7'"},
+        {"small": 2.5e-07, "flag": True},  # the standard encoder writes 2.5e-07
+        {"undefined": float("nan")},
+    ],
+)
+def test_the_line_of_a_summary_not_plain_is_the_records_line(summary):
+    # Episode.line encodes the env's summary as it is; the record makes it plain first
+    from socialsim.config import load
+    from socialsim.episode import Episode
+
+    episode = Episode(load("align_quickstart", ["episodes=1"]).specs()[0])
+    episode.play()
+    episode.unwrapped.summary = lambda: summary
+    line = episode.line("done", None, "2026-12-01T00:00:00+00:00", 0.5)
+    assert line == episode.record("done", None, "2026-12-01T00:00:00+00:00", 0.5).line()
+    assert '"summary":{' in line
 
 
 def test_a_frozen_payload_is_encoded_as_its_thawed_copy():
