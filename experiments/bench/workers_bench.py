@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -121,7 +122,10 @@ def one_trial(name: str, workers: int, backend: str) -> dict:
     }
 
 
-def trial(name: str, workers: int, backend: str) -> dict:
+def trial(name: str, workers: int, backend: str, root: str | None = None) -> dict:
+    """One trial in a fresh process; ``root``: the worktree whose code it runs (the shim that
+    maps the installed package onto ``$SOCIALSIM_ROOT``), else this environment's."""
+    env = None if root is None else {**os.environ, "SOCIALSIM_ROOT": root}
     code = (
         "import json, sys; sys.argv[0] = 'workers_bench'; "
         "from workers_bench import one_trial; "
@@ -133,6 +137,7 @@ def trial(name: str, workers: int, backend: str) -> dict:
         text=True,
         check=True,
         cwd=__file__.rsplit("/", 1)[0],
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -142,15 +147,23 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--ray", action="store_true", help="time the Ray backend too")
     parser.add_argument("--only", nargs="*", help="experiment names")
+    parser.add_argument(
+        "--against",
+        metavar="ROOT",
+        help="also time the code of the worktree ROOT (e.g. a detached checkout of main), "
+        "its trials interleaved with these ones (needs the helpers' SOCIALSIM_ROOT shim)",
+    )
     args = parser.parse_args()
-    setups = [("1 worker", 1, "local"), ("2 workers", 2, "local")]
+    setups = [("1 worker", 1, "local", None), ("2 workers", 2, "local", None)]
     if args.ray:
-        setups.append(("ray, 2 CPUs", 2, "ray"))
+        setups.append(("ray, 2 CPUs", 2, "ray", None))
+    if args.against:
+        setups += [(f"{label} @ROOT", w, b, args.against) for label, w, b, _ in list(setups)]
     for name in args.only or EXPERIMENTS:
         best: dict[str, dict] = {}
         for number in range(args.trials):
-            for label, workers, backend in setups:
-                result = trial(name, workers, backend)
+            for label, workers, backend, root in setups:
+                result = trial(name, workers, backend, root)
                 if label not in best or result["wall_s"] < best[label]["wall_s"]:
                     best[label] = result
                 init = f", ray.init {result['ray_init_s']:.2f} s" if "ray_init_s" in result else ""
@@ -159,12 +172,12 @@ def main() -> None:
                     f"process {result['parent_cpu_s']:.2f} s, forked workers "
                     f"{result['workers_cpu_s']:.2f} s){init}"
                 )
-        one = best["1 worker"]
-        print(f"{name}: {one['episodes']} episodes, best of {args.trials}")
+        print(f"{name}: {best['1 worker']['episodes']} episodes, best of {args.trials}")
         for label, result in best.items():
+            one = best["1 worker @ROOT" if label.endswith("@ROOT") else "1 worker"]
             per = result["wall_s"] / result["episodes"] * 1e3
             print(
-                f"  {label:12s} {result['wall_s']:7.2f} s  {per:6.2f} ms/episode  "
+                f"  {label:18s} {result['wall_s']:7.2f} s  {per:6.2f} ms/episode  "
                 f"speed-up {one['wall_s'] / result['wall_s']:.2f}x"
             )
         if "ray, 2 CPUs" in best:
