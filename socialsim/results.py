@@ -221,8 +221,14 @@ def run(
                 return Results(experiment, out, len(specs), 0, [])
             checked = {id(s) for s in check}
             ordered = [*check, *(s for s in todo if id(s) not in checked)]  # checks first
-            if experiment.backend == "ray":
-                play = _checks_here(play, len(check), experiment.max_concurrent)
+            if experiment.backend == "ray":  # a handful of model-free episodes: not worth tasks
+
+                def here(some, log, on_done=None):
+                    runner.play_specs(some, log, experiment.max_concurrent, on_done)
+
+                play = _checks_first(here, play, len(check))
+            elif experiment.workers <= 1:  # no worker waits here: the checks first, all of them
+                play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
             with _AfterChecks(check, out, start) as log:
                 failed, done = _play(ordered, log, play, progress)
             logged = len(specs) - len(todo) + done
@@ -353,12 +359,13 @@ def _check_episodes(
             raise _check_failed(spec, line)
 
 
-def _checks_here(play: runner.Play, checks: int, max_concurrent: int) -> runner.Play:
-    """``play`` (Ray) for all but the first ``checks`` episodes, which this process plays
-    first: a handful of model-free episodes, not worth the tasks."""
+def _checks_first(play_checks: runner.Play, play: runner.Play, checks: int) -> runner.Play:
+    """A ``play`` that plays the first ``checks`` episodes with ``play_checks``, then the rest
+    with ``play``."""
 
     def play_all(specs, log, on_done=None) -> None:
-        runner.play_specs(specs[:checks], log, max_concurrent, on_done)
+        if specs[:checks]:
+            play_checks(specs[:checks], log, on_done)
         if specs[checks:]:
             play(specs[checks:], log, on_done)
 
