@@ -30,9 +30,8 @@ distinct words (the hint vocabulary, the keywords), so it never builds a dict of
 
 The package stores its vocabulary as a one-column parquet file, read with pyarrow (part of the
 ``glove`` extra) the first time only: the unit vectors and the sorted table are then kept under
-:func:`decoded_cache_root` and memory-mapped by every later process, which so loads them in
-milliseconds (a dict of the words took about 0.2 s to build, in the run's process before it
-forks its workers, so in a part no worker count speeds up).
+:func:`decoded_cache_root` and memory-mapped by every later process, which so builds nothing
+per word (see ``experiments/bench/workers_bench.py``).
 """
 
 from __future__ import annotations
