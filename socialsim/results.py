@@ -12,6 +12,11 @@ The experiment is checked in full before anything is written (a :class:`ConfigEr
 field, the value and what is allowed), one episode of each model-free cell is played as a check,
 then the manifest is written and the missing episodes are played; a directory that holds the
 same experiment with fewer ``episodes`` grows in place.
+
+The check episodes are sent to the run's workers first and the rest right after them: the
+workers do not wait while the last checks end and the manifest is written; the records that end
+meanwhile are held (:class:`_AfterChecks`) and written once every check is done, and a failed
+check is a config error with nothing written.
 """
 
 from __future__ import annotations
@@ -194,29 +199,39 @@ def run(
     grown = _grown_from(held, experiment, out)
     specs = experiment.specs()
     todo = runner.pending(specs, out)
+    check = runner.check_specs(todo)
+
+    def start() -> records.EventLog:  # once every check episode is done
+        if held is None or grown:
+            _write_manifest(experiment, out, held, grown, len(specs))
+        say(
+            f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
+            f"logged, {len(todo)} to run -> {out}"
+        )
+        return records.EventLog(out)
+
     try:
         with runner.players(
             todo, experiment.max_concurrent, experiment.workers, experiment.backend, out
         ) as play:
-            checks = _check_episodes(runner.check_specs(todo), experiment, play)
             if check_only:
+                _check_episodes(check, experiment, play)
                 for line in plan_lines(experiment, out, len(specs), len(todo), grown):
                     say(line)
                 return Results(experiment, out, len(specs), 0, [])
-            if held is None or grown:
-                _write_manifest(experiment, out, held, grown, len(specs))
-            say(
-                f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
-                f"logged, {len(todo)} to run -> {out}"
-            )
-            logged = len(specs) - len(todo)  # done records, counted as they are written
-            with records.EventLog(out) as log:
-                for line in checks.values():
-                    log.write(line, "done")
-                logged += len(checks)
-                rest = [s for s in todo if id(s) not in checks]
-                failed, done = _play(rest, log, play, progress)
-                logged += done
+            checked = {id(s) for s in check}
+            ordered = [*check, *(s for s in todo if id(s) not in checked)]  # checks first
+            if experiment.backend == "ray":  # a handful of model-free episodes: not worth tasks
+
+                def here(some, log, on_done=None):
+                    runner.play_specs(some, log, experiment.max_concurrent, on_done)
+
+                play = _checks_first(here, play, len(check))
+            elif experiment.workers <= 1:  # no worker waits here: the checks first, all of them
+                play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
+            with _AfterChecks(check, out, start) as log:
+                failed, done = _play(ordered, log, play, progress)
+            logged = len(specs) - len(todo) + done
     except RunStopped as stop:
         raise RunStopped(
             f"{experiment.name}: stopped, as no retry can heal this: {stop}; "
@@ -316,33 +331,92 @@ def plan_lines(
     return lines
 
 
+def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:
+    where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
+    return ConfigError(
+        f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
+        f"writing anything, failed: {records.EpisodeRecord.from_line(line).error}"
+    )
+
+
 def _check_episodes(
     specs: list[runner.EpisodeSpec], experiment: Experiment, play: runner.Play
-) -> dict[int, str]:
-    """Play one episode of each cell whose seats call no model, before anything is written: a
-    seat kind that cannot make one of the env's decisions is a config error (its record is
-    kept and logged once the run starts). They are played by the run's workers (``play``),
-    on the Ray backend in this process."""
+) -> None:
+    """Play only the check episodes (``check_only``): one of each cell whose seats call no
+    model; a seat kind that cannot make one of the env's decisions is a config error. They are
+    played by the run's workers (``play``), on the Ray backend in this process."""
     if not specs:
-        return {}
+        return
     log = runner.RecordList()
     if experiment.backend == "ray":  # a handful of model-free episodes: not worth the tasks
         runner.play_specs(specs, log, experiment.max_concurrent)
     else:
         play(specs, log)
     by_key = log.by_key()
-    checks = {}
     for spec in specs:
         status, line = by_key[runner.key_of(spec)]
         if status != "done":
+            raise _check_failed(spec, line)
+
+
+def _checks_first(play_checks: runner.Play, play: runner.Play, checks: int) -> runner.Play:
+    """A ``play`` that plays the first ``checks`` episodes with ``play_checks``, then the rest
+    with ``play``."""
+
+    def play_all(specs, log, on_done=None) -> None:
+        if specs[:checks]:
+            play_checks(specs[:checks], log, on_done)
+        if specs[checks:]:
+            play(specs[checks:], log, on_done)
+
+    return play_all
+
+
+class _AfterChecks:
+    """The log of a run until its check episodes are done: every line is held; the last check
+    done, ``start`` writes the manifest and opens the :class:`~socialsim.records.EventLog`, and
+    the held lines go to it in the order they came. A failed check raises the config error, with
+    nothing written. (Episodes sent after the checks may end before them, in another worker.)"""
+
+    def __init__(
+        self,
+        checks: list[runner.EpisodeSpec],
+        directory: Path,
+        start: Callable[[], records.EventLog],
+    ):
+        self.directory = directory  # the run's, for the agents' RunContext
+        self.waiting = {runner.key_of(spec): spec for spec in checks}
+        self.start = start
+        self.held: list[tuple[str, str, tuple[str, int] | None]] = []
+        self.log: records.EventLog | None = None if self.waiting else start()
+
+    @property
+    def open(self) -> bool:
+        return self.log is not None
+
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
+        if self.log is not None:
+            self.log.write(line, status, key)
+            return
+        if key is None or not status:  # a writer that does not say (Ray)
             record = records.EpisodeRecord.from_line(line)
-            where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
-            raise ConfigError(
-                f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
-                f"writing anything, failed: {record.error}"
-            )
-        checks[id(spec)] = line
-    return checks
+            key, status = record.key, record.status
+        spec = self.waiting.pop(key, None)
+        if spec is not None and status != "done":
+            raise _check_failed(spec, line)
+        self.held.append((line, status, key))
+        if not self.waiting:
+            self.log = self.start()
+            for held in self.held:
+                self.log.write(*held)
+            self.held = []
+
+    def __enter__(self) -> _AfterChecks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.log is not None:
+            self.log.close()
 
 
 def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
@@ -355,28 +429,35 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], log: records.EventLog, play: runner.Play, progress: bool
+    specs: list[runner.EpisodeSpec], log: _AfterChecks, play: runner.Play, progress: bool
 ) -> tuple[list[records.EpisodeRecord], int]:
-    """Play ``specs`` into ``log``; return the failed records and the number done."""
-    from tqdm import tqdm
-
+    """Play ``specs`` into ``log``; return the failed records and the number done. The
+    progress bar (``progress``) starts once the log is open, after the line that says the plan."""
     failed: list[records.EpisodeRecord] = []
     done = 0
-    with tqdm(
-        total=len(specs), unit="ep", disable=None if progress else True, file=sys.stderr
-    ) as bar:
+    bar = None
 
-        def on_done(status: str, record: records.EpisodeRecord | None) -> None:
-            nonlocal done
-            if record is None:
-                done += 1
-            else:
-                failed.append(record)
-                if _unhealable(record):
-                    raise RunStopped(record.error)
+    def on_done(status: str, record: records.EpisodeRecord | None) -> None:
+        nonlocal done, bar
+        if record is None:
+            done += 1
+        else:
+            failed.append(record)
+            if _unhealable(record):
+                raise RunStopped(record.error)
+        if progress and log.open:
+            if bar is None:
+                from tqdm import tqdm
+
+                bar = tqdm(total=len(specs), unit="ep", disable=None, file=sys.stderr)
+                bar.update(done + len(failed) - 1)
             bar.set_postfix(failed=len(failed), refresh=False)
             bar.update(1)
 
+    try:
         if specs:
             play(specs, log, on_done)
+    finally:
+        if bar is not None:
+            bar.close()
     return failed, done

@@ -4,10 +4,10 @@ import threading
 
 import pytest
 
-from socialsim import pool
-from socialsim.config import load
+from socialsim import pool, runner
+from socialsim.config import ConfigError, load
 from socialsim.records import EpisodeRecord, read_records
-from socialsim.results import run
+from socialsim.results import _AfterChecks, run
 from socialsim.runner import RecordList, play_specs
 
 
@@ -82,3 +82,76 @@ def test_forkserver_workers_log_the_records_of_one_process(tmp_path):
         stop.set()
         thread.join()
     assert len(one) == 8 and served == one
+
+
+# -- the check episodes, sent to the workers with the rest ---------------------------------------
+
+FAILS_WITH_FIRST_1 = '''
+from socialsim.agent import Agent
+
+
+class Picky(Agent):
+    """Shows ``first`` every round, and cannot play at all when ``first`` is 1."""
+
+    def __init__(self, first: int = 0):
+        self.first = first
+
+    def act(self, observation, messages, info):
+        if self.first == 1:
+            raise RuntimeError("picky cannot play heads")
+        return self.first
+'''
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failed_check_episode_writes_nothing_with_one_worker_or_two(
+    tmp_path, monkeypatch, workers
+):
+    (tmp_path / "picky_agents.py").write_text(FAILS_WITH_FIRST_1)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = {
+        "name": "picky",
+        "episodes": 20,
+        "env": {"id": "matching_pennies_v0", "kwargs": {"rounds": 3}},
+        "seats": {
+            "matcher": {"kind": "picky_agents:Picky"},
+            "mismatcher": {"kind": "pennies_random"},
+        },
+        "grid": {"seats.matcher.first": [0, 1]},
+    }
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError) as error:
+        run({**config, "workers": workers}, out=out)
+    assert str(error.value) == (
+        "grid cell {'seats.matcher.first': 1}: episode 0 (seed 0), played as a check before "
+        "writing anything, failed: seat matcher (picky_agents:Picky): RuntimeError: picky cannot "
+        "play heads"
+    )
+    assert not out.exists()
+
+
+def test_lines_are_held_until_the_last_check_is_done_then_written_in_order(tmp_path):
+    specs = load("matching_pennies", ["episodes=3"]).specs()  # 2 cells (env.form) x 3
+    checks = runner.check_specs(specs)
+    assert [s.episode for s in checks] == [0, 0] and checks == [specs[0], specs[3]]
+    started: list[RecordList] = []
+
+    def start() -> RecordList:
+        started.append(RecordList())
+        return started[-1]
+
+    log = _AfterChecks(checks, tmp_path, start)
+    log.write("other", "done", runner.key_of(specs[1]))  # sent after the checks, ended first
+    log.write("first check", "done", runner.key_of(specs[0]))
+    assert started == [] and not log.open
+    log.write("last check", "done", runner.key_of(specs[3]))
+    assert len(started) == 1 and log.open
+    log.write("after", "failed", runner.key_of(specs[2]))
+    assert started[0].lines == ["other", "first check", "last check", "after"]
+    assert [status for status, _ in started[0].entries] == ["done", "done", "done", "failed"]
+
+
+def test_a_run_without_check_episodes_opens_its_log_at_once(tmp_path):
+    started = []
+    log = _AfterChecks([], tmp_path, lambda: started.append(RecordList()) or started[-1])
+    assert log.open and len(started) == 1

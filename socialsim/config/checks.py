@@ -14,11 +14,12 @@ from socialsim.plain_json import canonical_json
 
 
 def check_cell(
-    config: dict[str, Any], where: str = "", built: dict[str, None] | None = None
+    config: dict[str, Any], where: str = "", built: dict[str, Any] | None = None
 ) -> None:
-    """Check one fully resolved configuration (no grid): its keys, its env (built once), and
-    every seat's agent (built once per distinct spec, so that a bad parameter or a missing
-    optional package is found before anything is written)."""
+    """Check one fully resolved configuration (no grid): its keys, its env, and every seat's
+    agent (built, so that a bad parameter or a missing optional package is found before
+    anything is written). ``built`` holds what the cells of one experiment share, checked
+    once: each distinct env (its seats), seat spec and seat fit."""
     built = {} if built is None else built
     try:
         check_keys(where, config, TOP_KEYS)
@@ -35,27 +36,14 @@ def check_cell(
             raise ConfigError(
                 f"{where}env.form: {form!r} is not allowed; allowed: {', '.join(registry.FORMS)}"
             )
-        kwargs = env.get("kwargs", {})
-        module = registry.env_module(env["id"])
-        registry.check_kwargs(f"{where}env.kwargs", module.raw_env, kwargs)
-        try:
-            possible_agents = list(module.raw_env(**kwargs).possible_agents)
-        except (TypeError, ValueError) as error:  # "name: must be ..." names the keyword
-            raise ConfigError(f"{where}env.kwargs{_dotted(str(error))}") from None
-        except MemoryError as error:  # numpy names the size it could not allocate
-            raise ConfigError(
-                f"{where}env.kwargs: {env['id']} with {kwargs} is too large for this machine: "
-                f"{error}"
-            ) from None
+        possible_agents = _env_seats(where, env, built)
         seats = config["seats"]
         for seat, spec in seats.items():
             if seat != DEFAULT_SEAT and seat not in possible_agents:
                 raise ConfigError(
                     f"{where}seats.{seat}: unknown seat {seat!r}; the env's seats are {', '.join(possible_agents)} (or '*' for all)"
                 )
-            registry.check_agent_spec(f"{where}seats.{seat}", spec)
-            _build_once(f"{where}seats.{seat}", spec, built)
-            _check_key_variable(f"{where}seats.{seat}", spec)
+            _check_seat_once(f"{where}seats.{seat}", spec, built)
         missing = [a for a in possible_agents if a not in seats and DEFAULT_SEAT not in seats]
         if missing:
             raise ConfigError(
@@ -63,7 +51,10 @@ def check_cell(
             )
         for agent_id in possible_agents:  # every seat's kind fits its env and its decisions
             name = agent_id if agent_id in seats else DEFAULT_SEAT
-            registry.check_fit(f"{where}seats.{name}", seats[name], env["id"], agent_id)
+            fit = f"fit:{seats[name]['kind']}:{env['id']}:{agent_id}"
+            if fit not in built:  # the fit depends on the kind only, not on its parameters
+                registry.check_fit(f"{where}seats.{name}", seats[name], env["id"], agent_id)
+                built[fit] = None
         for i, probe in enumerate(config.get("probes", [])):
             if not isinstance(probe, dict) or "name" not in probe:
                 raise ConfigError(
@@ -116,24 +107,47 @@ def _dotted(message: str) -> str:
     return f".{message}" if sep and head.isidentifier() else f": {message}"
 
 
-def _build_once(where: str, spec: Mapping[str, Any], built: dict[str, None]) -> None:
-    """Build the agent of ``spec`` once: its constructor checks its parameters and loads what it
-    needs (word vectors, an optional package). LLM agents make no request when built."""
-    key = canonical_json(spec)
+def _env_seats(where: str, env: Mapping[str, Any], built: dict[str, Any]) -> list[str]:
+    """The seats of the env ``env`` (its keyword names and values checked, the env built once
+    per distinct id and keywords: the cells of a grid share a few)."""
+    kwargs = env.get("kwargs", {})
+    key = f"env:{env['id']}:{canonical_json(kwargs)}"
+    if key not in built:
+        module = registry.env_module(env["id"])
+        registry.check_kwargs(f"{where}env.kwargs", module.raw_env, kwargs)
+        try:
+            built[key] = list(module.raw_env(**kwargs).possible_agents)
+        except (TypeError, ValueError) as error:  # "name: must be ..." names the keyword
+            raise ConfigError(f"{where}env.kwargs{_dotted(str(error))}") from None
+        except MemoryError as error:  # numpy names the size it could not allocate
+            raise ConfigError(
+                f"{where}env.kwargs: {env['id']} with {kwargs} is too large for this machine: "
+                f"{error}"
+            ) from None
+    return built[key]
+
+
+def _check_seat_once(where: str, spec: Mapping[str, Any], built: dict[str, Any]) -> None:
+    """Check the agent spec of a seat and build its agent, once per distinct spec: its
+    constructor checks its parameters and loads what it needs (word vectors, an optional
+    package). LLM agents make no request when built."""
+    key = f"seat:{canonical_json(spec)}"
     if key in built:
         return
+    registry.check_agent_spec(where, spec)
     try:
         registry.build_agent(spec)
     except (TypeError, ValueError, ImportError) as error:
         raise ConfigError(f"{where}: {spec['kind']}: {error}") from None
+    _check_key_variable(where, spec)
     built[key] = None
 
 
-def resolve_seats(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """agent id -> agent spec for every seat of the env, the '*' default filled in."""
-    env = config["env"]
-    possible_agents = (
-        registry.env_module(env["id"]).raw_env(**env.get("kwargs", {})).possible_agents
-    )
+def resolve_seats(
+    config: Mapping[str, Any], built: dict[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
+    """agent id -> agent spec for every seat of the env, the '*' default filled in (``built``:
+    the envs already built, as :func:`check_cell` keeps them)."""
+    possible_agents = _env_seats("", config["env"], {} if built is None else built)
     seats = config["seats"]
     return {a: dict(seats.get(a, seats.get(DEFAULT_SEAT))) for a in possible_agents}
