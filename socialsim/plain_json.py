@@ -73,10 +73,15 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     holding ``0.0000`` or a digit before ``e-``). ``tests/test_plain_json.py`` checks the two
     agree on generated values of every kind.
     """
-    if not allow_nan:  # request keys: small, and refusing is the standard encoder's
-        return _FINITE.encode(value)
-    text = orjson_text(value)
-    return text if text is not None else _standard(value)
+    try:
+        if not allow_nan:  # request keys: small, and refusing is the standard encoder's
+            return _FINITE.encode(value)
+        text = orjson_text(value)
+        return text if text is not None else _standard(value)
+    except RecursionError:  # the encoders do not look for cycles: JSON data are trees
+        raise ValueError(
+            f"not JSON: a {type(value).__name__} that contains itself, or nests too deep"
+        ) from None
 
 
 def orjson_text(value: Any) -> str | None:

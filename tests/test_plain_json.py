@@ -132,6 +132,10 @@ def test_exact_texts_of_the_cases_the_standard_encoder_writes():
     assert canonical_json(2**80) == "1208925819614629174706176"
     with pytest.raises(TypeError, match="object is not JSON-serialisable"):
         canonical_json({"x": object()})
+    cyclic: list = [1]
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="a list that contains itself"):
+        canonical_json(cyclic)
 
 
 def test_nan_and_infinities_are_null_on_both_paths():
