@@ -143,6 +143,9 @@ class DecryptoEnv(DecisionEnv):
         size = 14 + 9 * max_turns
         self._board = np.zeros(size + 4, dtype=np.int64)
         self._board[size:] = (0, 1, 2, len(self.words))
+        #: the board's cells, which the game's moves write one Python int at a time (numpy's
+        #: item and slice assignments convert each value, at several times the cost)
+        self._cells = memoryview(self._board)
         #: the board before the first hint: no hint (V + 1), no code played (0), no guess (24)
         self._empty_board = self._board.copy()
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
@@ -272,9 +275,11 @@ class DecryptoEnv(DecisionEnv):
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
             indices = self._hint_indices(action)
-            if indices is not None and all(self._hint_allowed[i] for i in indices):
+            allowed = self._hint_allowed
+            if indices is not None and all([allowed[i] for i in indices]):
                 # the mask allows exactly the vocabulary words that keep the hint rules
-                return [self.hint_vocabulary[i] for i in indices], None
+                vocabulary = self.hint_vocabulary
+                return [vocabulary[i] for i in indices], None
             hints = self._hint_words(action) if indices is None else self.read_hints(action)
             played, reasons = self.game.apply_hint_fallback(hints)
             flag = {"reason": "; ".join(reasons), "fallback": played} if reasons else None
@@ -290,7 +295,8 @@ class DecryptoEnv(DecisionEnv):
         if self.phase == HINTS:
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
-            self._board[11:14] = [self._hint_index(h) for h in self.hints]
+            cells = self._cells
+            cells[11], cells[12], cells[13] = [self._hint_index(h) for h in self.hints]
             self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
         else:
             turn = game.turn
@@ -349,12 +355,10 @@ class DecryptoEnv(DecisionEnv):
         else:
             values = None
         V = len(self.hint_vocabulary)
+        if values is not None and all([type(v) is int and 0 <= v < V for v in values]):
+            return values  # a new list of Python ints (an RL policy's usual action)
         if values is not None and all(
-            (
-                type(v) is int
-                or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
-            )
-            and 0 <= v < V
+            isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool) and 0 <= v < V
             for v in values
         ):
             return [int(v) for v in values]
@@ -458,27 +462,28 @@ class DecryptoEnv(DecisionEnv):
     def _board_reset(self) -> None:
         game = self.game
         assert game is not None
-        self._board = board = self._empty_board.copy()
-        board[0] = game.turn
-        index, hidden = self._word_index, len(self.words)
-        board[4:11] = [*[index.get(k, hidden) for k in game.keywords], *game.code]
+        self._board[:] = self._empty_board
+        cells, index, hidden = self._cells, self._word_index, len(self.words)
+        cells[0] = game.turn
+        for slot, keyword in enumerate(game.keywords, 4):
+            cells[slot] = index.get(keyword, hidden)
+        cells[8], cells[9], cells[10] = game.code
 
     def _board_reveal(self, result: Any) -> None:
         game = self.game
         assert game is not None
-        T, board, index = self.max_turns, self._board, result.turn - 1
-        hinted = board[11:14].tolist()  # this turn's hints, as the hints step wrote them
-        for digit, hint in zip(result.code, hinted, strict=True):
-            board[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = hint
-        board[14 + 4 * T + 3 * index : 17 + 4 * T + 3 * index] = result.code
-        interceptor = result.interceptor_guess
-        board[14 + 7 * T + 2 * index] = CODE_INDEX[result.decoder_guess]
-        board[15 + 7 * T + 2 * index] = (
-            len(CODES) if interceptor is None else CODE_INDEX[interceptor]
-        )
-        board[11:14] = len(self.hint_vocabulary) + 1  # no hint yet this turn
-        board[0], board[2], board[3] = game.turn, game.miscommunications, game.interceptions
-        board[8:11] = (0, 0, 0) if game.code is None else game.code
+        T, cells, index = self.max_turns, self._cells, result.turn - 1
+        # this turn's hints, as the hints step wrote them, join their keywords' histories
+        for digit, slot in zip(result.code, (11, 12, 13), strict=True):
+            cells[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = cells[slot]
+        played = 14 + 4 * T + 3 * index
+        cells[played], cells[played + 1], cells[played + 2] = result.code
+        interceptor, guesses = result.interceptor_guess, 14 + 7 * T + 2 * index
+        cells[guesses] = CODE_INDEX[result.decoder_guess]
+        cells[guesses + 1] = len(CODES) if interceptor is None else CODE_INDEX[interceptor]
+        cells[11] = cells[12] = cells[13] = len(self.hint_vocabulary) + 1  # no hint yet
+        cells[0], cells[2], cells[3] = game.turn, game.miscommunications, game.interceptions
+        cells[8], cells[9], cells[10] = (0, 0, 0) if game.code is None else game.code
 
     # -- global views -------------------------------------------------------------------------
 
