@@ -4,7 +4,7 @@ The rules are :mod:`socialsim.envs.decrypto.core`, the vocabulary
 :mod:`socialsim.envs.decrypto.protocol`; the documentation page (spaces, observation layout,
 actions, rewards) is the docstring of :mod:`socialsim.envs.decrypto_v0`. :class:`DecryptoEnv`
 is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC form is
-:class:`~socialsim.envs.aec.DecisionAEC`. (About 520 lines: the board that observations read
+:class:`~socialsim.envs.aec.DecisionAEC`. (About 540 lines: the board that observations read
 through each seat's view is written where the game moves, so they stay in one class.)
 """
 
