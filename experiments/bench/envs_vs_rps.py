@@ -143,9 +143,9 @@ count of 5,000 agent-steps less that of 1,000): Decrypto AEC 164,712 -> 147,782 
 (-10.3%), Parallel 170,994 -> 152,368 (-10.9%); rps_v2's AEC form 240,893. What is left per
 episode (about 6.2 agent-steps): the reference draws (``RandomState.seed`` about 11,700, the
 shuffle of the 680 words about 80,000), nine bus messages of about 10,000 each (``publish``
-itself about 7,600), five builds of the three infos, about nine observations. The >= 1.25x asked of the AEC
-form is reached in the median of these runs, not in every one; the quiet machine's figure is to
-be re-measured.
+itself about 7,600), five builds of the three infos, about nine observations. The >= 1.25x
+asked of the AEC form is reached in the median of these runs, not in every one; the quiet
+machine's figure is to be re-measured.
 """
 
 from __future__ import annotations
