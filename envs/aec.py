@@ -174,9 +174,9 @@ class DecisionAEC(AECEnv):
         return self.parallel.observe(agent)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        agent = self.agent_selection
+        agent = self.agent_selection  # an AttributeError before reset, as in PettingZoo
         return (
-            self.observe(agent) if observe else None,
+            self.parallel.observe(agent) if observe else None,
             self._cumulative_rewards[agent],
             self.terminations[agent],
             self.truncations[agent],

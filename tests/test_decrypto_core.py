@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from socialsim.envs.decrypto.core import DecryptoGame, apply_hint_fallback, validate_hints
-from socialsim.envs.decrypto.protocol import CODES, ENDINGS, FALLBACK_HINT, parse_code
+from socialsim.envs.decrypto.protocol import CODES, ENDINGS, FALLBACK_HINT, Options, parse_code
 from socialsim.envs.decrypto.words import (
     KEYWORDS_PATH,
     RL_HINTS_PATH,
@@ -121,7 +121,7 @@ def test_keywords_are_drawn_like_the_reference_choice_over_the_list():
 
 
 def test_codes_never_repeat_within_a_game_of_24_turns():
-    game = DecryptoGame(WORDS, 11, max_turns=24)
+    game = DecryptoGame(WORDS, 11, Options(max_turns=24))
     while not game.done:
         game.play_turn(HINTS, game.code, other(game.code))
     assert sorted(game.code_history) == sorted(CODES)
@@ -281,7 +281,7 @@ def test_second_miscommunication_on_turn_8_is_a_loss():
 
 
 def test_max_turns_sets_the_survival_length():
-    game = DecryptoGame(WORDS, 0, max_turns=3)
+    game = DecryptoGame(WORDS, 0, Options(max_turns=3))
     for _ in range(3):
         game.play_turn(HINTS, game.code, other(game.code))
     assert game.ending == "survived" and len(game.turn_log) == 3
@@ -294,7 +294,7 @@ def test_turn_1_interception_counts_by_default():
 
 
 def test_first_round_rule_means_no_interceptor_guess_on_turn_1():
-    game = DecryptoGame(WORDS, 0, first_round_interception=False)
+    game = DecryptoGame(WORDS, 0, Options(first_round_interception=False))
     assert not game.interceptor_guesses
     with pytest.raises(ValueError, match="first-round rule"):
         game.play_turn(HINTS, game.code, game.code)
@@ -306,7 +306,7 @@ def test_first_round_rule_means_no_interceptor_guess_on_turn_1():
 
 
 def test_playing_after_the_end_is_an_error():
-    game = DecryptoGame(WORDS, 0, max_turns=1)
+    game = DecryptoGame(WORDS, 0, Options(max_turns=1))
     game.play_turn(HINTS, game.code, WRONG)
     with pytest.raises(ValueError, match="game is over"):
         game.play_turn(HINTS, WRONG, WRONG)
@@ -320,12 +320,16 @@ def test_playing_after_the_end_is_an_error():
         ({"first_round_interception": "yes"}, "first_round_interception"),
         ({"max_hint_words": 0}, "max_hint_words"),
         ({"max_hint_chars": 2.5}, "max_hint_chars"),
-        ({"keywords": ["a", "b"]}, "keywords"),
     ],
 )
 def test_bad_options_are_errors_naming_the_option(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        DecryptoGame(WORDS, 0, **kwargs)
+        Options(**kwargs)
+
+
+def test_bad_given_keywords_are_an_error_naming_them():
+    with pytest.raises(ValueError, match="keywords"):
+        DecryptoGame(WORDS, 0, keywords=["a", "b"])
 
 
 def test_summary_lists_the_turns_as_json():

@@ -61,15 +61,13 @@ so the codes stay the seed's) and ``codes=`` gives turn ``t`` the code ``codes[t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from socialsim.envs.decrypto.protocol import (
     FALLBACK_HINT,
     MAX_HINT_CHARS,
     MAX_HINT_WORDS,
-    MAX_TURNS,
     SEATS,
     TOKENS_TO_LOSE,
     Options,
@@ -158,12 +156,14 @@ def apply_hint_fallback(
     return played, reasons
 
 
+_DEFAULTS = Options()  # the reference's settings
+
+
 # -- the game -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    """What everyone learns at the reveal of one turn."""
+class TurnResult(NamedTuple):
+    """What everyone learns at the reveal of one turn (immutable, a named tuple)."""
 
     turn: int
     code: tuple[int, int, int]
@@ -194,30 +194,28 @@ class DecryptoGame:
     over), ``turn`` (1-based; the last turn played once over), ``miscommunications``,
     ``interceptions``, ``hint_history`` (4 lists, one per keyword), ``code_history`` (codes of
     the turns played), ``turn_log`` (:class:`TurnResult` per turn), ``ending`` (one of
-    :data:`ENDINGS`, or ``None`` while playing).
+    :data:`ENDINGS`, or ``None`` while playing), ``options`` (the settings, an
+    :class:`~socialsim.envs.decrypto.protocol.Options`, checked when it was made; the
+    reference's by default).
     """
 
     def __init__(
         self,
         words: Sequence[str],
         seed: int,
+        options: Options = _DEFAULTS,
         *,
-        max_turns: int = MAX_TURNS,
-        first_round_interception: bool = True,
-        max_hint_words: int = MAX_HINT_WORDS,
-        max_hint_chars: int = MAX_HINT_CHARS,
         keywords: Sequence[str] | None = None,
         codes: Sequence[Any] | None = None,
         stream: np.random.RandomState | None = None,
     ):
-        options = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
         if len(words) < 4:
             raise ValueError(f"words: at least 4 keywords are needed, got {len(words)}")
-        self.options = options
-        self.max_turns = max_turns
-        self.first_round_interception = first_round_interception
-        self.max_hint_words = max_hint_words
-        self.max_hint_chars = max_hint_chars
+        self.options = options  # checked when it was made
+        self.max_turns = options.max_turns
+        self.first_round_interception = options.first_round_interception
+        self.max_hint_words = options.max_hint_words
+        self.max_hint_chars = options.max_hint_chars
         # The reference implementation's stream (see the module docstring); ``stream`` is an
         # env's own, re-seeded here, as the env plays one game at a time.
         if stream is None:
@@ -234,7 +232,7 @@ class DecryptoGame:
         self.keywords: tuple[str, ...] = drawn
         self._secret = _secret(drawn)  # what no hint may be, checked at every turn
         # A replay may fix the codes too: turn t plays codes[t - 1] and the seed draws none.
-        self._given_codes = None if codes is None else given_codes(codes, max_turns)
+        self._given_codes = None if codes is None else given_codes(codes, options.max_turns)
         self.code_history: list[tuple[int, int, int]] = []
         self.code: tuple[int, int, int] | None = self._draw_code()
         self.turn = 1

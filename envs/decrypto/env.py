@@ -4,7 +4,7 @@ The rules are :mod:`socialsim.envs.decrypto.core`, the vocabulary
 :mod:`socialsim.envs.decrypto.protocol`; the documentation page (spaces, observation layout,
 actions, rewards) is the docstring of :mod:`socialsim.envs.decrypto_v0`. :class:`DecryptoEnv`
 is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC form is
-:class:`~socialsim.envs.aec.DecisionAEC`. (About 520 lines: the board that observations read
+:class:`~socialsim.envs.aec.DecisionAEC`. (About 540 lines: the board that observations read
 through each seat's view is written where the game moves, so they stay in one class.)
 """
 
@@ -49,6 +49,20 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 _ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
 _NO_CODE = np.zeros(len(CODES), dtype=np.int8)
+
+#: each seat's decision, by phase (None: the game is over) and whether the interceptor guesses
+#: this turn; the tables are shared, read-only
+_DECISIONS: dict[tuple[str | None, bool], Mapping[str, str | None]] = {
+    (phase, interceptor_guesses): MappingProxyType(
+        {
+            "encoder": HINTS if phase == HINTS else None,
+            "decoder": GUESS if phase == GUESS else None,
+            "interceptor": GUESS if phase == GUESS and interceptor_guesses else None,
+        }
+    )
+    for phase in _DECISION_CODE
+    for interceptor_guesses in (True, False)
+}
 
 
 def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
@@ -113,10 +127,13 @@ class DecryptoEnv(DecisionEnv):
             ],
             dtype=np.int8,
         )
-        #: the hints check_action allows, the encoder's mask as bytes (read at Python speed)
-        self._hint_allowed = self._hint_fits.tobytes()
-        #: the encoder's masks, one per hint position: this game's (made at reset) and none
-        self._hint_masks = self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
+        #: the encoder's masks, one per hint position, of a game none of whose keywords is in
+        #: the vocabulary (the bundled lists' every game), and with no decision
+        self._fit_masks = (_read_only(self._hint_fits.copy()),) * 3
+        self._fit_allowed = self._hint_fits.tobytes()
+        self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
+        #: this game's masks (made at reset), and the hints check_action allows, as bytes
+        self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         # the settings never change, so neither does the message: frozen once
         self._rules = freeze(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
@@ -126,6 +143,9 @@ class DecryptoEnv(DecisionEnv):
         size = 14 + 9 * max_turns
         self._board = np.zeros(size + 4, dtype=np.int64)
         self._board[size:] = (0, 1, 2, len(self.words))
+        #: the board's cells, which the game's moves write one Python int at a time (numpy's
+        #: item and slice assignments convert each value, at several times the cost)
+        self._cells = memoryview(self._board)
         #: the board before the first hint: no hint (V + 1), no code played (0), no guess (24)
         self._empty_board = self._board.copy()
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
@@ -136,8 +156,9 @@ class DecryptoEnv(DecisionEnv):
             for seat in (*SEATS, None)
             for decision in _DECISION_CODE
         }
-        #: what the seats' infos share until the next reveal: read them, never change them
-        self._shared: dict[str, Any] = {}
+        #: the info of a seat without a decision until the next reveal; each seat's info is a
+        #: copy with its own entries, and the lists in it are shared: read them, never change them
+        self._info: dict[str, Any] = {}
         self._keywords: list[str] = []
         self._code: list[int] | None = None
         self.possible_agents = list(SEATS)
@@ -145,7 +166,7 @@ class DecryptoEnv(DecisionEnv):
         self.bus = MessageBus(SEATS, TEAMS)
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
-        self._decisions: dict[str, str | None] = dict.fromkeys(SEATS)  # by seat, this phase
+        self._decisions: Mapping[str, str | None] = _DECISIONS[None, True]  # by seat, this phase
         self.hints: list[str] | None = None  # the current turn's hints, once given
         self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
@@ -204,25 +225,23 @@ class DecryptoEnv(DecisionEnv):
                 self._seed_source = np.random.default_rng(self._last_seed)
             seed = int(self._seed_source.integers(2**31 - 1))
         given = {**self.given, **options} if options else self.given
-        settings = self.settings
         self.game = game = DecryptoGame(
             self.words,
             seed,
+            self.settings,
             keywords=given["keywords"],
             codes=given["codes"],
-            max_turns=settings.max_turns,
-            first_round_interception=settings.first_round_interception,
-            max_hint_words=settings.max_hint_words,
-            max_hint_chars=settings.max_hint_chars,
             stream=self._stream,
         )
-        mask = self._hint_fits.copy()
-        for keyword in game.keywords:  # a keyword is never a hint
-            spellings = self._spellings.get(keyword.strip().casefold())
-            if spellings:
-                mask[spellings] = 0
-        self._hint_masks = (_read_only(mask),) * 3
-        self._hint_allowed = mask.tobytes()
+        # a keyword is never a hint: its spellings in the vocabulary are masked
+        spellings = self._spellings
+        masked = [i for k in game.keywords for i in spellings.get(k.strip().casefold(), ())]
+        if masked:
+            mask = self._hint_fits.copy()
+            mask[masked] = 0
+            self._hint_masks, self._hint_allowed = (_read_only(mask),) * 3, mask.tobytes()
+        else:
+            self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         self._keywords = list(game.keywords)
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS)
@@ -250,14 +269,17 @@ class DecryptoEnv(DecisionEnv):
 
     def deciding(self) -> list[str]:
         """The agents that have a decision now."""
-        return [a for a in self.agents if self._decisions[a]]
+        decisions = self._decisions
+        return [a for a in self.agents if decisions[a]]
 
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
             indices = self._hint_indices(action)
-            if indices is not None and all(self._hint_allowed[i] for i in indices):
+            allowed = self._hint_allowed
+            if indices is not None and all([allowed[i] for i in indices]):
                 # the mask allows exactly the vocabulary words that keep the hint rules
-                return [self.hint_vocabulary[i] for i in indices], None
+                vocabulary = self.hint_vocabulary
+                return [vocabulary[i] for i in indices], None
             hints = self._hint_words(action) if indices is None else self.read_hints(action)
             played, reasons = self.game.apply_hint_fallback(hints)
             flag = {"reason": "; ".join(reasons), "fallback": played} if reasons else None
@@ -273,13 +295,14 @@ class DecryptoEnv(DecisionEnv):
         if self.phase == HINTS:
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
-            self._board[11:14] = [self._hint_index(h) for h in self.hints]
+            cells = self._cells
+            cells[11], cells[12], cells[13] = [self._hint_index(h) for h in self.hints]
             self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
         else:
             turn = game.turn
             result = game.play_turn(self.hints, choices["decoder"], choices.get("interceptor"))
             reveal = protocol.Reveal(  # the turn's result (its fields, tuples) and the counters
-                **vars(result),
+                **result._asdict(),
                 miscommunications=game.miscommunications,
                 interceptions=game.interceptions,
             )
@@ -332,12 +355,10 @@ class DecryptoEnv(DecisionEnv):
         else:
             values = None
         V = len(self.hint_vocabulary)
+        if values is not None and all([type(v) is int and 0 <= v < V for v in values]):
+            return values  # a new list of Python ints (an RL policy's usual action)
         if values is not None and all(
-            (
-                type(v) is int
-                or (isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool))
-            )
-            and 0 <= v < V
+            isinstance(v, (int, np.integer)) and not isinstance(v, np.bool_ | bool) and 0 <= v < V
             for v in values
         ):
             return [int(v) for v in values]
@@ -373,12 +394,7 @@ class DecryptoEnv(DecisionEnv):
         game = self.game
         assert game is not None
         self.phase = phase
-        interceptor = GUESS if phase == GUESS and game.interceptor_guesses else None
-        self._decisions = {
-            "encoder": HINTS if phase == HINTS else None,
-            "decoder": GUESS if phase == GUESS else None,
-            "interceptor": interceptor,
-        }
+        self._decisions = _DECISIONS[phase, game.interceptor_guesses]
 
     def _publish(
         self, to: Any, channel: str, payload: protocol.Payload, turn: int | None = None
@@ -401,12 +417,12 @@ class DecryptoEnv(DecisionEnv):
         self._publish(("encoder",), "private", protocol.Code(self.game.turn, self.game.code))
 
     def _share(self, last_turn: dict[str, Any] | None = None) -> None:
-        """Snapshot what the seats' infos hold until the next reveal (one copy for all);
-        ``last_turn`` is the JSON of the turn just revealed."""
+        """Snapshot what the seats' infos hold until the next reveal (one copy for all), the info
+        of a seat without a decision; ``last_turn`` is the JSON of the turn just revealed."""
         game = self.game
         assert game is not None
-        #: what every seat's info holds after its decision
-        self._shared = {
+        self._info = {
+            "decision": None,
             "turn": game.turn,
             "miscommunications": game.miscommunications,
             "interceptions": game.interceptions,
@@ -417,19 +433,20 @@ class DecryptoEnv(DecisionEnv):
         self._code = None if game.code is None else list(game.code)
 
     def _infos(self) -> dict[str, dict[str, Any]]:
-        shared, decisions = self._shared, self._decisions
+        base, decisions = self._info, self._decisions
         hints = None if self.hints is None else list(self.hints)
         infos = {}
         for agent in self.agents:
             decision = decisions[agent]
-            info: dict[str, Any] = {"decision": decision, **shared}
+            infos[agent] = info = base.copy()
+            if decision is not None:
+                info["decision"] = decision
             if agent != "interceptor":
                 info["keywords"] = self._keywords
             if agent == "encoder" and decision == HINTS:
                 info["code"] = self._code
             if agent != "encoder" and decision == GUESS:
                 info["hints"] = hints
-            infos[agent] = info
         return infos
 
     def _hint_index(self, hint: str) -> int:
@@ -445,27 +462,28 @@ class DecryptoEnv(DecisionEnv):
     def _board_reset(self) -> None:
         game = self.game
         assert game is not None
-        self._board = board = self._empty_board.copy()
-        board[0] = game.turn
-        board[4:8] = [self._word_index.get(k, len(self.words)) for k in game.keywords]
-        board[8:11] = game.code
+        self._board[:] = self._empty_board
+        cells, index, hidden = self._cells, self._word_index, len(self.words)
+        cells[0] = game.turn
+        for slot, keyword in enumerate(game.keywords, 4):
+            cells[slot] = index.get(keyword, hidden)
+        cells[8], cells[9], cells[10] = game.code
 
     def _board_reveal(self, result: Any) -> None:
         game = self.game
         assert game is not None
-        T, board, index = self.max_turns, self._board, result.turn - 1
-        hinted = board[11:14].tolist()  # this turn's hints, as the hints step wrote them
-        for digit, hint in zip(result.code, hinted, strict=True):
-            board[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = hint
-        board[14 + 4 * T + 3 * index : 17 + 4 * T + 3 * index] = result.code
-        interceptor = result.interceptor_guess
-        board[14 + 7 * T + 2 * index] = CODE_INDEX[result.decoder_guess]
-        board[15 + 7 * T + 2 * index] = (
-            len(CODES) if interceptor is None else CODE_INDEX[interceptor]
-        )
-        board[11:14] = len(self.hint_vocabulary) + 1  # no hint yet this turn
-        board[0], board[2], board[3] = game.turn, game.miscommunications, game.interceptions
-        board[8:11] = (0, 0, 0) if game.code is None else game.code
+        T, cells, index = self.max_turns, self._cells, result.turn - 1
+        # this turn's hints, as the hints step wrote them, join their keywords' histories
+        for digit, slot in zip(result.code, (11, 12, 13), strict=True):
+            cells[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = cells[slot]
+        played = 14 + 4 * T + 3 * index
+        cells[played], cells[played + 1], cells[played + 2] = result.code
+        interceptor, guesses = result.interceptor_guess, 14 + 7 * T + 2 * index
+        cells[guesses] = CODE_INDEX[result.decoder_guess]
+        cells[guesses + 1] = len(CODES) if interceptor is None else CODE_INDEX[interceptor]
+        cells[11] = cells[12] = cells[13] = len(self.hint_vocabulary) + 1  # no hint yet
+        cells[0], cells[2], cells[3] = game.turn, game.miscommunications, game.interceptions
+        cells[8], cells[9], cells[10] = (0, 0, 0) if game.code is None else game.code
 
     # -- global views -------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ DECISION_OF: Mapping[str, str] = {"encoder": HINTS, "decoder": GUESS, "intercept
 #: action index ``i`` of a guess means ``CODES[i]``: 0 is 1-2-3, 23 is 4-3-2
 CODES: list[tuple[int, int, int]] = list(itertools.permutations((1, 2, 3, 4), 3))
 CODE_INDEX: dict[tuple[int, int, int], int] = {code: i for i, code in enumerate(CODES)}
+_CODE_OF = {code: code for code in CODES}  # each code by value, to tell CODES' own tuples
 
 _CODE_TEXT = re.compile(r"^\s*([1-4])\s*-\s*([1-4])\s*-\s*([1-4])\s*$")
 
@@ -67,8 +68,8 @@ def parse_code(value: Any) -> tuple[int, int, int]:
 
     Raises ``ValueError`` for anything else, including repeated digits and digits outside 1-4.
     """
-    if type(value) is tuple and all(type(d) is int for d in value) and value in CODE_INDEX:
-        return value  # already a code
+    if type(value) is tuple and _CODE_OF.get(value) is value:
+        return value  # one of CODES itself (a tuple equal to one, of bools say, is checked below)
     allowed = "an index 0-23, three distinct digits 1-4 such as [3, 1, 4], or a string '3-1-4'"
     if _is_int(value):
         if 0 <= int(value) < len(CODES):

@@ -124,6 +124,28 @@ AEC donation 1.47, prisoners 2.00, trust 1.56, market 1.56, **decrypto 0.96**, m
 --forms aec --agent-steps 30000 --trials 5 --no-scaling``: donation 1.34, 1.35, 1.19; Decrypto
 1.15, 1.11, 0.92. Decrypto's AEC form is at about 1.0x in the median of four runs (0.92-1.15;
 before these changes 0.71-1.08 on the quiet machine): met in the median, not with a margin.
+
+Decrypto's reset and turns made cheaper again, 2026-12-01 22:12-22:16 UTC, on a *busy* machine
+(2 cores, load 1.8 to 2.3: other sessions' work), main (20967b7) and the branch in alternation,
+main first, five rounds of ``--envs decrypto_v0 --forms aec --agent-steps 30000 --trials 5
+--no-scaling``: AEC 1.16, 0.90, 1.12, 1.05, 1.23 (main, median 1.12) -> 1.30, 1.10, 1.27, 1.18,
+1.25 (branch, median 1.25). The branch passes the env's checked ``Options`` to each game instead
+of re-checking the four settings at every reset, makes ``TurnResult`` a named tuple (a frozen
+dataclass of 7 fields took about 13,900 instructions to build, the named tuple about 5,500),
+takes each phase's decisions from one shared read-only table, copies every seat's info from one
+template dict, reuses the masks of the hint limits in a game that masks no keyword, writes the
+board through a memoryview of it (a numpy item or slice assignment converts each value, at two
+to four times the cost), lets ``parse_code`` pass ``CODES``' own tuples (what the env's
+``check_action`` returns) without a check per digit, checks the encoder's three Python ints in
+one comprehension, and has ``DecisionAEC.last()`` call the Parallel env's ``observe`` directly.
+In instructions (``valgrind --tool=callgrind``, ``OPENBLAS_NUM_THREADS=1``, the loops above, the
+count of 5,000 agent-steps less that of 1,000): Decrypto AEC 164,712 -> 147,782 per agent-step
+(-10.3%), Parallel 170,994 -> 152,368 (-10.9%); rps_v2's AEC form 240,893. What is left per
+episode (about 6.2 agent-steps): the reference draws (``RandomState.seed`` about 11,700, the
+shuffle of the 680 words about 80,000), nine bus messages of about 10,000 each (``publish``
+itself about 7,600), five builds of the three infos, about nine observations. The >= 1.25x
+asked of the AEC form is reached in the median of these runs, not in every one; the quiet
+machine's figure is to be re-measured.
 """
 
 from __future__ import annotations
