@@ -146,6 +146,15 @@ shuffle of the 680 words about 80,000), nine bus messages of about 10,000 each (
 itself about 7,600), five builds of the three infos, about nine observations. The >= 1.25x
 asked of the AEC form is reached in the median of these runs, not in every one; the quiet
 machine's figure is to be re-measured.
+
+Re-measured on the quiet machine (load average 1.5 falling to 1.0), 2026-12-01 22:22-22:26,
+main with that branch merged: ``--agent-steps 10000 --trials 3``, every env: Parallel donation
+1.45, prisoners 2.11, trust 1.53, market 1.49, decrypto 1.37 and 1.49 (two runs), matching
+pennies 3.43; AEC donation 1.58, prisoners 2.04, trust 1.69, market 2.12, **decrypto 1.45**,
+matching pennies 2.59; N=243 / N=9 Parallel 1.03, AEC 1.06. Then three runs of ``--envs
+donation_v0 decrypto_v0 --forms aec --agent-steps 30000 --trials 5 --no-scaling``: donation
+1.24, 1.16, 1.31; **Decrypto 1.21, 1.13, 1.15**. Every env in both forms is above 1.0x in every
+run, Decrypto's AEC form by 13-45% (0.92-1.15 before on the quiet machine).
 """
 
 from __future__ import annotations

@@ -84,6 +84,35 @@ quiet machine still means encoding less per episode.
 Quiet machine (load average under 1), 2026-12-01 late evening, main 2547d38, ``--trials 3``:
 bare loop 2.97 s CPU, ``socialsim run`` 4.35 s CPU, **1.47x** (1.53x before this change on the
 quiet machine; wall 1.50x). The goal (1.3x) is not met.
+
+Then the line is written by orjson wherever it writes the standard encoder's text, byte for byte
+(:func:`socialsim.plain_json.canonical_json`; the other values go to ``json``), a NaN or an
+infinity is ``null`` (strict JSON), the env's summary is encoded as it is (no plain copy), and
+the config check builds each distinct env once. By instruction count (valgrind callgrind of
+``socialsim run`` and of the bare loop at ``--set episodes=3`` minus ``episodes=1``: 108
+episodes, so imports and fixed costs cancel), per episode:
+
+| version | bare loop | ``socialsim run`` | ratio |
+|---|---|---|---|
+| 20967b7 (one ``json`` encoding of the 38 KB line) | 14.15 M | 21.70 M | 1.53x |
+| RapidJSON in its place (tried, not kept: it formats numbers through Python) | 14.12 M | 20.04 M | 1.42x |
+| orjson | 14.12 M | 17.67 M | 1.25x |
+| orjson, the summary as it is, rewards summed in one comprehension | 14.12 M | 17.00 M | 1.20x |
+| and the config check's envs built once (main at 38ca50c + the workers3 merge) | 14.33 M | 17.00 M | 1.19x |
+
+Encoding this grid's line alone: ``json`` 6.6 M instructions, RapidJSON 4.3 M, orjson 1.3 M
+(0.85 M of a plain copy; each frozen payload costs a call of the encoder's ``default``).
+
+Quiet machine (load average 1.5 falling to 1.0, no other job), 2026-12-01 22:20, ``--trials 3``,
+20967b7 and this version run alternately by the same command, twice each (``SOCIALSIM_ROOT``
+pointing at a detached checkout of 20967b7):
+
+| version | CPU: bare / ``socialsim run`` / ratio | wall ratio |
+|---|---|---|
+| 20967b7 | 3.22 / 4.20 s / 1.31x; 3.02 / 4.34 s / 1.43x | 1.29x; 1.46x |
+| this version | 2.92 / 3.25 s / **1.11x**; 3.48 / 3.90 s / **1.12x** | 1.14x; 1.13x |
+
+The goal (<= 1.3x) is met.
 """
 
 from __future__ import annotations

@@ -147,6 +147,13 @@ Quiet machine (load average under 1), 2026-12-01 late evening, main 2547d38, the
 command: TextArena default 31.3 us per action, ours text path 28.7 us, **1.09x** (goal met;
 0.83x before on the quiet machine); TextArena ``-raw`` 9.0 us, ours int path 31.4 us, **0.29x**
 (0.20x before; not met, for the reasons above).
+
+Quiet machine again, 2026-12-01 22:33, the default command, five runs: one of main, then two
+rounds of 20967b7 (``SOCIALSIM_ROOT`` at a detached checkout) and main alternately. Text path
+ratio: 0.93x; 20967b7 0.91x, 1.08x; main 0.91x, 0.88x. Our text path is as fast as before or
+faster (us per action, 20967b7 28.8, 28.8; main 24.0, 28.0, 24.2), but TextArena's own default
+path moved from 21.4 to 30.9 us per action between runs of the same code, so the text path is
+about level with TextArena (0.88x-1.08x), not ahead by a margin. Int path 0.19x-0.24x.
 """
 
 from __future__ import annotations
