@@ -26,9 +26,8 @@ def jsonable(value: Any) -> Any:
 
     Numpy arrays and scalars become lists and Python numbers, tuples become lists, mapping keys
     become strings, sets become sorted lists, an enum member its value, a UUID its text, and an
-    object with ``model_json_schema`` (a
-    pydantic model class, as ``response_format`` takes) becomes ``{"json_schema_of": name,
-    "schema": ...}``. Anything else is returned as it is.
+    object with ``model_json_schema`` (a pydantic model class, as ``response_format`` takes)
+    becomes ``{"json_schema_of": name, "schema": ...}``. Anything else is returned as it is.
     """
     kind = type(value)
     if kind in _PLAIN:  # most values of an episode: no further checks
