@@ -214,13 +214,6 @@ def run(
         with runner.players(
             todo, experiment.max_concurrent, experiment.workers, experiment.backend, out
         ) as play:
-            if check_only:
-                _check_episodes(check, experiment, play)
-                for line in plan_lines(experiment, out, len(specs), len(todo), grown):
-                    say(line)
-                return Results(experiment, out, len(specs), 0, [])
-            checked = {id(s) for s in check}
-            ordered = [*check, *(s for s in todo if id(s) not in checked)]  # checks first
             if experiment.backend == "ray":  # a handful of model-free episodes: not worth tasks
 
                 def here(some, log, on_done=None):
@@ -229,6 +222,13 @@ def run(
                 play = _checks_first(here, play, len(check))
             elif experiment.workers <= 1:  # no worker waits here: the checks first, all of them
                 play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
+            if check_only:
+                _check_episodes(check, play)
+                for line in plan_lines(experiment, out, len(specs), len(todo), grown):
+                    say(line)
+                return Results(experiment, out, len(specs), 0, [])
+            checked = {id(s) for s in check}
+            ordered = [*check, *(s for s in todo if id(s) not in checked)]  # checks first
             with _AfterChecks(check, out, start) as log:
                 failed, done = _play(ordered, log, play, progress)
             logged = len(specs) - len(todo) + done
@@ -339,19 +339,14 @@ def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:
     )
 
 
-def _check_episodes(
-    specs: list[runner.EpisodeSpec], experiment: Experiment, play: runner.Play
-) -> None:
+def _check_episodes(specs: list[runner.EpisodeSpec], play: runner.Play) -> None:
     """Play only the check episodes (``check_only``): one of each cell whose seats call no
     model; a seat kind that cannot make one of the env's decisions is a config error. They are
-    played by the run's workers (``play``), on the Ray backend in this process."""
+    played by the run's ``play``, which plays them first (in this process on the Ray backend)."""
     if not specs:
         return
     log = runner.RecordList()
-    if experiment.backend == "ray":  # a handful of model-free episodes: not worth the tasks
-        runner.play_specs(specs, log, experiment.max_concurrent)
-    else:
-        play(specs, log)
+    play(specs, log)
     by_key = log.by_key()
     for spec in specs:
         status, line = by_key[runner.key_of(spec)]
@@ -398,9 +393,7 @@ class _AfterChecks:
         if self.log is not None:
             self.log.write(line, status, key)
             return
-        if key is None or not status:  # a writer that does not say (Ray)
-            record = records.EpisodeRecord.from_line(line)
-            key, status = record.key, record.status
+        status, key = runner.status_and_key(line, status, key)
         spec = self.waiting.pop(key, None)
         if spec is not None and status != "done":
             raise _check_failed(spec, line)

@@ -264,11 +264,20 @@ class RecordList:
         """``key -> (status, line)``; only a line written without its key is decoded."""
         held = {}
         for line, (status, key) in zip(self.lines, self.entries, strict=True):
-            if key is None or not status:
-                record = EpisodeRecord.from_line(line)
-                key, status = record.key, record.status
+            status, key = status_and_key(line, status, key)
             held[key] = (status, line)
         return held
+
+
+def status_and_key(
+    line: str, status: str, key: tuple[str, int] | None
+) -> tuple[str, tuple[str, int]]:
+    """The ``status`` and ``key`` of a logged ``line``, as its writer gave them, or read from the
+    line where the writer did not say (Ray's)."""
+    if key is None or not status:
+        record = EpisodeRecord.from_line(line)
+        return record.status, record.key
+    return status, key
 
 
 def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:

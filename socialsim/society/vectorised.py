@@ -37,11 +37,12 @@ buffers allocated once, and no Python loop over agents (one loop over replicates
 draws, which are about 60% of a round of 10^3 agents: see the benchmark).
 
 ``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all in
-populations of :data:`PREFETCH_MIN_POPULATION` or more, given a second CPU, a second thread draws the next round while this one is played (``shuffle`` and
-``random`` release the GIL), and the main thread draws with it what is left once its play is
-done; below either size the hand-off costs more than it saves (a replicate of 10^3 agents
-draws in calls too short for the two threads to overlap). Each replicate's draws are made by one
-thread, in order, so the results are the same either way.
+populations of :data:`PREFETCH_MIN_POPULATION` or more, given a second CPU, a second thread
+draws the next round while this one is played (``shuffle`` and ``random`` release the GIL), and
+the main thread draws with it what is left once its play is done; below either size the
+hand-off costs more than it saves (a replicate of 10^3 agents draws in calls too short for the
+two threads to overlap). Each replicate's draws are made by one thread, in order, so the results
+are the same either way.
 
 | | |
 |---|---|
@@ -313,9 +314,10 @@ class ReplicatedSociety:
         With ``prefetch`` a second thread draws the next round while this one is played, and
         this thread draws with it the replicates still left once its play is done; ``None``
         (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all, in populations
-        of :data:`PREFETCH_MIN_POPULATION` or more, when the process may use a second CPU. Each replicate's draws of a round are made by one thread,
-        after those of the round before and never past the last round, so the draws and the
-        results are exactly those of ``prefetch=False``.
+        of :data:`PREFETCH_MIN_POPULATION` or more, when the process may use a second CPU. Each
+        replicate's draws of a round are made by one thread, after those of the round before and
+        never past the last round, so the draws and the results are exactly those of
+        ``prefetch=False``.
         """
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
             raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
