@@ -51,10 +51,21 @@ def package_versions() -> dict[str, str | None]:
     versions = {}
     for name in PACKAGES:
         try:
-            versions[name] = metadata.version(name)
+            versions[name] = _version(metadata.distribution(name))
         except metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def _version(dist: metadata.Distribution) -> str | None:
+    """The distribution's version, read from its metadata's headers: ``dist.version`` parses
+    the whole file as an e-mail message (several ms for a long description)."""
+    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
+        if line.startswith("Version:"):
+            return line.removeprefix("Version:").strip()
+        if not line:  # the headers end at the first blank line
+            break
+    return dist.version
 
 
 def git_commit() -> str | None:
