@@ -65,6 +65,45 @@ def test_one_pool_plays_two_batches_of_episodes_with_the_same_workers():
     assert len(keyed) == len(specs) and keyed.keys() == alone.by_key().keys()
 
 
+def test_batches_cover_the_specs_in_order_and_shrink_to_single_episodes_at_the_end():
+    specs = list(range(540))
+    sizes = [len(b) for b in pool.batches(specs, workers=2)]
+    assert [x for b in pool.batches(specs, workers=2) for x in b] == specs
+    # a share of what is left, (left // 8) capped at 8, never below one episode
+    assert sizes[:60] == [8] * 60 and sizes[60:64] == [7, 6, 5, 5] and sizes[-15:] == [1] * 15
+    assert sizes == sorted(sizes, reverse=True) and sum(sizes) == 540
+    # an async run's batches are at least max_concurrent episodes, the last one what is left
+    assert [len(b) for b in pool.batches(list(range(20)), workers=2, least=8)] == [8, 8, 4]
+    assert pool.batches([], workers=2) == []
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_pool_whose_workers_are_killed_returns_at_once_with_what_was_logged(method):
+    import os
+    import signal
+
+    specs = load("matching_pennies", ["episodes=40"]).specs()
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)  # a second thread: the pool uses a forkserver
+    if method == "forkserver":
+        thread.start()
+    elif pool.start_method() != "fork":
+        pytest.skip("this session runs other threads (or is not Linux): workers cannot fork")
+    try:
+        with pool.ProcessPool(specs, workers=2) as workers:
+            assert pool.start_method() == method
+            log = RecordList()
+            workers.play(specs[:4], log)
+            for process in workers.processes:
+                os.kill(process.pid, signal.SIGKILL)
+            workers.play(specs[4:], log)  # returns: each worker's pipe ends with it
+            assert workers.running == 0 and len(log.lines) == 4
+    finally:
+        stop.set()
+        if thread.is_alive():
+            thread.join()
+
+
 def test_forkserver_workers_log_the_records_of_one_process(tmp_path):
     def contents(out, workers):
         results = run(
