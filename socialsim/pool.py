@@ -27,7 +27,6 @@ episode ended, and an episode killed mid-way has no record and is played by the 
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import multiprocessing
 import queue as queue_module
@@ -146,8 +145,10 @@ def _widen(pipe) -> None:
     """Give the pipe room for many records (Linux; 64 KB otherwise), so that a worker sending
     one does not wait for a parent that a busy machine has not scheduled yet."""
     try:
+        import fcntl
+
         fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-    except (AttributeError, OSError):  # not Linux, or above the system's pipe-max-size
+    except (ImportError, AttributeError, OSError):  # not Linux, or above its pipe-max-size
         pass
 
 
