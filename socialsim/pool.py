@@ -16,13 +16,14 @@ The pool is started once per run: the check episodes and then the others are pla
 workers.
 
 Workers pull small batches of episodes from one queue (a long episode does not hold back a
-static share; the batches shrink towards the end, :func:`batches`) and send back each record as the line its worker encoded
-(:meth:`~socialsim.records.EpisodeRecord.line`), over a pipe of their own, written when the
-episode ends (no feeder thread); the parent, the only writer of the log, waits on all the pipes
-at once and writes each line as it is: no record is decoded or encoded again (only a failed one
-is decoded, for the failure summary). A worker's pipe at its end of file is the worker gone, by
-its end or killed. Resume and exactly-once are the log's: a record is logged once, when its
-episode ended, and an episode killed mid-way has no record and is played by the next run.
+static share; the batches shrink towards the end, :func:`batches`). Each worker sends back each
+record as the line it encoded (:meth:`~socialsim.records.EpisodeRecord.line`) over a pipe of its
+own, written when the episode ends (no feeder thread). The parent, the only writer of the log,
+waits on all the pipes at once and writes each line as it is: no record is decoded or encoded
+again (only a failed one is decoded, for the failure summary). A worker's pipe at its end of
+file is the worker gone, ended or killed. Resume and exactly-once are the log's: a record is
+logged once, when its episode ended, and an episode killed mid-way has no record and is played
+by the next run.
 """
 
 from __future__ import annotations
