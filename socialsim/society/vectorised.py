@@ -35,7 +35,7 @@ gave (:data:`RECORD`). A pair is one key, and everything it does is a lookup by 
 built from ``norms.decide`` and ``norms.assess``; a round's statistics are one ``bincount``.
 A round costs about twenty array calls whatever the number of agents or replicates, into
 buffers allocated once, and no Python loop over agents (one loop over replicates, for their
-draws, which are about 60% of a round of 10^3 agents: see the benchmark).
+draws, which are about two thirds of a round of 10^3 agents: see the benchmark).
 
 ``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all in
 populations of :data:`PREFETCH_MIN_POPULATION` or more, given a second CPU, a second thread
@@ -99,7 +99,7 @@ def _tone(strategy: int, helped: bool, bad_standing: int) -> int:
     return norms.valence(norms.assess(norm, action, -1 if bad_standing else 1))
 
 
-# An agent's public record is one int32, ``valence_sum * VALENCE + strategy * 4 +
+# An agent's public record is a 32-bit integer, ``valence_sum * VALENCE + strategy * 4 +
 # bad_standing * 2``: its image is bad exactly when the record is negative (the valence sum of
 # the tones about it is), so one add per tone keeps both views of its reputation.
 VALENCE = 32
@@ -124,8 +124,8 @@ PREFETCH_MIN_POPULATION = 10_000
 def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray]:
     """What a donor-recipient pair does, by pair key: what the round adds to the donor's
     state (:data:`RECORD`: the tone's valence and the change of its standing to its record,
-    whether it helped to its helps given), and the pair's bin of the round's counts. Keys that no pair can
-    have stay 0."""
+    whether it helped to its helps given), and the pair's bin of the round's counts. Keys that
+    no pair can have stay 0."""
     effect = np.zeros(KEYS, dtype=np.int64)
     count_bin = np.zeros(KEYS, dtype=np.intp)
     codes = [(s, bit) for s in range(len(STRATEGIES)) for bit in (0, 1)]  # strategy, standing
