@@ -65,6 +65,19 @@ def test_a_replicate_is_the_mesa_model_with_its_seed():
         assert batch.rngs[r].bit_generator.state == model.rng.bit_generator.state
 
 
+def test_each_agents_helps_and_valence_sum_are_the_mesa_agents():
+    # helps given and the record share one int64 per agent: read apart, each is Mesa's count
+    batch = ReplicatedSociety(MIXED, seeds=[5, 6], error=0.2)
+    batch.run(40)
+    for r, seed in enumerate([5, 6]):
+        model = SocietyModel(MIXED, error=0.2, seed=seed)
+        for _ in range(40):
+            model.step()
+        for name in ("helps_given", "helps_received", "valence_sum"):
+            expected = [getattr(agent, name) for agent in model.members]
+            np.testing.assert_array_equal(getattr(batch, name)[r], expected)
+
+
 def test_step_returns_one_value_per_replicate_as_the_single_runs_do():
     seeds = [1, 2, 3]
     batch = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)

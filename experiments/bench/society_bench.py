@@ -25,21 +25,36 @@ does, so the ratio is the cost of playing an interaction as Python objects again
 an algorithmic gap. Each ratio is printed twice: by wall clock, and by CPU seconds (all the
 threads of the process), which a busy machine distorts less and which count the draw thread.
 
-Where a batched round of 100 x 10^3 agents goes (2026-12-01, before the record below; each array
-call timed alone, best of 15 loops of 100 rounds, us per replicate, busy machine, so the shares
-matter more than the values): the draws 16 (``shuffle`` 11.5 of it, ``random`` 3.7, the Python
-of 200 calls the rest), the play 12.4, of which ``add.at`` x3 2.6, ``bincount`` of the claims
-2.1, ``np.add(..., where=)`` for the image bit 2.7, ``reduceat`` of the helps 1.0, six table and
-state ``take`` 3.3. After: one int32 record per agent (valence sum, strategy and standing; the
-image bit is its sign), so that a tone is one ``add.at`` and the pair key is built by
-elementwise ops; one ``bincount`` of the pairs' bins (helped, claim, both strategies) and a
-small matmul give every count of the round. Play 8.1 against 15.6 us, draws unchanged at 14.7
-(both engines timed alternately in one process by a throwaway script, load 2.7); by instruction
-count (valgrind callgrind, rounds 12 minus rounds 2 of a script that plays 100 x 10^3 agents;
-deterministic): 238.5 k instructions per replicate and round before, 205.0 k after, of which the
-draws are 114.6 k; Mesa 16.87 M per round of 10^3 agents, so 71x before and 82x after by
-instructions, and at most 147x for any play with these draws. ``--profile --trials 7`` at load
-12: draws 39.5 us, play 19.3 us per replicate (67% draws).
+Where a batched round of 100 x 10^3 agents goes, by instruction count per replicate and round
+(valgrind callgrind, ``PYTHONHASHSEED=0``, rounds 12 minus rounds 2 of a throwaway script that
+plays 100 x 10^3 agents, ``run`` for the round and ``_play`` alone for the play; deterministic,
+so load does not matter). Mesa: 16.87 M per round of 10^3 agents, so 100x needs <= 168.7 k.
+
+| engine | round | play | by instructions |
+|---|---|---|---|
+| per-agent counters, six ``take``, three ``add.at`` (before 2026-12-01) | 238.5 k | - | 71x |
+| one int32 record per agent, one ``bincount`` of the pairs' bins (main, a26e1a2) | 205.3 k | 83.9 k | 82x |
+| one int64 state per agent, record and helps given (this engine) | 182.9 k | 61.6 k | 92x |
+
+The rest of a round, 121.4 k in both, is the draws (114.6 k: ``shuffle``'s bounded integers and
+PCG64 about 99 k, the ``arange`` reset of the order about 8 k, a ``memcpy`` that valgrind
+counts per byte, and the Python of 200 calls) and the round's Python. The last change: the
+agent's record in the high half of one int64 and its helps given in the low half, so that a
+donor's round is one table lookup and one ``add.at``, not two and two; the key built with
+unsigned shifts (numpy's SIMD loops) and the slip as ``bitwise_or(where=)``; ``take`` in mode
+``"wrap"`` (about 2 instructions an element fewer than ``"clip"``; every index is in range, so
+the modes agree). The play now: four ``take`` about 20 k, two ``add.at`` 19 k (8 k of it
+numpy's index check), ``bincount`` 7.8 k, the key 8.5 k, the matmul 1.4 k. Fewer instructions
+are not as much less time: both engines' ``_play`` and whole rounds timed alternately in one
+process (a throwaway script, best of 40, load about 2), 2026-12-02: play 7.31 against 6.96 us
+(-5%), round 24.4 against 22.6 us (-8%); again at load 2.2: -5% and -2%; one population of
+10^3 agents (a replicate alone): -3%, -3%; the play's gathers and scatters over 50 k pairs
+seem bound by memory more than by instructions. ``--sizes 1000 --trials 5`` alternately on
+main's engine (a26e1a2) and this one, five times each (wall clock, batched / Mesa, load 1.6 to
+1.8, busy: Mesa's own rate swings from 163 k to 265 k interactions per second between runs):
+before 94x, 63x, 101x, 75x, 101x; after 88x, 83x, 88x, 86x, 82x; one population 28-39x
+before, 36-39x after. So at 10^3 the goal is still not shown: the change is within this machine's
+noise, to be re-measured on a quiet one.
 
 The draws are each replicate's ``Generator.shuffle`` of ``arange`` (= ``permutation``) and
 ``random``, fixed by the exact seeds and unchanged (what a seed produces is unchanged; the

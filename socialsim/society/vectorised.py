@@ -29,12 +29,13 @@ Generator (``rng``), 1-D ``payoff`` and a table indexed by ``round``.
 Because every tone is public, all observers that follow one norm hold the same view of an
 agent: :func:`socialsim.envs.gossip.norms.reputation` is kept up to date with two facts per
 agent, bad under image scoring (the valences of the tones about it sum below 0) and bad under
-standing/stern judging (its latest non-neutral tone is bad), both in one int32 record per agent
-(:data:`VALENCE`). A pair is one key, and everything it does is a lookup by its key in tables
+standing/stern judging (its latest non-neutral tone is bad), both in one record per agent
+(:data:`VALENCE`), the high half of the agent's int64 state, whose low half counts the helps it
+gave (:data:`RECORD`). A pair is one key, and everything it does is a lookup by its key in tables
 built from ``norms.decide`` and ``norms.assess``; a round's statistics are one ``bincount``.
 A round costs about twenty array calls whatever the number of agents or replicates, into
 buffers allocated once, and no Python loop over agents (one loop over replicates, for their
-draws, which are about 60% of a round of 10^3 agents: see the benchmark).
+draws, which are about two thirds of a round of 10^3 agents: see the benchmark).
 
 ``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all in
 populations of :data:`PREFETCH_MIN_POPULATION` or more, given a second CPU, a second thread
@@ -49,7 +50,7 @@ are the same either way.
 | Import | `from socialsim.society.vectorised import ReplicatedSociety, VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Replicates | `ReplicatedSociety(population, seeds=[...])`: replicate `r` is the run seeded `seeds[r]` |
-| Memory | per agent and replicate: 12 bytes of state (the record, helps given and received) and about 50 of round buffers |
+| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 60 of round buffers |
 | Benchmark | `experiments/bench/society_bench.py` (its docstring has the figures) |
 """
 
@@ -98,7 +99,7 @@ def _tone(strategy: int, helped: bool, bad_standing: int) -> int:
     return norms.valence(norms.assess(norm, action, -1 if bad_standing else 1))
 
 
-# An agent's public record is one int32, ``valence_sum * VALENCE + strategy * 4 +
+# An agent's public record is a 32-bit integer, ``valence_sum * VALENCE + strategy * 4 +
 # bad_standing * 2``: its image is bad exactly when the record is negative (the valence sum of
 # the tones about it is), so one add per tone keeps both views of its reputation.
 VALENCE = 32
@@ -107,6 +108,10 @@ CODE = VALENCE - 1  # the record's low bits: strategy * 4 + bad_standing * 2
 # | bad_image), i.e. what the donor is, what the recipient is and how it is seen, and the slip.
 SLIPPED = VALENCE * VALENCE
 KEYS = 2 * SLIPPED
+# An agent's state is one int64, ``record * RECORD + helps_given``: the record in the high 32
+# bits (so the state is negative exactly when the record is), the helps it gave in the low 32,
+# so that what a donor's round changes is one add.
+RECORD = 1 << 32
 # A round's counts per replicate: one bincount of the pairs by (helped, claim, donor's strategy,
 # recipient's strategy); a claim is 0 none (a neutral tone), 1 true, 2 false.
 BINS = (2, 3, len(STRATEGIES), len(STRATEGIES))
@@ -116,13 +121,12 @@ PREFETCH_MIN_AGENTS = 30_000
 PREFETCH_MIN_POPULATION = 10_000
 
 
-def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What a donor-recipient pair does, by pair key: does the donor help; what the round adds
-    to the donor's record (the tone's valence, the change of its standing); and the pair's bin
-    of the round's counts. Keys that no pair can have stay 0."""
-    # int32, the type of the counters they are added to (np.add.at's fast path needs one type)
-    helps = np.zeros(KEYS, dtype=np.int32)
-    record_change = np.zeros(KEYS, dtype=np.int32)
+def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray]:
+    """What a donor-recipient pair does, by pair key: what the round adds to the donor's
+    state (:data:`RECORD`: the tone's valence and the change of its standing to its record,
+    whether it helped to its helps given), and the pair's bin of the round's counts. Keys that
+    no pair can have stay 0."""
+    effect = np.zeros(KEYS, dtype=np.int64)
     count_bin = np.zeros(KEYS, dtype=np.intp)
     codes = [(s, bit) for s in range(len(STRATEGIES)) for bit in (0, 1)]  # strategy, standing
     for slipped in (0, 1):
@@ -135,12 +139,12 @@ def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                     tone = _tone(recipient, helped, recipient_bad) if gossip else 0
                     # standing follows the latest non-neutral tone
                     now_bad = (tone < 0) if tone else donor_bad
-                    helps[key] = helped
-                    record_change[key] = tone * VALENCE + (now_bad - donor_bad) * 2
+                    record_change = tone * VALENCE + (now_bad - donor_bad) * 2
+                    effect[key] = record_change * RECORD + helped
                     # a claim is true when its sign is the donor's: +1 a help, -1 a refusal
                     claim = 0 if tone == 0 else 1 if tone == (1 if helped else -1) else 2
                     count_bin[key] = np.ravel_multi_index((helped, claim, donor, recipient), BINS)
-    return helps, record_change, count_bin
+    return effect, count_bin
 
 
 _PAIR_TABLES = {gossip: _pair_tables(gossip) for gossip in (False, True)}
@@ -167,10 +171,10 @@ class ReplicatedSociety:
     arrays; replicate ``r`` is exactly the single run seeded ``seeds[r]``.
 
     The other arguments are those of :class:`socialsim.society.mesa_model.SocietyModel`.
-    ``rngs[r]`` is replicate ``r``'s Generator; ``record`` (every agent's public record, see
-    :data:`VALENCE`), ``helps_given`` and ``helps_received`` are ``(replicates, n_agents)``
-    arrays (the last two the halves of ``helps``, ``(2, replicates, n_agents)``);
-    :meth:`statistics` is every round played so far, indexed by ``(replicate, round)``.
+    ``rngs[r]`` is replicate ``r``'s Generator; ``state`` (every agent's public record, see
+    :data:`VALENCE`, and helps given, see :data:`RECORD`) and ``helps_received`` are
+    ``(replicates, n_agents)`` arrays, as are ``record`` and ``helps_given`` read from the
+    state; :meth:`statistics` is every round played so far, indexed by ``(replicate, round)``.
     """
 
     def __init__(
@@ -195,11 +199,11 @@ class ReplicatedSociety:
         shape, half = (self.replicates, self.n_agents), self.n_agents // 2
         self.present = [STRATEGIES.index(s) for s, count in self.population.items() if count]
         self.counts = np.bincount(codes, minlength=len(STRATEGIES))
-        self.record = np.tile(codes * 4, (self.replicates, 1))  # no tones, nobody is bad
-        self.helps = np.zeros((2, *shape), dtype=np.int32)  # given, received
-        self.helps_given, self.helps_received = self.helps
+        # no tones, nobody is bad, no helps
+        self.state = np.tile(codes.astype(np.int64) * 4 * RECORD, (self.replicates, 1))
+        self.helps_received = np.zeros(shape, dtype=np.int64)  # add.at's fast path: one type
         self.round = 0
-        self._helps, self._record_change, self._count_bin = _PAIR_TABLES[gossip]
+        self._effect, self._count_bin = _PAIR_TABLES[gossip]
         # Per round, (replicates, _COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
         # Preallocated per-round buffers; the draws have two, the second for prefetching.
@@ -219,9 +223,21 @@ class ReplicatedSociety:
         self._recipients = np.empty(pairs, dtype=np.intp)
         self._key = np.empty(pairs, dtype=np.intp)
         self._bits = np.empty(pairs, dtype=np.intp)
+        self._slipped = np.empty(pairs, dtype=bool)
+        self._helped = np.empty(pairs, dtype=np.int64)
         self._bin_offset = np.repeat(np.arange(self.replicates) * math.prod(BINS), half)
-        self._flat = [a.reshape(-1) for a in (self.record, *self.helps)]
+        self._flat = [a.reshape(-1) for a in (self.state, self.helps_received)]
         self._flat_pairs = (self._donors.reshape(-1), self._recipients.reshape(-1))
+
+    @property
+    def record(self) -> np.ndarray:
+        """Every agent's public record (see :data:`VALENCE`), per replicate."""
+        return (self.state >> 32).astype(np.int32)
+
+    @property
+    def helps_given(self) -> np.ndarray:
+        """Per agent and replicate: the helps it gave."""
+        return self.state & (RECORD - 1)
 
     @property
     def strategy(self) -> np.ndarray:
@@ -265,30 +281,29 @@ class ReplicatedSociety:
             np.copyto(self._donors, order[:, :half])
             np.copyto(self._recipients, order[:, half : 2 * half])
             donors, recipients = self._flat_pairs
-        record, helps_given, helps_received = self._flat
+        state, helps_received = self._flat
 
         # Everything is read from the start of the round: the round is simultaneous. Every
-        # index is in range by construction: take(mode="clip") skips the bounds checks.
-        key, bits = self._key, self._bits
-        donor, recipient = record.take(donors, mode="clip"), record.take(recipients, mode="clip")
-        np.bitwise_and(donor, CODE, out=key.reshape(-1))
-        key <<= 5  # * VALENCE
-        np.bitwise_and(recipient, CODE, out=bits.reshape(-1))
+        # index is in range by construction, so take's modes agree: "wrap" is the cheapest.
+        key, bits = self._key.reshape(-1), self._bits.reshape(-1)
+        donor, recipient = state.take(donors, mode="wrap"), state.take(recipients, mode="wrap")
+        # unsigned views where only bits are moved: numpy's logical shifts are SIMD loops
+        np.right_shift(donor.view(np.uint64), 32 - 5, out=key.view(np.uint64))
+        key &= CODE << 5  # (the donor's record & CODE) * VALENCE
+        np.right_shift(recipient.view(np.uint64), 32, out=bits.view(np.uint64))
+        bits &= CODE
         key |= bits
-        np.less(recipient, 0, out=bits.reshape(-1))  # the recipient's bad image
+        np.right_shift(recipient.view(np.uint64), 63, out=bits.view(np.uint64))  # bad image
         key |= bits
         if self.error > 0:
-            np.less(self._uniforms[buffer], self.error, out=bits)
-            bits <<= 10  # * SLIPPED
-            key |= bits
-        key = key.reshape(-1)
-        helped = self._helps.take(key, mode="clip")
-        np.add.at(helps_given, donors, helped)
+            slipped = np.less(self._uniforms[buffer], self.error, out=self._slipped)
+            np.bitwise_or(key, SLIPPED, out=key, where=slipped.reshape(-1))
+        effect = self._effect.take(key, mode="wrap")
+        np.add.at(state, donors, effect)
+        helped = np.bitwise_and(effect, 1, out=self._helped.reshape(-1))
         np.add.at(helps_received, recipients, helped)
-        if self.gossip:
-            np.add.at(record, donors, self._record_change.take(key, mode="clip"))
 
-        count_bin = self._count_bin.take(key, mode="clip")
+        count_bin = self._count_bin.take(key, mode="wrap")
         if self.replicates > 1:
             count_bin += self._bin_offset
         counts = np.bincount(count_bin, minlength=self.replicates * math.prod(BINS))
