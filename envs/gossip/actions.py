@@ -65,14 +65,16 @@ class ActionCodec:
         limit: Callable[[], float],
     ) -> tuple[Any, Flag | None]:
         """``(core choice, flag or None)`` of ``agent``'s action for ``decision``; ``allowed``
-        is the decision's mask, ``limit()`` the most a trust seat may send."""
+        is the decision's mask, ``limit()`` the most a trust seat may send (``limit`` may be
+        ``None`` in the games without amounts)."""
         kind = type(action)
+        extra = None
         if kind is int and 0 <= action < len(self.actions):  # the RL path first
-            index, extra = action, None
+            index = action
         elif kind is dict and "tone" in action:  # then a language agent's two forms
             index, extra = self._tone(agent, action), _message(agent, action)
         elif kind is dict and "action" in action:
-            index, extra = self._named(agent, action["action"], action), None
+            index = self._named(agent, action["action"], action)
         else:
             index, extra = self._index(agent, action)
         decisions, value = self.actions[index]
@@ -111,10 +113,11 @@ class ActionCodec:
 
     def _tone(self, agent: str, action: Mapping) -> int:
         tone = action["tone"]
-        if isinstance(tone, str):
+        if type(tone) is str:  # the exact spelling first, without the checks below
             index = self.tones.get(tone)
             if index is not None:
                 return index
+        if isinstance(tone, str):
             tone = TONE_INDEX.get(tone.strip().lower(), tone)
         if (
             isinstance(tone, bool)
@@ -128,7 +131,7 @@ class ActionCodec:
         return self.first_tone + int(tone)
 
     def _named(self, agent: str, value: Any, action: Any) -> int:
-        if isinstance(value, str):
+        if type(value) is str or isinstance(value, str):
             index = self.names.get(value)
             if index is None:
                 key = value.strip()

@@ -169,12 +169,12 @@ class GossipGame:
         rewards: dict[int, float] = {}
         events: list[tuple] = []
         phase = self.active_phases[self.phase_index]
-        for pair, record in zip(self.pairs, self._open, strict=True):
-            picks = {position: checked[pair[position]] for position in phase}
-            if GOSSIP in phase.values():
-                self._gossip(pair, record, picks, events)
-            else:
-                self._resolve(self.phase_index, pair, record, picks, rewards, events)
+        if GOSSIP in phase.values():
+            for pair, record in zip(self.pairs, self._open, strict=True):
+                self._gossip(pair, record, phase, checked, events)
+        else:
+            for pair, record in zip(self.pairs, self._open, strict=True):
+                self._resolve(self.phase_index, pair, record, checked, rewards, events)
         self.phase_index += 1
         if self.phase_index == len(self.active_phases):
             self.interactions.extend(self._open)
@@ -189,9 +189,12 @@ class GossipGame:
             self._set_pending()
         return rewards, events
 
-    def _gossip(self, pair: Pair, record: dict, picks: Mapping[int, Any], events: list) -> None:
-        for position, (tone, message) in picks.items():
+    def _gossip(
+        self, pair: Pair, record: dict, phase: Mapping[int, str], checked: Mapping, events: list
+    ) -> None:
+        for position in phase:
             author, about = pair[position], pair[1 - position]
+            tone, message = checked[author]
             self.tone_counts[about, tone] += 1
             self._record_tone(record, position, TONES[tone], message)
             payload: protocol.GossipPayload = {
@@ -214,10 +217,11 @@ class GossipGame:
         phase: int,
         pair: Pair,
         record: dict,
-        picks: Mapping[int, Any],
+        checked: Mapping[int, Any],
         rewards: dict,
         events: list,
     ) -> None:
+        """Play phase ``phase`` of ``pair``'s match with the choices ``checked`` (by agent)."""
         raise NotImplementedError
 
     def _action_event(self, actor: int, target: int, action: Any, events: list) -> None:
@@ -309,9 +313,9 @@ class DonationGame(PeerGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         donor, recipient = pair
-        action = picks[0]
+        action = checked[donor]
         record["invalid"] = donor in self._fallbacks
         if action == "cooperate" and not self.can_donate(donor):
             action = "defect"  # the adapter masks this; a core caller gets the same fallback
@@ -378,16 +382,17 @@ class PrisonersGame(PeerGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         a, b = pair
+        moves = checked[a], checked[b]
         for position, agent in enumerate(pair):
-            mine, theirs = picks[position], picks[1 - position]
+            mine, theirs = moves[position], moves[1 - position]
             payoff = protocol.prisoners_payoff(mine, theirs, self.cost, self.benefit)
             self._pay(rewards, agent, payoff)
             record["actions"][self.agents[agent]] = mine
             record["payoffs"][self.agents[agent]] = payoff
-        self._action_event(a, b, picks[0], events)
-        self._action_event(b, a, picks[1], events)
+        self._action_event(a, b, moves[0], events)
+        self._action_event(b, a, moves[1], events)
 
     def _record_tone(self, record, position, tone, message) -> None:
         author = record["players"][position]
@@ -457,17 +462,17 @@ class TrustGame(PeerGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         investor, responder = pair
         i, r = self.agents[investor], self.agents[responder]
         if phase == 0:
-            amount = picks[0]
+            amount = checked[investor]
             self._pay(rewards, investor, -amount)
             self._pay(rewards, responder, protocol.trust_received(amount, self.multiplier))
             record["investment"] = amount
             self._action_event(investor, responder, {"invest": amount}, events)
         else:
-            amount = picks[1]
+            amount = checked[responder]
             self._pay(rewards, responder, -amount)
             self._pay(rewards, investor, amount)
             record["returned"] = amount
@@ -532,9 +537,9 @@ class MarketGame(GossipGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         seller, buyer = pair
-        quality, choice = picks[0], picks[1]
+        quality, choice = checked[seller], checked[buyer]
         seller_payoff, buyer_payoff = protocol.market_payoffs(quality, choice)
         self._pay(rewards, seller, seller_payoff)
         self._pay(rewards, buyer, buyer_payoff)
