@@ -186,7 +186,8 @@ class MessageBus:
         return (self._streams[EVERYONE], *teams, self._streams[agent])
 
     def _inbox(self, agent: str) -> tuple[list, ...]:
-        inbox = self._inboxes[agent] = tuple([stream, 0] for stream in self._followed(agent))
+        inbox = tuple([stream, 0] for stream in self._followed(agent))
+        self._inboxes[agent] = inbox
         return inbox
 
     # -- publishing -------------------------------------------------------------------------
@@ -232,8 +233,9 @@ class MessageBus:
         if type(to) is str:
             if to not in streams or to in self._everyone:  # an agent id is no audience string
                 self.resolve(to)  # raises the error that names the audience
+            keys: tuple[str, ...] = (to,)
         else:
-            to = tuple(to)
+            keys = to = tuple(to)
             if not self._everyone.issuperset(to):
                 self.resolve(to)
         if not frozen:
@@ -241,24 +243,16 @@ class MessageBus:
         log = self._log
         message = _message((len(log), int(turn), sender, to, channel, kind, payload))
         log.append(message)
-        if type(to) is str:
-            streams[to].append(message)
-        else:
-            for agent in dict.fromkeys(to):
-                streams[agent].append(message)
+        for key in keys:
+            stream = streams[key]
+            if not stream or stream[-1] is not message:  # an agent named twice gets it once
+                stream.append(message)
         return message
 
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, agent: str) -> list[Message]:
         """Messages ``agent`` may see that are new since its last ``read``, oldest first."""
-        return self._unread(agent, advance=True)
-
-    def peek(self, agent: str) -> list[Message]:
-        """Like :meth:`read` but leaves the cursors where they are."""
-        return self._unread(agent, advance=False)
-
-    def _unread(self, agent: str, advance: bool) -> list[Message]:
         new: list[Message] = []
         sources = 0
         for cursor in self._inboxes.get(agent) or self._inbox(agent):
@@ -266,10 +260,18 @@ class MessageBus:
             if len(stream) > seen:
                 new += stream[seen:]
                 sources += 1
-                if advance:
-                    cursor[1] = len(stream)
+                cursor[1] = len(stream)
         if sources > 1:
             new.sort()  # several streams interleave; a message's id, its first field, is its order
+        return new
+
+    def peek(self, agent: str) -> list[Message]:
+        """Like :meth:`read` but leaves the cursors where they are."""
+        inbox = self._inboxes.get(agent) or self._inbox(agent)
+        seen = [cursor[1] for cursor in inbox]
+        new = self.read(agent)
+        for cursor, count in zip(inbox, seen, strict=True):
+            cursor[1] = count
         return new
 
     @property

@@ -71,10 +71,17 @@ class ActionCodec:
         extra = None
         if kind is int and 0 <= action < len(self.actions):  # the RL path first
             index = action
-        elif kind is dict and "tone" in action:  # then a language agent's two forms
-            index, extra = self._tone(agent, action), _message(agent, action)
+        elif kind is dict and "tone" in action:  # then a language agent's two forms, the
+            tone = action["tone"]  # names as the tables spell them looked up at once
+            index = self.tones.get(tone) if type(tone) is str else None
+            if index is None:
+                index = self._tone(agent, tone)
+            extra = _message(agent, action)
         elif kind is dict and "action" in action:
-            index = self._named(agent, action["action"], action)
+            name = action["action"]
+            index = self.names.get(name) if type(name) is str else None
+            if index is None:
+                index = self._named(agent, name, action)
         else:
             index, extra = self._index(agent, action)
         decisions, value = self.actions[index]
@@ -97,7 +104,7 @@ class ActionCodec:
         """``(action index, free text or exact amount)`` of an int or dict action."""
         if type(action) is dict or isinstance(action, Mapping):
             if "tone" in action:
-                return self._tone(agent, action), _message(agent, action)
+                return self._tone(agent, action["tone"]), _message(agent, action)
             if "action" in action:
                 return self._named(agent, action["action"], action), None
             if self.amounts and "amount" in action:
@@ -111,13 +118,11 @@ class ActionCodec:
             raise self._bad(agent, action)
         return int(action), None
 
-    def _tone(self, agent: str, action: Mapping) -> int:
-        tone = action["tone"]
-        if type(tone) is str:  # the exact spelling first, without the checks below
+    def _tone(self, agent: str, tone: Any) -> int:
+        if isinstance(tone, str):
             index = self.tones.get(tone)
             if index is not None:
                 return index
-        if isinstance(tone, str):
             tone = TONE_INDEX.get(tone.strip().lower(), tone)
         if (
             isinstance(tone, bool)
@@ -131,7 +136,7 @@ class ActionCodec:
         return self.first_tone + int(tone)
 
     def _named(self, agent: str, value: Any, action: Any) -> int:
-        if type(value) is str or isinstance(value, str):
+        if isinstance(value, str):
             index = self.names.get(value)
             if index is None:
                 key = value.strip()

@@ -96,18 +96,19 @@ class GossipGame:
     def _enter_round(self, index: int) -> None:
         # ``round`` and ``pairs`` are read on every step: plain attributes, set once per round.
         self.round_index = index
-        last = min(index, len(self.schedule) - 1)
+        last = index if index < len(self.schedule) else len(self.schedule) - 1
         self.round = last + 1  # the current round number, from 1 (the last one once over)
         self.pairs: list[Pair] = self.schedule[last] if self.schedule else []
         #: agent -> (position in its pair, counterpart) this round; absent when sitting out
         self.seats: dict[int, tuple[int, int]] = {}
         #: the same as one code per agent: 0 sitting out, else 1 + position * n + counterpart
         self.seat_codes = [0] * self.n
+        seats, codes, n = self.seats, self.seat_codes, self.n
         for first, second in self.pairs:
-            self.seats[first] = (0, second)
-            self.seats[second] = (1, first)
-            self.seat_codes[first] = 1 + second
-            self.seat_codes[second] = 1 + self.n + first
+            seats[first] = (0, second)
+            seats[second] = (1, first)
+            codes[first] = 1 + second
+            codes[second] = 1 + n + first
 
     def pending(self) -> dict[int, tuple[str, int, int]]:
         """agent -> ``(decision, counterpart, position in its pair)`` for the decisions due now."""
@@ -169,15 +170,17 @@ class GossipGame:
         rewards: dict[int, float] = {}
         events: list[tuple] = []
         phase = self.active_phases[self.phase_index]
+        # one record per pair, made together in _start_round (zip's strict= costs a kwargs call)
+        matches = zip(self.pairs, self._open)  # noqa: B905
         if GOSSIP in phase.values():
-            for pair, record in zip(self.pairs, self._open, strict=True):
+            for pair, record in matches:
                 self._gossip(pair, record, phase, checked, events)
         else:
-            for pair, record in zip(self.pairs, self._open, strict=True):
+            for pair, record in matches:
                 self._resolve(self.phase_index, pair, record, checked, rewards, events)
         self.phase_index += 1
         if self.phase_index == len(self.active_phases):
-            self.interactions.extend(self._open)
+            self.interactions += self._open
             self.phase_index = 0
             self._enter_round(self.round_index + 1)
             if self.round_index == len(self.schedule):
@@ -371,7 +374,7 @@ class PrisonersGame(PeerGame):
         return choice
 
     def _open_interaction(self, pair: Pair) -> protocol.PrisonersInteraction:
-        a, b = (self.agents[i] for i in pair)
+        a, b = self.agents[pair[0]], self.agents[pair[1]]
         record: protocol.PrisonersInteraction = {
             "round": self.round,
             "players": [a, b],
@@ -423,13 +426,12 @@ class TrustGame(PeerGame):
         decision, counterpart, position = self._pending[agent]
         if decision == "invest":
             return max(float(self.resources[agent]), 0.0)
-        record = self._open[self._pair_index(agent)]
-        return protocol.trust_received(record["investment"], self.multiplier)
+        return protocol.trust_received(self._record_of(agent)["investment"], self.multiplier)
 
-    def _pair_index(self, agent: int) -> int:
-        for index, pair in enumerate(self.pairs):
+    def _record_of(self, agent: int) -> dict[str, Any]:
+        for pair, record in zip(self.pairs, self._open, strict=True):
             if agent in pair:
-                return index
+                return record
         raise KeyError(agent)  # pragma: no cover - only called for agents with a decision
 
     def _check_choice(self, agent, decision, counterpart, choice) -> Any:

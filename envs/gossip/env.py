@@ -84,6 +84,9 @@ class GossipEnv(DecisionEnv):
             )
         )
         self.possible_agents = list(game.agents)
+        # every agent is live for the whole episode: the rewards of a step start from this copy
+        self._no_rewards = dict.fromkeys(self.possible_agents, 0.0)
+        self._no_infos: dict[str, Any] = dict.fromkeys(self.possible_agents)
         self._index_of = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.agents: list[str] = []
         self.entrant_id = self.possible_agents[-1] if entrant else None
@@ -189,7 +192,7 @@ class GossipEnv(DecisionEnv):
                 payload=MappingProxyType(payload),
                 frozen=True,
             )
-        rewards = dict.fromkeys(self.agents, 0.0)
+        rewards = self._no_rewards.copy()
         for agent, amount in paid.items():
             rewards[ids[agent]] = float(amount)
         if not game.done:
@@ -237,14 +240,16 @@ class GossipEnv(DecisionEnv):
     def _infos(self) -> dict[str, dict[str, Any]]:
         game, ids = self.game, self.possible_agents
         number = game.round
-        # the agents sitting out share one info (read it, never change it: the forms copy an
-        # info before flagging it)
-        idle = {"decision": None, "round": number, "role": None, "counterpart": None}
-        infos = dict.fromkeys(ids, idle)
-        if game.done:
-            return infos
+        seats = {} if game.done else game.seats
+        if len(seats) == len(ids):  # everyone seated: every entry is made below, in id order
+            infos = self._no_infos.copy()
+        else:
+            # the agents sitting out share one info (read it, never change it: the forms copy
+            # an info before flagging it)
+            idle = {"decision": None, "round": number, "role": None, "counterpart": None}
+            infos = dict.fromkeys(ids, idle)
         roles, pending = game.roles, game.pending()
-        for index, (position, counterpart) in game.seats.items():
+        for index, (position, counterpart) in seats.items():
             due = pending.get(index)
             infos[ids[index]] = {
                 "decision": None if due is None else due[0],
