@@ -257,10 +257,11 @@ class MessageBus:
         sources = 0
         for cursor in self._inboxes.get(agent) or self._inbox(agent):
             stream, seen = cursor
-            if len(stream) > seen:
+            end = len(stream)
+            if end > seen:
                 new += stream[seen:]
                 sources += 1
-                cursor[1] = len(stream)
+                cursor[1] = end
         if sources > 1:
             new.sort()  # several streams interleave; a message's id, its first field, is its order
         return new
