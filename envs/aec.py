@@ -188,7 +188,9 @@ class DecisionAEC(AECEnv):
         parallel = self.parallel
         self.infos = parallel.begin(seed=seed, options=options)
         self.agents = list(parallel.agents)
-        self.rewards = dict.fromkeys(self.agents, 0)
+        # no agent leaves before the episode ends: one all-zero table, copied to clear rewards
+        self._no_rewards = dict.fromkeys(self.agents, 0)
+        self.rewards = self._no_rewards.copy()
         self._paid = False
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
@@ -223,7 +225,7 @@ class DecisionAEC(AECEnv):
                 self.infos[agent] = {**self.infos[agent], "invalid_action": flag}
         if queue:
             if self._paid:  # the last move's rewards were seen at this step: clear them once
-                self.rewards = dict.fromkeys(self.agents, 0)
+                self.rewards = self._no_rewards.copy()
                 self._paid = False
             self.agent_selection = queue[0]
             return

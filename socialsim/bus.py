@@ -6,10 +6,11 @@ A :class:`Message` is immutable once published. Its audience ``to`` is one of
 * ``"team:NAME"`` — every member of a team the bus was created with,
 * a tuple of agent ids.
 
-The bus keeps one append-only log, and each message's id in one *stream* by its audience: the
-public stream, a team's stream, or the streams of the agents it names. An agent follows the
-public stream, its teams' and its own, with a read cursor on each, so publishing to everyone
-costs the same whatever the number of agents. ``read(agent)`` returns the messages new since that agent last looked. The log answers
+The bus keeps one append-only log, and each message in one *stream* by its audience: the public
+stream, a team's stream, or the streams of the agents it names. An agent follows the public
+stream, its teams' and its own, with a read cursor on each, so publishing to everyone costs the
+same whatever the number of agents. ``read(agent)`` returns the messages new since that agent
+last looked. The log answers
 the two questions theory-of-mind analysis and the information-hiding tests ask:
 ``audience_of(m)`` (which agents could see message ``m``) and ``visible_to(agent, turn)`` (what
 could ``agent`` see up to turn ``t``).
@@ -18,6 +19,7 @@ could ``agent`` see up to turn ``t``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -142,6 +144,10 @@ class Message(NamedTuple):
         )
 
 
+# the named tuple's generated __new__ is a Python function; the tuple's own is not
+_message = partial(tuple.__new__, Message)
+
+
 class MessageBus:
     """Per-episode message log with per-agent inboxes.
 
@@ -163,28 +169,26 @@ class MessageBus:
                 )
             self.teams[name] = members
         self._log: list[Message] = []
-        # message ids by audience: "*", "team:NAME" and one stream per agent id
-        self._streams: dict[str, list[int]] = {EVERYONE: []}
+        # the messages by audience: "*", "team:NAME" and one stream per agent id
+        self._streams: dict[str, list[Message]] = {EVERYONE: []}
         for name in self.teams:
             self._streams[team(name)] = []
         for agent in self.agents:
             self._streams[agent] = []
-        # the streams each agent follows and its cursor on each, made at its first read
-        self._follows: dict[str, tuple[list[int], ...]] = {}
-        self._cursors: dict[str, list[int]] = {}
+        # each agent's [stream, messages of it already read] pairs, made at its first read
+        self._inboxes: dict[str, tuple[list, ...]] = {}
 
-    def _followed(self, agent: str) -> tuple[list[int], ...]:
+    def _followed(self, agent: str) -> tuple[list[Message], ...]:
         """The streams ``agent`` follows: the public one, its teams' and its own."""
-        streams = self._follows.get(agent)
-        if streams is None:
-            if agent not in self._everyone:
-                raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
-            teams = [
-                self._streams[team(n)] for n, members in self.teams.items() if agent in members
-            ]
-            streams = self._follows[agent] = (self._streams[EVERYONE], *teams, self._streams[agent])
-            self._cursors[agent] = [0] * len(streams)
-        return streams
+        if agent not in self._everyone:
+            raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
+        teams = [self._streams[team(n)] for n, members in self.teams.items() if agent in members]
+        return (self._streams[EVERYONE], *teams, self._streams[agent])
+
+    def _inbox(self, agent: str) -> tuple[list, ...]:
+        inbox = tuple([stream, 0] for stream in self._followed(agent))
+        self._inboxes[agent] = inbox
+        return inbox
 
     # -- publishing -------------------------------------------------------------------------
 
@@ -229,53 +233,47 @@ class MessageBus:
         if type(to) is str:
             if to not in streams or to in self._everyone:  # an agent id is no audience string
                 self.resolve(to)  # raises the error that names the audience
+            keys: tuple[str, ...] = (to,)
         else:
-            to = tuple(to)
+            keys = to = tuple(to)
             if not self._everyone.issuperset(to):
                 self.resolve(to)
-        log = self._log
         if not frozen:
             payload = freeze(payload or {})
-        message = Message(len(log), int(turn), sender, to, channel, kind, payload)
+        log = self._log
+        message = _message((len(log), int(turn), sender, to, channel, kind, payload))
         log.append(message)
-        if type(to) is str:
-            streams[to].append(message.id)
-        else:
-            for agent in dict.fromkeys(to):
-                streams[agent].append(message.id)
+        for key in keys:
+            stream = streams[key]
+            if not stream or stream[-1] is not message:  # an agent named twice gets it once
+                stream.append(message)
         return message
 
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, agent: str) -> list[Message]:
         """Messages ``agent`` may see that are new since its last ``read``, oldest first."""
-        return self._unread(agent, advance=True)
+        new: list[Message] = []
+        sources = 0
+        for cursor in self._inboxes.get(agent) or self._inbox(agent):
+            stream, seen = cursor
+            end = len(stream)
+            if end > seen:
+                new += stream[seen:]
+                sources += 1
+                cursor[1] = end
+        if sources > 1:
+            new.sort()  # several streams interleave; a message's id, its first field, is its order
+        return new
 
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the cursors where they are."""
-        return self._unread(agent, advance=False)
-
-    def _unread(self, agent: str, advance: bool) -> list[Message]:
-        streams = self._followed(agent)
-        cursors = self._cursors[agent]
-        new: list[int] | None = None
-        merged = False
-        for i, stream in enumerate(streams):
-            start, end = cursors[i], len(stream)
-            if start == end:
-                continue
-            if new is None:
-                new = stream[start:]
-            else:
-                new += stream[start:]
-                merged = True
-            if advance:
-                cursors[i] = end
-        if new is None:
-            return []
-        if merged:
-            new.sort()  # several streams interleave; ids are publication order
-        return list(map(self._log.__getitem__, new))
+        inbox = self._inboxes.get(agent) or self._inbox(agent)
+        seen = [cursor[1] for cursor in inbox]
+        new = self.read(agent)
+        for cursor, count in zip(inbox, seen, strict=True):
+            cursor[1] = count
+        return new
 
     @property
     def log(self) -> tuple[Message, ...]:
@@ -288,8 +286,8 @@ class MessageBus:
 
     def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
         """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""
-        seen = sorted(i for stream in self._followed(agent) for i in stream)
-        return [self._log[i] for i in seen if turn is None or self._log[i].turn <= turn]
+        seen = sorted(m for stream in self._followed(agent) for m in stream)
+        return [m for m in seen if turn is None or m.turn <= turn]
 
 
 def audience_of(

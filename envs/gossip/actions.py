@@ -65,14 +65,23 @@ class ActionCodec:
         limit: Callable[[], float],
     ) -> tuple[Any, Flag | None]:
         """``(core choice, flag or None)`` of ``agent``'s action for ``decision``; ``allowed``
-        is the decision's mask, ``limit()`` the most a trust seat may send."""
+        is the decision's mask, ``limit()`` the most a trust seat may send (``limit`` may be
+        ``None`` in the games without amounts)."""
         kind = type(action)
+        extra = None
         if kind is int and 0 <= action < len(self.actions):  # the RL path first
-            index, extra = action, None
-        elif kind is dict and "tone" in action:  # then a language agent's two forms
-            index, extra = self._tone(agent, action), _message(agent, action)
+            index = action
+        elif kind is dict and "tone" in action:  # then a language agent's two forms, the
+            tone = action["tone"]  # names as the tables spell them looked up at once
+            index = self.tones.get(tone) if type(tone) is str else None
+            if index is None:
+                index = self._tone(agent, tone)
+            extra = _message(agent, action)
         elif kind is dict and "action" in action:
-            index, extra = self._named(agent, action["action"], action), None
+            name = action["action"]
+            index = self.names.get(name) if type(name) is str else None
+            if index is None:
+                index = self._named(agent, name, action)
         else:
             index, extra = self._index(agent, action)
         decisions, value = self.actions[index]
@@ -95,7 +104,7 @@ class ActionCodec:
         """``(action index, free text or exact amount)`` of an int or dict action."""
         if type(action) is dict or isinstance(action, Mapping):
             if "tone" in action:
-                return self._tone(agent, action), _message(agent, action)
+                return self._tone(agent, action["tone"]), _message(agent, action)
             if "action" in action:
                 return self._named(agent, action["action"], action), None
             if self.amounts and "amount" in action:
@@ -109,8 +118,7 @@ class ActionCodec:
             raise self._bad(agent, action)
         return int(action), None
 
-    def _tone(self, agent: str, action: Mapping) -> int:
-        tone = action["tone"]
+    def _tone(self, agent: str, tone: Any) -> int:
         if isinstance(tone, str):
             index = self.tones.get(tone)
             if index is not None:

@@ -96,18 +96,19 @@ class GossipGame:
     def _enter_round(self, index: int) -> None:
         # ``round`` and ``pairs`` are read on every step: plain attributes, set once per round.
         self.round_index = index
-        last = min(index, len(self.schedule) - 1)
+        last = index if index < len(self.schedule) else len(self.schedule) - 1
         self.round = last + 1  # the current round number, from 1 (the last one once over)
         self.pairs: list[Pair] = self.schedule[last] if self.schedule else []
         #: agent -> (position in its pair, counterpart) this round; absent when sitting out
         self.seats: dict[int, tuple[int, int]] = {}
         #: the same as one code per agent: 0 sitting out, else 1 + position * n + counterpart
         self.seat_codes = [0] * self.n
+        seats, codes, n = self.seats, self.seat_codes, self.n
         for first, second in self.pairs:
-            self.seats[first] = (0, second)
-            self.seats[second] = (1, first)
-            self.seat_codes[first] = 1 + second
-            self.seat_codes[second] = 1 + self.n + first
+            seats[first] = (0, second)
+            seats[second] = (1, first)
+            codes[first] = 1 + second
+            codes[second] = 1 + n + first
 
     def pending(self) -> dict[int, tuple[str, int, int]]:
         """agent -> ``(decision, counterpart, position in its pair)`` for the decisions due now."""
@@ -169,15 +170,17 @@ class GossipGame:
         rewards: dict[int, float] = {}
         events: list[tuple] = []
         phase = self.active_phases[self.phase_index]
-        for pair, record in zip(self.pairs, self._open, strict=True):
-            picks = {position: checked[pair[position]] for position in phase}
-            if GOSSIP in phase.values():
-                self._gossip(pair, record, picks, events)
-            else:
-                self._resolve(self.phase_index, pair, record, picks, rewards, events)
+        # one record per pair, made together in _start_round (zip's strict= costs a kwargs call)
+        matches = zip(self.pairs, self._open)  # noqa: B905
+        if GOSSIP in phase.values():
+            for pair, record in matches:
+                self._gossip(pair, record, phase, checked, events)
+        else:
+            for pair, record in matches:
+                self._resolve(self.phase_index, pair, record, checked, rewards, events)
         self.phase_index += 1
         if self.phase_index == len(self.active_phases):
-            self.interactions.extend(self._open)
+            self.interactions += self._open
             self.phase_index = 0
             self._enter_round(self.round_index + 1)
             if self.round_index == len(self.schedule):
@@ -189,9 +192,12 @@ class GossipGame:
             self._set_pending()
         return rewards, events
 
-    def _gossip(self, pair: Pair, record: dict, picks: Mapping[int, Any], events: list) -> None:
-        for position, (tone, message) in picks.items():
+    def _gossip(
+        self, pair: Pair, record: dict, phase: Mapping[int, str], checked: Mapping, events: list
+    ) -> None:
+        for position in phase:
             author, about = pair[position], pair[1 - position]
+            tone, message = checked[author]
             self.tone_counts[about, tone] += 1
             self._record_tone(record, position, TONES[tone], message)
             payload: protocol.GossipPayload = {
@@ -214,10 +220,11 @@ class GossipGame:
         phase: int,
         pair: Pair,
         record: dict,
-        picks: Mapping[int, Any],
+        checked: Mapping[int, Any],
         rewards: dict,
         events: list,
     ) -> None:
+        """Play phase ``phase`` of ``pair``'s match with the choices ``checked`` (by agent)."""
         raise NotImplementedError
 
     def _action_event(self, actor: int, target: int, action: Any, events: list) -> None:
@@ -309,9 +316,9 @@ class DonationGame(PeerGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         donor, recipient = pair
-        action = picks[0]
+        action = checked[donor]
         record["invalid"] = donor in self._fallbacks
         if action == "cooperate" and not self.can_donate(donor):
             action = "defect"  # the adapter masks this; a core caller gets the same fallback
@@ -367,7 +374,7 @@ class PrisonersGame(PeerGame):
         return choice
 
     def _open_interaction(self, pair: Pair) -> protocol.PrisonersInteraction:
-        a, b = (self.agents[i] for i in pair)
+        a, b = self.agents[pair[0]], self.agents[pair[1]]
         record: protocol.PrisonersInteraction = {
             "round": self.round,
             "players": [a, b],
@@ -378,16 +385,17 @@ class PrisonersGame(PeerGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         a, b = pair
+        moves = checked[a], checked[b]
         for position, agent in enumerate(pair):
-            mine, theirs = picks[position], picks[1 - position]
+            mine, theirs = moves[position], moves[1 - position]
             payoff = protocol.prisoners_payoff(mine, theirs, self.cost, self.benefit)
             self._pay(rewards, agent, payoff)
             record["actions"][self.agents[agent]] = mine
             record["payoffs"][self.agents[agent]] = payoff
-        self._action_event(a, b, picks[0], events)
-        self._action_event(b, a, picks[1], events)
+        self._action_event(a, b, moves[0], events)
+        self._action_event(b, a, moves[1], events)
 
     def _record_tone(self, record, position, tone, message) -> None:
         author = record["players"][position]
@@ -418,13 +426,12 @@ class TrustGame(PeerGame):
         decision, counterpart, position = self._pending[agent]
         if decision == "invest":
             return max(float(self.resources[agent]), 0.0)
-        record = self._open[self._pair_index(agent)]
-        return protocol.trust_received(record["investment"], self.multiplier)
+        return protocol.trust_received(self._record_of(agent)["investment"], self.multiplier)
 
-    def _pair_index(self, agent: int) -> int:
-        for index, pair in enumerate(self.pairs):
+    def _record_of(self, agent: int) -> dict[str, Any]:
+        for pair, record in zip(self.pairs, self._open, strict=True):
             if agent in pair:
-                return index
+                return record
         raise KeyError(agent)  # pragma: no cover - only called for agents with a decision
 
     def _check_choice(self, agent, decision, counterpart, choice) -> Any:
@@ -457,17 +464,17 @@ class TrustGame(PeerGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         investor, responder = pair
         i, r = self.agents[investor], self.agents[responder]
         if phase == 0:
-            amount = picks[0]
+            amount = checked[investor]
             self._pay(rewards, investor, -amount)
             self._pay(rewards, responder, protocol.trust_received(amount, self.multiplier))
             record["investment"] = amount
             self._action_event(investor, responder, {"invest": amount}, events)
         else:
-            amount = picks[1]
+            amount = checked[responder]
             self._pay(rewards, responder, -amount)
             self._pay(rewards, investor, amount)
             record["returned"] = amount
@@ -532,9 +539,9 @@ class MarketGame(GossipGame):
         }
         return record
 
-    def _resolve(self, phase, pair, record, picks, rewards, events) -> None:
+    def _resolve(self, phase, pair, record, checked, rewards, events) -> None:
         seller, buyer = pair
-        quality, choice = picks[0], picks[1]
+        quality, choice = checked[seller], checked[buyer]
         seller_payoff, buyer_payoff = protocol.market_payoffs(quality, choice)
         self._pay(rewards, seller, seller_payoff)
         self._pay(rewards, buyer, buyer_payoff)

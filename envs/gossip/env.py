@@ -45,7 +45,7 @@ from socialsim.envs.gossip.protocol import (
     RulesPayload,
 )
 
-from socialsim.bus import ENV, EVERYONE, MessageBus
+from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, thaw
 
 RENDER_MODES = ("ansi", "human")
 
@@ -70,7 +70,23 @@ class GossipEnv(DecisionEnv):
         self.render_mode = render_mode
         self.game = game
         self.params = params
+        # the settings the rules message states, renamed as there (the entrant's mode under
+        # "entrant_mode": "entrant" is its id) and made JSON once
+        self._settings = thaw(
+            freeze(
+                {
+                    "game": game.game,
+                    **{
+                        ("entrant_mode" if key == "entrant" else key): v
+                        for key, v in params.items()
+                    },
+                }
+            )
+        )
         self.possible_agents = list(game.agents)
+        # every agent is live for the whole episode: the rewards of a step start from this copy
+        self._no_rewards = dict.fromkeys(self.possible_agents, 0.0)
+        self._no_infos: dict[str, Any] = dict.fromkeys(self.possible_agents)
         self._index_of = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.agents: list[str] = []
         self.entrant_id = self.possible_agents[-1] if entrant else None
@@ -103,13 +119,16 @@ class GossipEnv(DecisionEnv):
         self.agents = list(self.possible_agents)
         self.bus = MessageBus(self.possible_agents)
         self.turn = self.game.round
+        rules = self.rules()
+        rules["agents"] = tuple(rules["agents"])  # as freeze() makes it; the rest is JSON scalars
         self.bus.publish(
             turn=self.turn,
             sender=ENV,
             to=EVERYONE,
             channel="public",
             kind="rules",
-            payload=self.rules(),
+            payload=MappingProxyType(rules),
+            frozen=True,
         )
         self._announce_round()
         return self._infos()
@@ -117,16 +136,12 @@ class GossipEnv(DecisionEnv):
     def rules(self) -> RulesPayload:
         """The payload of the ``rules`` message of the episode just reset: the settings in
         force, with the actual number of rounds and the entrant's id."""
-        payload: dict[str, Any] = {"game": self.game.game}
-        for key, value in self.params.items():
-            if key == "entrant":  # the mode; the id goes under "entrant", as in summary()
-                payload["entrant_mode"] = value
-            else:
-                payload[key] = value
-        payload["rounds"] = len(self.game.schedule)
-        payload["entrant"] = self.entrant_id
-        payload["agents"] = list(self.possible_agents)
-        return RulesPayload(**payload)
+        return {  # type: ignore[typeddict-item]
+            **self._settings,
+            "rounds": len(self.game.schedule),  # in its place among the settings
+            "entrant": self.entrant_id,
+            "agents": list(self.possible_agents),
+        }
 
     # -- the DecisionEnv contract ---------------------------------------------------------------
 
@@ -140,16 +155,14 @@ class GossipEnv(DecisionEnv):
         if due is None:
             return None, None  # an agent without a decision: its action is ignored
         decision = due[0]
-        choice, flag = self.codec.decode(
-            agent,
-            decision,
-            action,
-            self._mask(index, decision),
-            lambda: self.game.limit(index),
+        codec = self.codec
+        if not codec.amounts:  # the choice is an entry of the game's own action table
+            return codec.decode(agent, decision, action, self._mask(index, decision), None)
+        game = self.game
+        choice, flag = codec.decode(
+            agent, decision, action, self._mask(index, decision), lambda: game.limit(index)
         )
-        if self.codec.amounts:  # the other choices are entries of the game's own action table
-            choice = self.game.check(index, choice)
-        return choice, flag
+        return game.check(index, choice), flag
 
     def apply(
         self, choices: Mapping[str, Any], flags: Mapping[str, dict[str, Any]]
@@ -179,7 +192,7 @@ class GossipEnv(DecisionEnv):
                 payload=MappingProxyType(payload),
                 frozen=True,
             )
-        rewards = dict.fromkeys(self.agents, 0.0)
+        rewards = self._no_rewards.copy()
         for agent, amount in paid.items():
             rewards[ids[agent]] = float(amount)
         if not game.done:
@@ -227,14 +240,16 @@ class GossipEnv(DecisionEnv):
     def _infos(self) -> dict[str, dict[str, Any]]:
         game, ids = self.game, self.possible_agents
         number = game.round
-        # the agents sitting out share one info (read it, never change it: the forms copy an
-        # info before flagging it)
-        idle = {"decision": None, "round": number, "role": None, "counterpart": None}
-        infos = dict.fromkeys(ids, idle)
-        if game.done:
-            return infos
+        seats = {} if game.done else game.seats
+        if len(seats) == len(ids):  # everyone seated: every entry is made below, in id order
+            infos = self._no_infos.copy()
+        else:
+            # the agents sitting out share one info (read it, never change it: the forms copy
+            # an info before flagging it)
+            idle = {"decision": None, "round": number, "role": None, "counterpart": None}
+            infos = dict.fromkeys(ids, idle)
         roles, pending = game.roles, game.pending()
-        for index, (position, counterpart) in game.seats.items():
+        for index, (position, counterpart) in seats.items():
             due = pending.get(index)
             infos[ids[index]] = {
                 "decision": None if due is None else due[0],

@@ -33,12 +33,13 @@ class Layout:
         self.tone_offset = self.counterpart_offset + n
         self.size = self.tone_offset + n * len(TONES)
         self.n_actions = n_actions
-        # the role and counterpart one-hots of every seat code of the core (row 0: sitting out)
-        self.seat_table = np.zeros((1 + 2 * n, len(roles) + n), dtype=np.float32)
+        # the vector's head (a 0 for the resources, the role and counterpart one-hots) for every
+        # seat code of the core (row 0: sitting out)
+        self.seat_table = np.zeros((1 + 2 * n, self.tone_offset), dtype=np.float32)
         for position, column in enumerate(self.role_column):
             for counterpart in range(n):
                 row = self.seat_table[1 + position * n + counterpart]
-                row[column - 1] = row[len(roles) + counterpart] = 1.0
+                row[column] = row[self.counterpart_offset + counterpart] = 1.0
         self.space = spaces.Dict(
             {
                 "observation": spaces.Box(-np.inf, np.inf, shape=(self.size,), dtype=np.float32),
@@ -50,10 +51,9 @@ class Layout:
         self, game: core.GossipGame, agent: int, mask: Callable[[int, str], np.ndarray]
     ) -> dict[str, np.ndarray]:
         """One agent's observation now; ``mask(agent, decision)`` gives a decision's mask."""
-        vector = np.empty(self.size, dtype=np.float32)
+        head = self.seat_table[0 if game.done else game.seat_codes[agent]]
+        vector = np.concatenate((head, game.tone_counts.ravel()))
         vector[0] = game.resources[agent]
-        vector[1 : self.tone_offset] = self.seat_table[0 if game.done else game.seat_codes[agent]]
-        vector[self.tone_offset :] = game.tone_counts.ravel()
         due = game.pending().get(agent)
         if due is None:
             action_mask = np.zeros(self.n_actions, dtype=np.int8)
@@ -66,10 +66,10 @@ class Layout:
     ) -> dict[str, dict[str, np.ndarray]]:
         """Every agent's observation now, filled for all of them at once (one row each)."""
         vectors = np.empty((game.n, self.size), dtype=np.float32)
-        vectors[:, 0] = game.resources
-        vectors[:, 1 : self.tone_offset] = (
+        vectors[:, : self.tone_offset] = (
             self.seat_table[0] if game.done else self.seat_table.take(game.seat_codes, axis=0)
         )
+        vectors[:, 0] = game.resources
         vectors[:, self.tone_offset :] = game.tone_counts.reshape(1, -1)
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
         for agent, (decision, _, _) in game.pending().items():

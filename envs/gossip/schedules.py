@@ -139,9 +139,13 @@ def random_schedule(
             continue
         fit = width // 2
         pairs = fit if pairs_per_round is None else min(pairs_per_round, fit)
-        rows = np.repeat(np.arange(width)[np.newaxis], count, axis=0)
-        for row in rng.permuted(rows, axis=1).tolist():
-            order.append([(row[2 * k], row[2 * k + 1]) for k in range(pairs)])
+        if pairs == 0:  # one agent alone before the entry: nothing to draw, nobody meets
+            order += [[] for _ in range(count)]
+            continue
+        rows = np.arange(width)[np.newaxis].repeat(count, axis=0)
+        drawn = iter(rng.permuted(rows, axis=1)[:, : 2 * pairs].ravel().tolist())
+        matches = zip(drawn, drawn, strict=True)  # the agents drawn pair up, first and second
+        order += map(list, zip(*[matches] * pairs, strict=True))  # each ``pairs`` make a round
     return order
 
 
