@@ -154,6 +154,21 @@ ratio: 0.93x; 20967b7 0.91x, 1.08x; main 0.91x, 0.88x. Our text path is as fast 
 faster (us per action, 20967b7 28.8, 28.8; main 24.0, 28.0, 24.2), but TextArena's own default
 path moved from 21.4 to 30.9 us per action between runs of the same code, so the text path is
 about level with TextArena (0.88x-1.08x), not ahead by a margin. Int path 0.19x-0.24x.
+
+**Third pass (issue 12), 2026-12-02.** The bus's streams hold the messages themselves (a read
+slices them), a message is made by the tuple's own ``__new__``, the core reads the checked
+choices by agent, rewards and infos start from copies of zero tables made once, the rules
+payload is made JSON once per env, the codec looks exact names up first, the random schedule
+pairs by iterators (the same draws), the observation is one ``concatenate``. Counted by
+callgrind over the 50 measured episodes only (``--collect-atstart=no
+--toggle-collect=starmap_next``, the episodes run inside ``itertools.starmap``; repeated runs give
+the same count, where 60 minus 10 episodes varied by about 4k an action): text path 86,505 ->
+69,398 instructions an action (-20%), int path 94,054 -> 81,598 (-13%); about 9k of an action
+is this script's own loop. Records, rollouts (``fingerprint.py``) unchanged. Quiet machine (load
+average about 1), ``--trials 3``, two rounds alternating this code and a26e1a2 (``SOCIALSIM_ROOT``
+at a detached checkout): text path **1.36x, 1.23x** TextArena's default wrappers (18.6 and 25.4
+us an action; a26e1a2 1.09x, 1.01x), int path 0.34x, 0.29x its raw env (a26e1a2 0.17x, 0.24x).
+The text goal is met with a margin; the int goal is not, for the reasons above.
 """
 
 from __future__ import annotations
