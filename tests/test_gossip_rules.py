@@ -78,7 +78,15 @@ def test_isolated_entrant_meets_each_agent_once_alternating_entrant_first_as_don
 
 @pytest.mark.parametrize(
     ("n", "rounds", "pairs_per_round", "entrant_round"),
-    [(2, 10, None, None), (9, 7, None, None), (6, 5, 1, None), (5, 6, None, 3), (8, 4, 2, 9)],
+    [
+        (2, 10, None, None),
+        (9, 7, None, None),
+        (6, 5, 1, None),
+        (5, 6, None, 3),
+        (8, 4, 2, 9),
+        (2, 5, None, 3),  # one agent alone before the entry: its rounds have no pair
+        (3, 4, 0, None),  # no pair asked for: still one shuffle a round
+    ],
 )
 def test_random_schedule_draws_one_shuffle_a_round_in_round_order(
     n, rounds, pairs_per_round, entrant_round

@@ -139,11 +139,11 @@ def random_schedule(
             continue
         fit = width // 2
         pairs = fit if pairs_per_round is None else min(pairs_per_round, fit)
-        if pairs == 0:  # one agent alone before the entry: nothing to draw, nobody meets
-            order += [[] for _ in range(count)]
-            continue
         rows = np.arange(width)[np.newaxis].repeat(count, axis=0)
         drawn = iter(rng.permuted(rows, axis=1)[:, : 2 * pairs].ravel().tolist())
+        if pairs == 0:  # nobody meets (one agent alone before the entry), the shuffles drawn
+            order += [[] for _ in range(count)]
+            continue
         matches = zip(drawn, drawn, strict=True)  # the agents drawn pair up, first and second
         order += map(list, zip(*[matches] * pairs, strict=True))  # each ``pairs`` make a round
     return order
