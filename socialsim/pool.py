@@ -77,10 +77,10 @@ class _Parent:
     ``poll`` object made once (``parent_process().is_alive()`` builds a selector per call)."""
 
     def __init__(self) -> None:
-        self.process = multiprocessing.parent_process()
+        parent = multiprocessing.parent_process()
         self._poll = select.poll()
-        if self.process is not None:
-            self._poll.register(self.process.sentinel, select.POLLIN)  # readable once it ended
+        if parent is not None:
+            self._poll.register(parent.sentinel, select.POLLIN)  # readable once it has ended
 
     def alive(self) -> bool:
         return not self._poll.poll(0)
