@@ -197,10 +197,19 @@ def test_accuracy_is_nan_when_every_tone_is_neutral():
     assert math.isnan(row["reputation_accuracy"])
 
 
-def test_prefetching_the_draws_in_a_thread_changes_nothing():
+def test_drawing_ahead_in_a_thread_changes_nothing():
     one = VectorSociety(MIXED, error=0.1, seed=11)
     two = VectorSociety(MIXED, error=0.1, seed=11)
     pd.testing.assert_frame_equal(
-        one.run(25, prefetch=False), two.run(25, prefetch=True), check_exact=True
+        one.run(25, parallel=False), two.run(25, parallel=True), check_exact=True
     )
+    assert one.rng.bit_generator.state == two.rng.bit_generator.state
+
+
+def test_runs_in_pieces_add_up_to_one_run():
+    one = VectorSociety(MIXED, error=0.1, seed=11)
+    two = VectorSociety(MIXED, error=0.1, seed=11)
+    two.run(10)
+    two.step()
+    pd.testing.assert_frame_equal(one.run(25), two.run(14), check_exact=True)
     assert one.rng.bit_generator.state == two.rng.bit_generator.state

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from socialsim.society.mesa_model import SocietyModel, run_society
 from socialsim.society.vectorised import (
-    PREFETCH_MIN_AGENTS,
-    PREFETCH_MIN_POPULATION,
+    PARALLEL_MIN_WORK,
     ReplicatedSociety,
     VectorSociety,
     statistic_columns,
@@ -98,21 +100,97 @@ def test_runs_in_pieces_and_steps_add_up_to_one_run():
     pd.testing.assert_frame_equal(whole.run(20), pieces.run(12), check_exact=True)
 
 
-@pytest.mark.parametrize("prefetch", [True, None])
-def test_prefetching_the_draws_changes_nothing(prefetch):
-    # From PREFETCH_MIN_AGENTS agents in all in populations of PREFETCH_MIN_POPULATION,
-    # prefetch=None draws in a thread too.
-    population = {name: PREFETCH_MIN_POPULATION // 25 * n for name, n in MIXED.items()}
-    replicates = PREFETCH_MIN_AGENTS // PREFETCH_MIN_POPULATION + 1
-    seeds = list(range(replicates))
-    plain = ReplicatedSociety(population, seeds=seeds, error=0.1)
-    threaded = ReplicatedSociety(population, seeds=seeds, error=0.1)
-    pd.testing.assert_frame_equal(
-        plain.run(6, prefetch=False), threaded.run(6, prefetch=prefetch), check_exact=True
+def assert_same_batches(one: ReplicatedSociety, other: ReplicatedSociety) -> None:
+    pd.testing.assert_frame_equal(one.statistics(), other.statistics(), check_exact=True)
+    np.testing.assert_array_equal(one.state, other.state)
+    np.testing.assert_array_equal(one.helps_received, other.helps_received)
+    assert [g.bit_generator.state for g in one.rngs] == [g.bit_generator.state for g in other.rngs]
+    assert one.round == other.round
+
+
+@pytest.mark.parametrize("replicates", [2, 3, 5])
+def test_splitting_the_replicates_between_two_processes_changes_nothing(replicates):
+    # The fork plays the first half (rounded up), this process the rest; in pieces, from where
+    # a step and an earlier run left them.
+    seeds = [40 + r for r in range(replicates)]
+    plain = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    split = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    for batch, parallel in ((plain, False), (split, True)):
+        batch.step()
+        batch.run(4, parallel=parallel)
+        batch.run(9, parallel=parallel)
+    assert_same_batches(plain, split)
+    assert split.round == 14
+
+
+@pytest.mark.parametrize("block_agents", [25, 50, 75, 10_000])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_runs_played_in_blocks_of_replicates_are_the_rounds_played_together(block_agents, parallel):
+    # 25 agents: blocks of 1, 2 and 3 replicates, and one block of all 7; then a split.
+    seeds = [70 + r for r in range(7)]
+    together = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    blocks = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    for _ in range(6):
+        together.step()
+    blocks.run(6, parallel=parallel, block_agents=block_agents)
+    assert_same_batches(together, blocks)
+    for _ in range(3):
+        together.step()
+    blocks.run(2, parallel=parallel, block_agents=block_agents)
+    blocks.step()
+    assert_same_batches(together, blocks)
+
+
+def spy(monkeypatch, method: str) -> list[int]:
+    """The rounds of every call of ``ReplicatedSociety.<method>`` in this process, from now."""
+    calls, real = [], getattr(ReplicatedSociety, method)
+    monkeypatch.setattr(
+        ReplicatedSociety,
+        method,
+        lambda self, rounds, *rest: calls.append(rounds) or real(self, rounds, *rest),
     )
-    assert [g.bit_generator.state for g in plain.rngs] == [
-        g.bit_generator.state for g in threaded.rngs
-    ]
+    return calls
+
+
+def test_large_runs_are_split_by_default_with_the_same_results(monkeypatch):
+    splits = spy(monkeypatch, "_run_split")
+    population = {name: 40 * n for name, n in MIXED.items()}  # 1,000 agents
+    rounds = PARALLEL_MIN_WORK // (4 * 1_000)  # 4 replicates: exactly the threshold
+    plain = ReplicatedSociety(population, seeds=range(4), error=0.01)
+    plain.run(rounds, parallel=False)
+    below = ReplicatedSociety(population, seeds=range(4), error=0.01)
+    below.run(rounds - 1)
+    below.run(1)
+    assert splits == []
+    assert_same_batches(plain, below)
+    default = ReplicatedSociety(population, seeds=range(4), error=0.01)
+    default.run(rounds)
+    assert splits == (
+        [rounds] if len(os.sched_getaffinity(0)) > 1 and sys.platform == "linux" else []
+    )
+    assert_same_batches(plain, default)
+
+
+def test_a_lone_replicate_draws_ahead_in_a_thread_with_the_same_results(monkeypatch):
+    ahead = spy(monkeypatch, "_run_drawing_ahead")
+    plain = ReplicatedSociety(MIXED, seeds=[3], error=0.1)
+    asked = ReplicatedSociety(MIXED, seeds=[3], error=0.1)
+    plain.run(8, parallel=False)
+    asked.run(8, parallel=True)
+    assert ahead == [8]
+    assert_same_batches(plain, asked)
+    asked.run(1, parallel=True)  # one round: nothing to draw ahead
+    assert ahead == [8]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the split forks on Linux only")
+def test_a_fork_that_dies_is_an_error_naming_it_not_a_hang(monkeypatch):
+    import socialsim.society.vectorised as vectorised
+
+    monkeypatch.setattr(vectorised, "_play_part", lambda *args: os._exit(3))
+    batch = ReplicatedSociety(MIXED, seeds=range(4))
+    with pytest.raises(RuntimeError, match=r"replicates 0-1 ended \(exit code 3\)"):
+        batch.run(5, parallel=True)
 
 
 def test_cooperators_help_every_round_in_every_replicate():
@@ -145,7 +223,10 @@ def test_bad_run_arguments_are_rejected_naming_the_parameter():
     batch = ReplicatedSociety(MIXED, seeds=[0])
     with pytest.raises(ValueError, match="^rounds"):
         batch.run(-1)
-    with pytest.raises(ValueError, match="^prefetch"):
-        batch.run(2, prefetch="yes")
+    with pytest.raises(ValueError, match="^parallel"):
+        batch.run(2, parallel="yes")
+    for block_agents in (0, 2.5, True):
+        with pytest.raises(ValueError, match="^block_agents: must be an integer >= 1, got"):
+            batch.run(2, block_agents=block_agents)
     with pytest.raises(ValueError, match="^error"):
         ReplicatedSociety(MIXED, seeds=[0], error=2.0)

@@ -15,15 +15,53 @@ per interaction at every size; from issue 3: 10^5 agents x 10^3 rounds in <= 60 
 
     python experiments/bench/society_bench.py              # all sizes, 3 interleaved trials
     python experiments/bench/society_bench.py --quick      # fewer rounds, one trial
-    python experiments/bench/society_bench.py --prefetch off   # the numpy engine on one core
+    python experiments/bench/society_bench.py --parallel off   # the numpy engine on one core
+    python experiments/bench/society_bench.py --profile    # where a round of 100 x 10^3 goes
 
-``run(prefetch=None)`` draws the next round in a second thread from ``PREFETCH_MIN_AGENTS``
-agents in all (replicates x agents), the main thread drawing with it what is left once its
-play is done; ``--prefetch on/off`` forces it. ``--profile`` prints the draws against the play
-of a batched round of 10^3 agents. The Mesa model reads reputations in O(1) as the numpy engine
+``run(parallel=None)`` splits a batch's replicates between this process and a forked one from
+``PARALLEL_MIN_WORK`` agent-rounds (replicates x agents x rounds), and has a thread draw a lone
+population's next round from ``DRAW_AHEAD_MIN_AGENTS`` agents; ``--parallel on/off`` forces
+either. ``--profile`` prints the draws against the play of a batched round of 10^3 agents, each
+phase alone, then 100 rounds as ``run`` plays them: all replicates together, in blocks of
+agents, and split. The Mesa model reads reputations in O(1) as the numpy engine
 does, so the ratio is the cost of playing an interaction as Python objects against arrays, not
-an algorithmic gap. Each ratio is printed twice: by wall clock, and by CPU seconds (all the
-threads of the process), which a busy machine distorts less and which count the draw thread.
+an algorithmic gap. Each ratio is printed twice: by wall clock, and by CPU seconds (every
+thread of the process and its forks), which a busy machine distorts less and which count the
+draw thread and the fork: the CPU ratio of a split batch is below its wall ratio.
+
+**Fourth pass (issue 12), 2026-12-02: blocks that stay in cache, and the replicates split
+between two processes.** Two findings, both measured with ``--profile``. First, a round's
+draws and play each run about twice as fast alone (20 draws in a row, then 20 plays: 15.7 and
+7.4 us per replicate) as they do alternating, as a run plays them (about 27 and 18 us): the
+draws' buffers and the play's (about 60 bytes an agent, 6 MB for 100 x 10^3 agents) evict
+each other from the core's 1 MB cache. So ``run`` now plays a batch in blocks of
+``BLOCK_AGENTS`` (25,000) agents, each block all its rounds before the next (the replicates are
+independent): best of 8, 100 rounds of 100 x 10^3 agents, 30-32 us per replicate and round
+together, 24-25 us in blocks; no change at 10 x 10^4 (242 against 239 us), where a block is
+one or two replicates anyway. Second, drawing ahead in another process does not pay: a
+prototype that forked a draw process writing each round's order into shared memory had the
+play read it at 15 us a replicate instead of 7 (the other core's writes, read line by line,
+about 100 ns a line on this machine) for no net gain (23-24 us against 24-27). Playing half of
+the replicates in a fork needs no exchange until the end (its state, round counts and
+Generators' states, pickled once): 17-21 us at 100 x 10^3, 148-153 us at 10 x 10^4 (the
+fork and hand-back about 10 ms a run). Same records: every replicate is still drawn from its
+own Generator in order (tests compare blocks, splits and single steps value for value).
+
+The default command, this engine and the one before it (the thread prefetch, 7015d88)
+alternately, twice each, quiet machine (load under 1; Mesa's own rate moved from 135 k to 227 k
+interactions a second between runs of the same code):
+
+| agents | numpy, one population, before / after | batched, before / after |
+|---|---|---|
+| 10^3 | 37x, 47x / 39x, 52x | 58x, 79x / **125x, 146x** |
+| 10^4 | 181x, 210x / 152x, 147x | 196x, 221x / 207x, 204x |
+| 10^5 | 312x, 262x / 276x, 286x | - |
+
+(The 10^4 and 10^5 single populations draw ahead in a thread, before and after; the swings
+between runs of the same code are the machine's.) The goal, >= 100x Mesa at every size, is met
+at 10^3 by the batched form, the common experiment; a lone population of 10^3 agents stays
+near 40x, bound by the Python of ~25 array calls a round (about 70 us, a round of 10^3 agents
+costs Mesa about 2 ms).
 
 Where a batched round of 100 x 10^3 agents goes, by instruction count per replicate and round
 (valgrind callgrind, ``PYTHONHASHSEED=0``, rounds 12 minus rounds 2 of a throwaway script that
@@ -122,7 +160,13 @@ import time
 import pandas as pd
 
 from socialsim.society.mesa_model import SocietyModel
-from socialsim.society.vectorised import PREFETCH_MIN_AGENTS, ReplicatedSociety, VectorSociety
+from socialsim.society.vectorised import (
+    BLOCK_AGENTS,
+    DRAW_AHEAD_MIN_AGENTS,
+    PARALLEL_MIN_WORK,
+    ReplicatedSociety,
+    VectorSociety,
+)
 
 # Shares of each strategy in the benchmark population: every code path is exercised.
 SHARES = {
@@ -149,24 +193,30 @@ def population(n_agents: int) -> dict[str, int]:
     return counts
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (a batch's fork)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def clocked(play) -> tuple[float, float]:
-    """Wall and CPU seconds (every thread of the process) of ``play()``."""
-    wall, cpu = time.perf_counter(), time.process_time()
+    """Wall and CPU seconds (every thread of the process and its forks) of ``play()``."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
     play()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    return time.perf_counter() - wall, cpu_seconds() - cpu
 
 
-def time_numpy(n_agents: int, rounds: int, seed: int, prefetch: bool | None):
+def time_numpy(n_agents: int, rounds: int, seed: int, parallel: bool | None):
     """Seconds (wall, CPU) for ``rounds`` rounds of one population, the table included."""
     society = VectorSociety(population(n_agents), error=ERROR, seed=seed)
-    return clocked(lambda: society.run(rounds, prefetch=prefetch))
+    return clocked(lambda: society.run(rounds, parallel=parallel))
 
 
-def time_batched(n_agents: int, replicates: int, rounds: int, seed: int, prefetch: bool | None):
+def time_batched(n_agents: int, replicates: int, rounds: int, seed: int, parallel: bool | None):
     """Seconds (wall, CPU) for ``rounds`` rounds of ``replicates`` replicates, the table too."""
     seeds = range(seed, seed + replicates)
     batch = ReplicatedSociety(population(n_agents), error=ERROR, seeds=seeds)
-    return clocked(lambda: batch.run(rounds, prefetch=prefetch))
+    return clocked(lambda: batch.run(rounds, parallel=parallel))
 
 
 def time_mesa(n_agents: int, rounds: int, seed: int):
@@ -177,24 +227,41 @@ def time_mesa(n_agents: int, rounds: int, seed: int):
 
 
 def profile_round(n_agents: int, replicates: int, trials: int) -> None:
-    """Print where a batched round goes: its draws (every replicate's Generator) and its play
-    (the array program), each timed alone over 20 rounds, best of ``trials``."""
+    """Print where a batched round goes, per replicate and round, best of ``trials``: its
+    draws (every replicate's Generator) and its play (the array program) each timed alone over
+    20 rounds; then 100 rounds as ``run`` plays them, all replicates together, in blocks of
+    agents, and split between two processes."""
     batch = ReplicatedSociety(population(n_agents), error=ERROR, seeds=range(replicates))
-    batch.run(2, prefetch=False)
+    batch.run(2, parallel=False)
     best = {"draws": float("inf"), "play": float("inf")}
     for _ in range(trials):
         start = time.perf_counter()
         for _ in range(20):
-            batch._draw(0, batch._rows(0))
+            batch._draw()
         middle = time.perf_counter()
         for _ in range(20):
-            batch._play(0)
+            batch._play()
         best["draws"] = min(best["draws"], middle - start)
         best["play"] = min(best["play"], time.perf_counter() - middle)
     per = {part: seconds / 20 / replicates * 1e6 for part, seconds in best.items()}
     print(
         f"a round of {replicates} x {n_agents:,} agents, per replicate: draws {per['draws']:.1f}"
-        f" us, play {per['play']:.1f} us ({per['draws'] / sum(per.values()):.0%} draws)"
+        f" us, play {per['play']:.1f} us ({per['draws'] / sum(per.values()):.0%} draws), each"
+        " phase alone"
+    )
+    ways = {"together": (replicates * n_agents, False)}
+    ways |= {f"blocks of {block:,}": (block, False) for block in (50_000, 25_000, 10_000)}
+    ways |= {f"split, blocks of {BLOCK_AGENTS:,}": (BLOCK_AGENTS, True)}
+    rounds, times = 100, dict.fromkeys(ways, float("inf"))
+    for _ in range(trials):
+        for way, (block, parallel) in ways.items():
+            batch = ReplicatedSociety(population(n_agents), error=ERROR, seeds=range(replicates))
+            start = time.perf_counter()
+            batch.run(rounds, parallel=parallel, block_agents=block)
+            times[way] = min(times[way], time.perf_counter() - start)
+    print(
+        f"{rounds} rounds as run() plays them, per replicate and round: "
+        + ", ".join(f"{way} {t / rounds / replicates * 1e6:.1f} us" for way, t in times.items())
     )
 
 
@@ -220,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", help="agents per population [all]")
     parser.add_argument("--trials", type=int, help="interleaved trials, best kept [3; quick 1]")
     parser.add_argument("--rounds-1e5", type=int, help="numpy rounds at 10^5 agents [100]")
-    parser.add_argument("--prefetch", choices=("auto", "on", "off"), default="auto")
+    parser.add_argument("--parallel", choices=("auto", "on", "off"), default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--profile", action="store_true", help="draws vs play of a round, then exit"
@@ -231,11 +298,15 @@ def main(argv: list[str] | None = None) -> None:
         plan[100_000] = (args.rounds_1e5, *plan[100_000][1:])
     sizes = args.sizes or list(plan)
     trials = args.trials or (1 if args.quick else 3)
-    prefetch = {"auto": None, "on": True, "off": False}[args.prefetch]
+    parallel = {"auto": None, "on": True, "off": False}[args.parallel]
 
     cpus = len(os.sched_getaffinity(0))
     print(f"gossip society benchmark; cpus available: {cpus}; error {ERROR}; trials {trials}")
-    print(f"prefetch {args.prefetch} (auto: a draw thread from {PREFETCH_MIN_AGENTS:,} agents)")
+    print(
+        f"parallel {args.parallel} (auto: a batch split between two processes from"
+        f" {PARALLEL_MIN_WORK:,} agent-rounds, a lone population drawing ahead in a thread from"
+        f" {DRAW_AHEAD_MIN_AGENTS:,} agents)"
+    )
     if args.profile:
         profile_round(1_000, 100, trials)
         return
@@ -251,10 +322,10 @@ def main(argv: list[str] | None = None) -> None:
             seed = args.seed + trial
             timed = {
                 "mesa": time_mesa(n_agents, mesa_rounds, seed),
-                "numpy": time_numpy(n_agents, rounds, seed, prefetch),
+                "numpy": time_numpy(n_agents, rounds, seed, parallel),
             }
             if replicates:
-                timed["batched"] = time_batched(n_agents, replicates, batch_rounds, seed, prefetch)
+                timed["batched"] = time_batched(n_agents, replicates, batch_rounds, seed, parallel)
             for engine, seconds in timed.items():
                 best[engine] = tuple(map(min, best[engine], seconds))
         # interactions per second, by wall and by CPU

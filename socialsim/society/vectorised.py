@@ -26,46 +26,47 @@ This is the fast form of the common experiment, many seeds of a small population
 :class:`VectorSociety` is the one-replicate case of the same engine, with a single
 Generator (``rng``), 1-D ``payoff`` and a table indexed by ``round``.
 
-Because every tone is public, all observers that follow one norm hold the same view of an
-agent: :func:`socialsim.envs.gossip.norms.reputation` is kept up to date with two facts per
-agent, bad under image scoring (the valences of the tones about it sum below 0) and bad under
-standing/stern judging (its latest non-neutral tone is bad), both in one record per agent
-(:data:`VALENCE`), the high half of the agent's int64 state, whose low half counts the helps it
-gave (:data:`RECORD`). A pair is one key, and everything it does is a lookup by its key in tables
-built from ``norms.decide`` and ``norms.assess``; a round's statistics are one ``bincount``.
+Every agent's reputation under every norm is one int64 state per agent, and what a pair does
+is a lookup by its key, in tables built from ``norms.decide`` and ``norms.assess``
+(:mod:`socialsim.society.pair_tables`); a round's statistics are one ``bincount``.
 A round costs about twenty array calls whatever the number of agents or replicates, into
 buffers allocated once, and no Python loop over agents (one loop over replicates, for their
 draws, which are about two thirds of a round of 10^3 agents: see the benchmark).
 
-``run(prefetch=None)`` chooses by size: from :data:`PREFETCH_MIN_AGENTS` agents in all in
-populations of :data:`PREFETCH_MIN_POPULATION` or more, given a second CPU, a second thread
-draws the next round while this one is played (``shuffle`` and ``random`` release the GIL), and
-the main thread draws with it what is left once its play is done; below either size the
-hand-off costs more than it saves (a replicate of 10^3 agents draws in calls too short for the
-two threads to overlap). Each replicate's draws are made by one thread, in order, so the results
-are the same either way.
+Replicates are independent, so a batch parallelises without any exchange between rounds:
+``run(parallel=None)``, on Linux with a second CPU and from :data:`PARALLEL_MIN_WORK`
+agent-rounds, forks a process that plays the first half of the replicates while this one plays
+the second half; at the end the fork sends back its half's state, round counts and Generators'
+states. A lone replicate of :data:`DRAW_AHEAD_MIN_AGENTS` agents or more has a thread draw its
+next round while this one is played instead. Each replicate's draws are made from its own
+Generator in order, so the results are the same either way. (Drawing ahead does not pay for
+many small replicates: in a thread their draw calls are too short to overlap under the GIL, in
+a process reading the other core's draws line by line costs as much as drawing them; see the
+benchmark.)
 
 | | |
 |---|---|
 | Import | `from socialsim.society.vectorised import ReplicatedSociety, VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Replicates | `ReplicatedSociety(population, seeds=[...])`: replicate `r` is the run seeded `seeds[r]` |
-| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 60 of round buffers |
+| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 45 of round buffers |
 | Benchmark | `experiments/bench/society_bench.py` (its docstring has the figures) |
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
-from collections.abc import Iterable, Iterator, Mapping
+import signal
+import sys
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.norms import NORMS
+from socialsim.society.pair_tables import BINS, CODE, COUNTS, PAIR_TABLES, RECORD, SLIPPED
 from socialsim.society.population import (
     STRATEGIES,
     check_parameters,
@@ -78,92 +79,16 @@ from socialsim.society.population import (
     strategy_names,
 )
 
-
-def _helps(strategy: int, bad_image: int, bad_standing: int) -> bool:
-    """Does a donor of ``strategy`` (an index into :data:`STRATEGIES`) mean to help a recipient
-    whose reputation is bad under image scoring / under standing and stern judging?"""
-    name = STRATEGIES[strategy]
-    if name in ("always_cooperate", "always_defect"):
-        return name == "always_cooperate"
-    bad = bad_image if name == "image_scoring" else bad_standing
-    return norms.decide(name, -1 if bad else 1) == "cooperate"
-
-
-def _tone(strategy: int, helped: bool, bad_standing: int) -> int:
-    """Valence of the tone a recipient of ``strategy`` publishes about its donor, from
-    ``norms.assess``. Always-cooperate and always-defect recipients judge by image scoring
-    (honest reports); image scoring ignores the recipient, standing and stern read its standing."""
-    name = STRATEGIES[strategy]
-    norm = name if name in NORMS else "image_scoring"
-    action = "cooperate" if helped else "defect"
-    return norms.valence(norms.assess(norm, action, -1 if bad_standing else 1))
-
-
-# An agent's public record is a 32-bit integer, ``valence_sum * VALENCE + strategy * 4 +
-# bad_standing * 2``: its image is bad exactly when the record is negative (the valence sum of
-# the tones about it is), so one add per tone keeps both views of its reputation.
-VALENCE = 32
-CODE = VALENCE - 1  # the record's low bits: strategy * 4 + bad_standing * 2
-# A pair's key: slipped * SLIPPED + donor (record & CODE) * VALENCE + recipient (record & CODE
-# | bad_image), i.e. what the donor is, what the recipient is and how it is seen, and the slip.
-SLIPPED = VALENCE * VALENCE
-KEYS = 2 * SLIPPED
-# An agent's state is one int64, ``record * RECORD + helps_given``: the record in the high 32
-# bits (so the state is negative exactly when the record is), the helps it gave in the low 32,
-# so that what a donor's round changes is one add.
-RECORD = 1 << 32
-# A round's counts per replicate: one bincount of the pairs by (helped, claim, donor's strategy,
-# recipient's strategy); a claim is 0 none (a neutral tone), 1 true, 2 false.
-BINS = (2, 3, len(STRATEGIES), len(STRATEGIES))
-# Agents in all (replicates x agents) from which run() draws in a second thread by default.
-PREFETCH_MIN_AGENTS = 30_000
-# ... and agents per population (100 replicates of 10^3 agents play faster without the thread).
-PREFETCH_MIN_POPULATION = 10_000
-
-
-def _pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray]:
-    """What a donor-recipient pair does, by pair key: what the round adds to the donor's
-    state (:data:`RECORD`: the tone's valence and the change of its standing to its record,
-    whether it helped to its helps given), and the pair's bin of the round's counts. Keys that
-    no pair can have stay 0."""
-    effect = np.zeros(KEYS, dtype=np.int64)
-    count_bin = np.zeros(KEYS, dtype=np.intp)
-    codes = [(s, bit) for s in range(len(STRATEGIES)) for bit in (0, 1)]  # strategy, standing
-    for slipped in (0, 1):
-        for donor, donor_bad in codes:
-            for recipient, recipient_bad in codes:
-                for bad_image in (0, 1):
-                    low = (donor * 4 + donor_bad * 2, recipient * 4 + recipient_bad * 2)
-                    key = slipped * SLIPPED + low[0] * VALENCE + low[1] + bad_image
-                    helped = _helps(donor, bad_image, recipient_bad) and not slipped
-                    tone = _tone(recipient, helped, recipient_bad) if gossip else 0
-                    # standing follows the latest non-neutral tone
-                    now_bad = (tone < 0) if tone else donor_bad
-                    record_change = tone * VALENCE + (now_bad - donor_bad) * 2
-                    effect[key] = record_change * RECORD + helped
-                    # a claim is true when its sign is the donor's: +1 a help, -1 a refusal
-                    claim = 0 if tone == 0 else 1 if tone == (1 if helped else -1) else 2
-                    count_bin[key] = np.ravel_multi_index((helped, claim, donor, recipient), BINS)
-    return effect, count_bin
-
-
-_PAIR_TABLES = {gossip: _pair_tables(gossip) for gossip in (False, True)}
-
-
-def _count_projection() -> np.ndarray:
-    """Bins -> a round's counts: the claims (none, true, false), then the helps given by each
-    donor strategy, then the helps received by each recipient strategy. Float, for BLAS: the
-    counts are integers, exact in float64."""
-    helped, claim, donor, recipient = np.unravel_index(np.arange(math.prod(BINS)), BINS)
-    n = len(STRATEGIES)
-    projection = np.zeros((math.prod(BINS), 3 + 2 * n))
-    projection[np.arange(len(claim)), claim] = 1
-    projection[helped == 1, 3 + donor[helped == 1]] = 1
-    projection[helped == 1, 3 + n + recipient[helped == 1]] = 1
-    return projection
-
-
-_COUNTS = _count_projection()
+# Agents (replicates x agents) played round after round together: a block's buffers (about 60
+# bytes an agent) stay in a core's cache from the draws to the play and the next round; blocks
+# of 20k to 32k agents played fastest (``society_bench.py --profile``).
+BLOCK_AGENTS = 25_000
+# Agents from which run() draws a lone replicate's next round in a thread by default: a round
+# of fewer draws in calls too short for two threads to overlap under the GIL.
+DRAW_AHEAD_MIN_AGENTS = 10_000
+# Agent-rounds (replicates x agents x rounds) from which run() splits the replicates between
+# two processes by default: the fork and the hand-back take about 10 ms, a tenth of such a run.
+PARALLEL_MIN_WORK = 5_000_000
 
 
 class ReplicatedSociety:
@@ -172,7 +97,7 @@ class ReplicatedSociety:
 
     The other arguments are those of :class:`socialsim.society.mesa_model.SocietyModel`.
     ``rngs[r]`` is replicate ``r``'s Generator; ``state`` (every agent's public record, see
-    :data:`VALENCE`, and helps given, see :data:`RECORD`) and ``helps_received`` are
+    :mod:`socialsim.society.pair_tables`, and helps given) and ``helps_received`` are
     ``(replicates, n_agents)`` arrays, as are ``record`` and ``helps_given`` read from the
     state; :meth:`statistics` is every round played so far, indexed by ``(replicate, round)``.
     """
@@ -203,11 +128,11 @@ class ReplicatedSociety:
         self.state = np.tile(codes.astype(np.int64) * 4 * RECORD, (self.replicates, 1))
         self.helps_received = np.zeros(shape, dtype=np.int64)  # add.at's fast path: one type
         self.round = 0
-        self._effect, self._count_bin = _PAIR_TABLES[gossip]
-        # Per round, (replicates, _COUNTS columns): the claims, the helps by strategy.
+        self._effect, self._count_bin = PAIR_TABLES[gossip]
+        # Per round, (replicates, COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
-        # Preallocated per-round buffers; the draws have two, the second for prefetching.
-        # An agent's index into the flat arrays is replicate * n_agents + agent.
+        # Preallocated per-round buffers; the draws have two, the second for drawing ahead in a
+        # thread. An agent's index into the flat arrays is replicate * n_agents + agent.
         self._agents = np.arange(self.replicates * self.n_agents).reshape(shape)
         self._order = [np.empty(shape, dtype=np.intp) for _ in range(2)]
         self._uniforms = [np.empty((self.replicates, half)) for _ in range(2)]
@@ -231,7 +156,8 @@ class ReplicatedSociety:
 
     @property
     def record(self) -> np.ndarray:
-        """Every agent's public record (see :data:`VALENCE`), per replicate."""
+        """Every agent's public record (see :mod:`~socialsim.society.pair_tables`), per
+        replicate."""
         return (self.state >> 32).astype(np.int32)
 
     @property
@@ -254,24 +180,17 @@ class ReplicatedSociety:
         """Every agent's cumulative payoff, per replicate."""
         return self.helps_received * self.benefit - self.helps_given * self.cost
 
-    def _rows(self, buffer: int) -> Iterator[int]:
-        """Start the next round's draws into ``buffer``: its order reset to ``arange``, and the
-        replicates to draw, an iterator that the drawing threads share (each takes the next)."""
+    def _draw(self, buffer: int = 0) -> None:
+        """Draw the next round of every replicate into ``buffer``: in each replicate's
+        Generator the pairing permutation (``shuffle`` of ``arange`` is ``permutation``), then
+        (only with ``error > 0``) one slip draw per pair."""
         self._order[buffer][...] = self._agents
-        return iter(range(self.replicates))
-
-    def _draw(self, buffer: int, rows: Iterator[int]) -> None:
-        """Draw replicates taken from ``rows`` into ``buffer`` until none is left: in each
-        replicate's Generator the pairing permutation (``shuffle`` of ``arange`` is
-        ``permutation``), then (only with ``error > 0``) one slip draw per pair."""
-        draws = self._draw_rows[buffer]
-        for replicate in rows:
-            rng, agents, uniforms = draws[replicate]
+        for rng, agents, uniforms in self._draw_rows[buffer]:
             rng.shuffle(agents)
             if self.error > 0:
                 rng.random(out=uniforms)
 
-    def _play(self, buffer: int) -> None:
+    def _play(self, buffer: int = 0) -> None:
         """Play one round of every replicate with the draws in ``buffer``."""
         half = self.n_agents // 2
         order = self._order[buffer]
@@ -307,60 +226,157 @@ class ReplicatedSociety:
         if self.replicates > 1:
             count_bin += self._bin_offset
         counts = np.bincount(count_bin, minlength=self.replicates * math.prod(BINS))
-        self._counts.append(counts.reshape(self.replicates, -1) @ _COUNTS)
+        self._counts.append(counts.reshape(self.replicates, -1) @ COUNTS)
         self.round += 1
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
-        self._draw(0, self._rows(0))
-        self._play(0)
+        self._draw()
+        self._play()
         return self.columns(*self._split(self._counts[-1]))
 
     def _split(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Counts (rows of :data:`_COUNTS`'s columns) -> claims, helps given and received by
+        """Counts (rows of :data:`COUNTS`'s columns) -> claims, helps given and received by
         the strategies present."""
         n = len(STRATEGIES)
         given, received = counts[..., 3 : 3 + n], counts[..., 3 + n :]
         return counts[..., :3], given[..., self.present], received[..., self.present]
 
-    def run(self, rounds: int, prefetch: bool | None = None) -> Any:
+    def run(
+        self, rounds: int, parallel: bool | None = None, block_agents: int | None = None
+    ) -> Any:
         """Play ``rounds`` rounds of every replicate; :meth:`statistics` of every round so far.
 
-        With ``prefetch`` a second thread draws the next round while this one is played, and
-        this thread draws with it the replicates still left once its play is done; ``None``
-        (the default) prefetches from :data:`PREFETCH_MIN_AGENTS` agents in all, in populations
-        of :data:`PREFETCH_MIN_POPULATION` or more, when the process may use a second CPU. Each
-        replicate's draws of a round are made by one thread, after those of the round before and
-        never past the last round, so the draws and the results are exactly those of
-        ``prefetch=False``.
+        The replicates are played in blocks of ``block_agents`` agents (default
+        :data:`BLOCK_AGENTS`), each block all its rounds before the next, whose buffers stay in
+        a core's cache; a machine with another cache may want another size.
+
+        With ``parallel``, two replicates or more (on Linux) are split: a forked process plays
+        the first half while this one plays the rest; a lone replicate (or any batch elsewhere)
+        has a thread draw each next round while this one is played. ``None`` (the default)
+        asks for it when this process may use a second CPU, from :data:`PARALLEL_MIN_WORK`
+        agent-rounds for a split and :data:`DRAW_AHEAD_MIN_AGENTS` agents for a lone
+        replicate. Each replicate's draws are made in its own Generator's order, by one process
+        and thread at a time, so the results and the Generators' states afterwards are exactly
+        those of ``parallel=False``.
         """
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
             raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
-        if prefetch is None:
-            prefetch = (
-                self.replicates * self.n_agents >= PREFETCH_MIN_AGENTS
-                and self.n_agents >= PREFETCH_MIN_POPULATION
-                and len(os.sched_getaffinity(0)) > 1
+        if parallel is None:
+            parallel = len(os.sched_getaffinity(0)) > 1 and (
+                self.replicates * self.n_agents * rounds >= PARALLEL_MIN_WORK
+                if self.replicates > 1
+                else self.n_agents >= DRAW_AHEAD_MIN_AGENTS
             )
-        if not isinstance(prefetch, bool):
-            raise ValueError(f"prefetch: must be true, false or None, got {prefetch!r}")
-        if not prefetch or rounds < 2:
-            for _ in range(rounds):
-                self._draw(0, self._rows(0))
-                self._play(0)
+        if not isinstance(parallel, bool):
+            raise ValueError(f"parallel: must be true, false or None, got {parallel!r}")
+        if block_agents is None:
+            block_agents = BLOCK_AGENTS
+        if isinstance(block_agents, bool) or not isinstance(block_agents, int) or block_agents < 1:
+            raise ValueError(f"block_agents: must be an integer >= 1, got {block_agents!r}")
+        if not parallel or rounds < 2:
+            self._play_rounds(rounds, block_agents)
+        elif self.replicates > 1 and sys.platform == "linux":
+            self._run_split(rounds, block_agents)
         else:
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
-                rows = self._rows(0)
-                pending = pool.submit(self._draw, 0, rows)
-                for played in range(rounds):
-                    buffer = played % 2
-                    self._draw(buffer, rows)  # this thread takes what is left to draw
-                    pending.result()
-                    if played + 1 < rounds:
-                        rows = self._rows(1 - buffer)
-                        pending = pool.submit(self._draw, 1 - buffer, rows)
-                    self._play(buffer)
+            self._run_drawing_ahead(rounds)
         return self.statistics()
+
+    def _run_drawing_ahead(self, rounds: int) -> None:
+        """Play ``rounds`` rounds, a thread drawing each next round while this one is played
+        (``shuffle`` and ``random`` release the GIL)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
+            pending = pool.submit(self._draw, 0)
+            for played in range(rounds):
+                buffer = played % 2
+                pending.result()
+                if played + 1 < rounds:
+                    pending = pool.submit(self._draw, 1 - buffer)
+                self._play(buffer)
+
+    def _play_rounds(self, rounds: int, block_agents: int = BLOCK_AGENTS) -> None:
+        """Play ``rounds`` rounds here, in blocks of ``block_agents`` agents (at least one
+        replicate): each block of replicates all its rounds, then the next."""
+        block = max(1, block_agents // self.n_agents)
+        if self.replicates <= block or rounds < 2:
+            for _ in range(rounds):
+                self._draw()
+                self._play()
+            return
+        parts = []
+        for first in range(0, self.replicates, block):
+            part = self._part(first, min(first + block, self.replicates))
+            part._play_rounds(rounds, block_agents)
+            parts.append(part._played(generators=False))
+        self._take(parts)
+
+    def _part(self, first: int, stop: int) -> ReplicatedSociety:
+        """Replicates ``first`` to ``stop - 1`` as a batch of their own, from where they are:
+        their Generators themselves, copies of their state."""
+        part = ReplicatedSociety(
+            self.population,
+            seeds=self.rngs[first:stop],  # default_rng(a Generator) is that Generator
+            cost=self.cost,
+            benefit=self.benefit,
+            gossip=self.gossip,
+            error=self.error,
+        )
+        part.state[...] = self.state[first:stop]
+        part.helps_received[...] = self.helps_received[first:stop]
+        part.round = self.round
+        return part
+
+    def _run_split(self, rounds: int, block_agents: int) -> None:
+        """Play ``rounds`` rounds, the first half of the replicates in a forked process."""
+        forked = (self.replicates + 1) // 2
+        context = multiprocessing.get_context("fork")
+        results, results_writer = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_play_part,
+            args=(self._part(0, forked), rounds, block_agents, results_writer),
+            name="society-replicates",
+            daemon=True,
+        )
+        try:
+            process.start()
+            results_writer.close()  # the fork's end: EOF here when it ends
+            mine = self._part(forked, self.replicates)
+            mine._play_rounds(rounds, block_agents)
+            try:
+                theirs = results.recv()
+            except EOFError:
+                process.join()
+                raise RuntimeError(
+                    f"society: the process playing replicates 0-{forked - 1} ended (exit code"
+                    f" {process.exitcode}) before sending them back"
+                ) from None
+        finally:
+            results.close()
+            if process.is_alive():
+                process.terminate()
+            process.join()
+        self._take([theirs, mine._played(generators=False)])
+
+    def _played(self, generators: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, list | None]:
+        """What a part played, for :meth:`_take`: its state, helps received, round counts
+        ``(rounds, replicates, ...)`` and, where its Generators are not the batch's own objects
+        (a fork's), their states."""
+        states = [rng.bit_generator.state for rng in self.rngs] if generators else None
+        return self.state, self.helps_received, np.stack(self._counts), states
+
+    def _take(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, list | None]]) -> None:
+        """Take back what consecutive parts of the replicates, from the first, played."""
+        first = 0
+        for state, received, _, generators in parts:
+            stop = first + len(state)
+            self.state[first:stop], self.helps_received[first:stop] = state, received
+            if generators is not None:
+                for rng, generator in zip(self.rngs[first:stop], generators, strict=True):
+                    rng.bit_generator.state = generator
+            first = stop
+        counts = np.concatenate([counts for _, _, counts, _ in parts], axis=1)
+        self._counts.extend(counts)
+        self.round += len(counts)
 
     def columns(
         self, claims: np.ndarray, given: np.ndarray, received: np.ndarray
@@ -384,7 +400,7 @@ class ReplicatedSociety:
     def round_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The counts of every round so far, the arguments of :meth:`columns`, each
         ``(replicates, rounds, ...)``."""
-        counts = np.zeros((self.replicates, 0, _COUNTS.shape[1]))
+        counts = np.zeros((self.replicates, 0, COUNTS.shape[1]))
         if self._counts:
             counts = np.stack(self._counts, axis=1)
         return self._split(counts)
@@ -402,6 +418,13 @@ class ReplicatedSociety:
             name: values.ravel() for name, values in self.columns(*self.round_counts()).items()
         }
         return pd.DataFrame(columns, index=index, columns=statistic_columns(self.population))
+
+
+def _play_part(part: ReplicatedSociety, rounds: int, block_agents: int, results: Any) -> None:
+    """The forked process of :meth:`ReplicatedSociety.run`: play ``part``, send it back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's interrupt ends it
+    part._play_rounds(rounds, block_agents)
+    results.send(part._played(generators=True))
 
 
 class VectorSociety:
@@ -452,10 +475,11 @@ class VectorSociety:
         """Play one round and return its statistics."""
         return {name: float(value[0]) for name, value in self.society.step().items()}
 
-    def run(self, rounds: int, prefetch: bool | None = None) -> Any:
-        """Play ``rounds`` rounds (see :meth:`ReplicatedSociety.run` for ``prefetch``); the
-        statistics of every round so far as a DataFrame (index ``round`` from 1)."""
-        self.society.run(rounds, prefetch=prefetch)
+    def run(self, rounds: int, parallel: bool | None = None) -> Any:
+        """Play ``rounds`` rounds (see :meth:`ReplicatedSociety.run` for ``parallel``: here, a
+        thread drawing ahead); the statistics of every round so far as a DataFrame (index
+        ``round`` from 1)."""
+        self.society.run(rounds, parallel=parallel)
         return self.frame()
 
     def frame(self) -> Any:
