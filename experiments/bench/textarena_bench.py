@@ -169,6 +169,16 @@ average about 1), ``--trials 3``, two rounds alternating this code and a26e1a2 (
 at a detached checkout): text path **1.36x, 1.23x** TextArena's default wrappers (18.6 and 25.4
 us an action; a26e1a2 1.09x, 1.01x), int path 0.34x, 0.29x its raw env (a26e1a2 0.17x, 0.24x).
 The text goal is met with a margin; the int goal is not, for the reasons above.
+
+**The int loop's floor (issue 12, 2026-12-02).** The script now also times the int loop
+against ``NoOpAEC``, an AEC env with this game's shapes and no game (``last()`` still hands out
+a fresh observation vector and mask, ``step`` only passes the turn): what PettingZoo's API and
+this loop cost before any rule, message or record. Default command, quiet machine (load about
+0.6, ``--trials 3``): the floor 2.8 us an action, TextArena ``-raw`` 10.8 us, our int path 32.3
+us (0.34x), the text path 1.34x TextArena's default wrappers (26.3 against 35.2 us). Earlier
+the same morning, with ``-raw`` at 5.5 us (the machine's speed moves by half between minutes),
+the floor was 2.5 us: matching ``-raw`` leaves a game about 3 to 8 us an action, about a
+round's five audited messages alone on our side. The int goal is not met.
 """
 
 from __future__ import annotations
@@ -177,6 +187,7 @@ import argparse
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
 
 import numpy as np
@@ -191,7 +202,46 @@ RUNS = (
     "prisoners_v0 text path",
     "textarena -raw",
     "prisoners_v0 int path",
+    "no-op AEC env, int loop",
 )
+
+
+class NoOpAEC:
+    """The int path's floor: an AEC env with this game's shapes (2 agents, 40 decisions, a
+    14-float observation and a 7-action mask, fresh at every ``last()``) and no game at all."""
+
+    def __init__(self, rounds: int):
+        self.possible_agents = ["agent_0", "agent_1"]
+        self.actions = 4 * rounds
+        self.vector, self.mask = np.zeros(14, np.float32), np.ones(7, np.int8)
+        self.rewards = dict.fromkeys(self.possible_agents, 0.0)
+        self.terminations = dict.fromkeys(self.possible_agents, False)
+        self.truncations = dict.fromkeys(self.possible_agents, False)
+        self.infos = {agent: {} for agent in self.possible_agents}
+
+    def reset(self, seed=None):
+        self.taken, self.agent_selection = 0, "agent_0"
+
+    def agent_iter(self):
+        while self.taken < self.actions:
+            yield self.agent_selection
+
+    def last(self, observe=True):
+        agent = self.agent_selection
+        observation = None
+        if observe:
+            observation = {"observation": self.vector.copy(), "action_mask": self.mask.copy()}
+        return (
+            observation,
+            self.rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def step(self, action):
+        self.taken += 1
+        self.agent_selection = "agent_1" if self.agent_selection == "agent_0" else "agent_0"
 
 
 @dataclass
@@ -312,6 +362,7 @@ def main(argv: list[str] | None = None) -> None:
             ta, f"{TEXTARENA_IPD}-raw", args.rounds, rng
         ),
         "prisoners_v0 int path": ours(int_episode, args.rounds, args.make_per_episode),
+        "no-op AEC env, int loop": partial(int_episode, NoOpAEC(args.rounds)),
     }
     runs = {name: runs[name] for name in RUNS if not args.only or name in args.only}
     best: dict[str, Run] = {}
@@ -338,6 +389,13 @@ def main(argv: list[str] | None = None) -> None:
     if {"prisoners_v0 int path", "textarena -raw"} <= rates.keys():
         raw = rates["prisoners_v0 int path"] / rates["textarena -raw"]
         print(f"  ratio int path / textarena -raw:     {raw:.2f}x (goal >= 1.0x)")
+    if {"no-op AEC env, int loop", "textarena -raw"} <= rates.keys():
+        floor = 1e6 / rates["no-op AEC env, int loop"]
+        budget = 1e6 / rates["textarena -raw"] - floor
+        print(
+            f"  the int loop's floor (an AEC env with no game): {floor:.1f} us an action, leaving"
+            f" {budget:.1f} us for a game to match textarena -raw"
+        )
 
 
 if __name__ == "__main__":
