@@ -327,7 +327,13 @@ class ReplicatedSociety:
         return part
 
     def _run_split(self, rounds: int, block_agents: int) -> None:
-        """Play ``rounds`` rounds, the first half of the replicates in a forked process."""
+        """Play ``rounds`` rounds, the first half of the replicates in a forked process.
+
+        Forked even when other threads run (a notebook's): the fork only plays its part with
+        numpy and its own Generators and writes to a pipe, so it takes no lock another thread
+        could hold at the fork (OpenBLAS, for each round's small product, quiesces its threads
+        around a fork). Python 3.12 and later warn about any fork of a threaded process.
+        """
         forked = (self.replicates + 1) // 2
         context = multiprocessing.get_context("fork")
         results, results_writer = context.Pipe(duplex=False)
