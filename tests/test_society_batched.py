@@ -219,6 +219,23 @@ def test_seeds_must_be_a_non_empty_sequence(seeds):
         ReplicatedSociety(MIXED, seeds=seeds)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the split forks on Linux only")
+def test_a_fork_that_cannot_start_raises_its_own_error(monkeypatch):
+    import multiprocessing
+
+    def no_fork(self):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(type(multiprocessing.get_context("fork").Process()), "start", no_fork)
+    batch = ReplicatedSociety(MIXED, seeds=range(4))
+    with pytest.raises(OSError, match="Cannot allocate memory"):
+        batch.run(5, parallel=True)
+    assert batch.round == 0
+    pd.testing.assert_frame_equal(
+        batch.run(5, parallel=False), ReplicatedSociety(MIXED, seeds=range(4)).run(5)
+    )
+
+
 def test_bad_run_arguments_are_rejected_naming_the_parameter():
     batch = ReplicatedSociety(MIXED, seeds=[0])
     with pytest.raises(ValueError, match="^rounds"):

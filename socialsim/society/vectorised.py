@@ -347,7 +347,12 @@ class ReplicatedSociety:
         )
         try:
             process.start()
+        except BaseException:  # no fork: its error as it is, the pipe closed
+            results.close()
+            raise
+        finally:
             results_writer.close()  # the fork's end: EOF here when it ends
+        try:
             mine = self._part(forked, self.replicates)
             mine._play_rounds(rounds, block_agents)
             try:
