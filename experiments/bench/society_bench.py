@@ -59,9 +59,9 @@ interactions a second between runs of the same code):
 
 (The 10^4 and 10^5 single populations draw ahead in a thread, before and after; the swings
 between runs of the same code are the machine's.) Later, a third pair and a run alone: batched
-92x and 127x after (Mesa at 224 k and 167 k a second) against 89x before; across the session's
-ten runs of this engine's batched 10^3 row, 92x to 146x, median about 115x, because Mesa's own
-rate swings from 135 k to 235 k. The split's fixed cost (fork, hand-back, join: about 35 ms)
+92x and 127x after (Mesa at 224 k and 167 k a second) against 89x before: this engine's four
+runs of the batched 10^3 row are 125x, 146x, 92x and 127x (the split without the blocks: 120x,
+109x, 102x, 100x), and they move with Mesa's own rate, from 135 k to 235 k. The split's fixed cost (fork, hand-back, join: about 35 ms)
 weighs on this 0.24 s row; 1,000 rounds of the same 100 x 10^3 batch, twice: 19.8 and 16.3 us a
 replicate-round split (35-38 in one process), 123x and 182x Mesa measured beside it. The goal, >= 100x Mesa at every size, is met
 at 10^3 by the batched form, the common experiment; a lone population of 10^3 agents stays
