@@ -89,6 +89,7 @@ import mesa
 from socialsim.envs.gossip import norms
 from socialsim.society.population import (
     STRATEGIES,
+    check_count,
     check_parameters,
     check_population,
     mean_round_payoff,
@@ -286,8 +287,7 @@ def run_society(
     values for the same arguments."""
     if engine not in ENGINES:
         raise ValueError(f"engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
-        raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
+    check_count("rounds", rounds, 0)
     kwargs = {"cost": cost, "benefit": benefit, "gossip": gossip, "error": error, "seed": seed}
     if engine == "numpy":
         return VectorSociety(population, **kwargs).run(rounds)

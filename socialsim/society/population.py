@@ -42,6 +42,13 @@ def check_population(population: Mapping[str, int]) -> dict[str, int]:
     return checked
 
 
+def check_count(name: str, value: Any, least: int) -> int:
+    """``value`` if it is an integer >= ``least``, else ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name}: must be an integer >= {least}, got {value!r}")
+    return value
+
+
 def check_parameters(cost: float, benefit: float, error: float, gossip: bool) -> None:
     for name, value in (("cost", cost), ("benefit", benefit)):
         if (

@@ -69,6 +69,7 @@ import numpy as np
 from socialsim.society.pair_tables import BINS, CODE, COUNTS, PAIR_TABLES, RECORD, SLIPPED
 from socialsim.society.population import (
     STRATEGIES,
+    check_count,
     check_parameters,
     check_population,
     check_seeds,
@@ -262,8 +263,7 @@ class ReplicatedSociety:
         and thread at a time, so the results and the Generators' states afterwards are exactly
         those of ``parallel=False``.
         """
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
-            raise ValueError(f"rounds: must be an integer >= 0, got {rounds!r}")
+        check_count("rounds", rounds, 0)
         if parallel is None:
             parallel = len(os.sched_getaffinity(0)) > 1 and (
                 self.replicates * self.n_agents * rounds >= PARALLEL_MIN_WORK
@@ -272,10 +272,9 @@ class ReplicatedSociety:
             )
         if not isinstance(parallel, bool):
             raise ValueError(f"parallel: must be true, false or None, got {parallel!r}")
-        if block_agents is None:
-            block_agents = BLOCK_AGENTS
-        if isinstance(block_agents, bool) or not isinstance(block_agents, int) or block_agents < 1:
-            raise ValueError(f"block_agents: must be an integer >= 1, got {block_agents!r}")
+        block_agents = check_count(
+            "block_agents", BLOCK_AGENTS if block_agents is None else block_agents, 1
+        )
         if not parallel or rounds < 2:
             self._play_rounds(rounds, block_agents)
         elif self.replicates > 1 and sys.platform == "linux":
@@ -296,7 +295,7 @@ class ReplicatedSociety:
                     pending = pool.submit(self._draw, 1 - buffer)
                 self._play(buffer)
 
-    def _play_rounds(self, rounds: int, block_agents: int = BLOCK_AGENTS) -> None:
+    def _play_rounds(self, rounds: int, block_agents: int) -> None:
         """Play ``rounds`` rounds here, in blocks of ``block_agents`` agents (at least one
         replicate): each block of replicates all its rounds, then the next."""
         block = max(1, block_agents // self.n_agents)
