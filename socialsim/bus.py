@@ -10,7 +10,9 @@ The bus keeps one append-only log, and each message in one *stream* by its audie
 stream, a team's stream, or the streams of the agents it names. An agent follows the public
 stream, its teams' and its own, with a read cursor on each, so publishing to everyone costs the
 same whatever the number of agents. ``read(agent)`` returns the messages new since that agent
-last looked. The log answers
+last looked. The log holds plain values that the garbage collector need not walk, and a
+:class:`Message` is made once, when the first of its audience reads it (see
+:class:`MessageBus`). The log answers
 the two questions theory-of-mind analysis and the information-hiding tests ask:
 ``audience_of(m)`` (which agents could see message ``m``) and ``visible_to(agent, turn)`` (what
 could ``agent`` see up to turn ``t``).
@@ -35,41 +37,66 @@ def team(name: str) -> str:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def freeze(value: Any, where: str = "payload") -> Any:
-    """Return a deeply immutable copy of a JSON-like value, or raise ``TypeError``.
+def plain(value: Any, where: str = "payload") -> Any:
+    """Return a deep copy of a JSON-like value in the form the bus keeps, or raise ``TypeError``.
 
-    Dicts become read-only mappings, lists become tuples. Only JSON types are allowed (numpy
-    scalars are converted), so that every message can be written to the episode log.
+    Dicts stay dicts, lists become tuples, numpy scalars are converted; any other type is
+    refused (naming ``where`` the bad part is), so that every message can be written to the
+    episode log.
     """
     try:
-        return _freeze(value)
+        return _plain(value)
     except TypeError:
         raise TypeError(_first_bad(value, where)) from None
 
 
-def _freeze(value: Any) -> Any:
+def freeze(value: Any, where: str = "payload") -> Any:
+    """Return a deeply immutable copy of a JSON-like value, or raise ``TypeError``: as
+    :func:`plain`, with every dict a read-only mapping."""
+    return read_only(plain(value, where))
+
+
+def _plain(value: Any) -> Any:
     # Raises a bare TypeError: the path of the bad part is only worked out on failure.
     kind = type(value)
     if kind in _SCALARS:
         return value
     if kind is dict or isinstance(value, Mapping):  # a plain dict skips the abc check
-        frozen = {}
+        copy = {}
         for key, item in value.items():
             if type(key) is not str:
                 raise TypeError
-            frozen[key] = item if type(item) in _SCALARS else _freeze(item)
-        return MappingProxyType(frozen)
+            copy[key] = item if type(item) in _SCALARS else _plain(item)
+        return copy
     if kind is list or kind is tuple:
         items = tuple(value)
         if _SCALARS.issuperset(map(type, items)):  # the common list of numbers or words
             return items
-        return tuple([item if type(item) in _SCALARS else _freeze(item) for item in items])
+        return tuple([item if type(item) in _SCALARS else _plain(item) for item in items])
     if isinstance(value, (bool, str, int, float)):
         return value
     item = getattr(value, "item", None)  # numpy scalar
     if callable(item) and getattr(value, "shape", None) == ():
-        return _freeze(item())
+        return _plain(item())
     raise TypeError
+
+
+def read_only(value: Any) -> Any:
+    """A read-only view of a value of :func:`plain`'s form: each dict wrapped (not copied) in a
+    read-only mapping, tuples of scalars as they are. Nothing may change ``value`` after."""
+    kind = type(value)
+    if kind is dict:
+        if _SCALARS.issuperset(map(type, value.values())):  # a flat payload: the common case
+            return MappingProxyType(value)
+        return MappingProxyType(
+            {
+                key: item if type(item) in _SCALARS else read_only(item)
+                for key, item in value.items()
+            }
+        )
+    if kind is tuple and not _SCALARS.issuperset(map(type, value)):
+        return tuple([item if type(item) in _SCALARS else read_only(item) for item in value])
+    return value
 
 
 def _first_bad(value: Any, where: str) -> str:
@@ -79,13 +106,13 @@ def _first_bad(value: Any, where: str) -> str:
             if not isinstance(key, str):
                 return f"{where}: keys must be strings, got {key!r}"
             try:
-                _freeze(item)
+                _plain(item)
             except TypeError:
                 return _first_bad(item, f"{where}.{key}")
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
             try:
-                _freeze(item)
+                _plain(item)
             except TypeError:
                 return _first_bad(item, f"{where}[{i}]")
     return f"{where}: {type(value).__name__} is not JSON-serialisable"
@@ -147,11 +174,22 @@ class Message(NamedTuple):
 # the named tuple's generated __new__ is a Python function; the tuple's own is not
 _message = partial(tuple.__new__, Message)
 
+#: a logged message as the bus keeps it: ``(id, turn, sender, to, channel, kind)``, a plain
+#: tuple of JSON scalars (``to`` a string or a tuple of them); its payload is kept apart
+Entry = tuple
+
 
 class MessageBus:
     """Per-episode message log with per-agent inboxes.
 
     ``agents`` are the ids that can receive messages; ``teams`` maps a team name to its members.
+
+    The log keeps each message as a tuple of scalars and, apart (by id), its payload as plain
+    dicts and tuples (what :func:`plain` makes), never handed out: readers get :class:`Message`
+    views whose payloads are read-only. Kept so, a message with a flat payload (every value a
+    JSON scalar) holds no object the garbage collector tracks (it untracks a tuple of scalars,
+    and never a tuple holding a dict), so an episode's log, a few hundred thousand messages at
+    a few hundred agents, does not make every full collection walk it.
     """
 
     def __init__(self, agents: Iterable[str], teams: Mapping[str, Iterable[str]] | None = None):
@@ -168,25 +206,31 @@ class MessageBus:
                     f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}"
                 )
             self.teams[name] = members
-        self._log: list[Message] = []
-        # the messages by audience: "*", "team:NAME" and one stream per agent id
-        self._streams: dict[str, list[Message]] = {EVERYONE: []}
+        self._log: list[Entry] = []
+        # by message id: its payload, and its Message once one is made (see _views)
+        self._payloads: list[Any] = []
+        self._messages: list[Message | None] = []
+        # the entries by audience: "*", "team:NAME" and one stream per agent id
+        self._streams: dict[str, list[Entry]] = {EVERYONE: []}
         for name in self.teams:
             self._streams[team(name)] = []
         for agent in self.agents:
             self._streams[agent] = []
-        # each agent's [stream, messages of it already read] pairs, made at its first read
+        # each stream's messages made so far (its first entries' Messages; see read)
+        self._made: dict[str, list[Message]] = {key: [] for key in self._streams}
+        # each agent's [stream, its messages made, how many it has read] cursors, made at its
+        # first read
         self._inboxes: dict[str, tuple[list, ...]] = {}
 
-    def _followed(self, agent: str) -> tuple[list[Message], ...]:
+    def _followed(self, agent: str) -> tuple[str, ...]:
         """The streams ``agent`` follows: the public one, its teams' and its own."""
         if agent not in self._everyone:
             raise ValueError(f"agent: unknown agent {agent!r}; agents are {list(self.agents)}")
-        teams = [self._streams[team(n)] for n, members in self.teams.items() if agent in members]
-        return (self._streams[EVERYONE], *teams, self._streams[agent])
+        teams = [team(n) for n, members in self.teams.items() if agent in members]
+        return (EVERYONE, *teams, agent)
 
     def _inbox(self, agent: str) -> tuple[list, ...]:
-        inbox = tuple([stream, 0] for stream in self._followed(agent))
+        inbox = tuple([self._streams[key], self._made[key], 0] for key in self._followed(agent))
         self._inboxes[agent] = inbox
         return inbox
 
@@ -222,13 +266,28 @@ class MessageBus:
         payload: Mapping[str, Any] | None = None,
         frozen: bool = False,
     ) -> Message:
-        """Append a message to the log and to the streams of its audience ``to``.
+        """Append a message to the log and to the streams of its audience ``to``; return it.
 
-        ``payload`` is frozen into the message (a deep, read-only copy). A trusted publisher
-        (an env) whose payload is immutable already, as :func:`freeze` returns it or a
-        read-only mapping of JSON scalars and tuples of them that nothing else holds, passes
-        ``frozen=True`` and the bus keeps it as it is.
+        ``payload`` is copied into the log (:func:`plain`: a deep copy, JSON values only). A
+        trusted publisher whose payload is in that form already and that nothing else holds or
+        changes passes ``frozen=True``, and the bus keeps it as it is (see :meth:`post`).
         """
+        if not frozen:
+            payload = plain(payload or {})
+        self.post(turn, to, channel, kind, payload, sender)
+        return self._views(self._log[-1:])[0]
+
+    def post(
+        self,
+        turn: int,
+        to: str | Sequence[str],
+        channel: str,
+        kind: str,
+        payload: Any,
+        sender: str = ENV,
+    ) -> None:
+        """:meth:`publish` for a trusted publisher (the env; ``frozen=True``), returning nothing:
+        ``payload`` is built fresh for this message, of dicts, tuples and JSON scalars."""
         streams = self._streams
         if type(to) is str:
             if to not in streams or to in self._everyone:  # an agent id is no audience string
@@ -238,16 +297,15 @@ class MessageBus:
             keys = to = tuple(to)
             if not self._everyone.issuperset(to):
                 self.resolve(to)
-        if not frozen:
-            payload = freeze(payload or {})
         log = self._log
-        message = _message((len(log), int(turn), sender, to, channel, kind, payload))
-        log.append(message)
+        entry = (len(log), int(turn), sender, to, channel, kind)
+        log.append(entry)
+        self._payloads.append(payload)
+        self._messages.append(None)
         for key in keys:
             stream = streams[key]
-            if not stream or stream[-1] is not message:  # an agent named twice gets it once
-                stream.append(message)
-        return message
+            if not stream or stream[-1] is not entry:  # an agent named twice gets it once
+                stream.append(entry)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -256,12 +314,14 @@ class MessageBus:
         new: list[Message] = []
         sources = 0
         for cursor in self._inboxes.get(agent) or self._inbox(agent):
-            stream, seen = cursor
+            stream, made, seen = cursor
             end = len(stream)
             if end > seen:
-                new += stream[seen:]
+                if len(made) < end:  # the first reader of these entries makes their messages
+                    made += self._views(stream[len(made) :])
+                new += made[seen:]
                 sources += 1
-                cursor[1] = end
+                cursor[2] = end
         if sources > 1:
             new.sort()  # several streams interleave; a message's id, its first field, is its order
         return new
@@ -269,25 +329,58 @@ class MessageBus:
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the cursors where they are."""
         inbox = self._inboxes.get(agent) or self._inbox(agent)
-        seen = [cursor[1] for cursor in inbox]
+        seen = [cursor[2] for cursor in inbox]
         new = self.read(agent)
         for cursor, count in zip(inbox, seen, strict=True):
-            cursor[1] = count
+            cursor[2] = count
         return new
 
     @property
     def log(self) -> tuple[Message, ...]:
-        return tuple(self._log)
+        return tuple(self._views(self._log))
+
+    def _views(self, entries: Iterable[Entry]) -> list[Message]:
+        """The :class:`Message` of each logged entry, made at the entry's first reading (its
+        payload seen through :func:`read_only`) and kept: a message read by many is made once,
+        one never read never is."""
+        payloads, messages, views = self._payloads, self._messages, []
+        for entry in entries:
+            index = entry[0]
+            message = messages[index]
+            if message is None:
+                messages[index] = message = _message((*entry, read_only(payloads[index])))
+            views.append(message)
+        return views
+
+    def fields(self) -> list[dict[str, Any]]:
+        """Every logged message as the episode record holds it, a dict of its fields by name
+        whose payload is the bus's own plain one (read them, never change them): what the
+        record's encoder reads, without a :class:`Message` made for any."""
+        return [
+            {
+                "channel": channel,
+                "id": index,
+                "kind": kind,
+                "payload": payload,
+                "sender": sender,
+                "to": to,  # a tuple of agent ids is encoded as the list to_json makes
+                "turn": turn,
+            }
+            for (index, turn, sender, to, channel, kind), payload in zip(
+                self._log, self._payloads, strict=True
+            )
+        ]
 
     def audience_of(self, message: Message | int) -> frozenset[str]:
         """Which agents could see ``message``."""
         index = message if isinstance(message, int) else message.id
-        return self.resolve(self._log[index].to)
+        return self.resolve(self._log[index][3])
 
     def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
         """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""
-        seen = sorted(m for stream in self._followed(agent) for m in stream)
-        return [m for m in seen if turn is None or m.turn <= turn]
+        streams = self._streams
+        seen = sorted(entry for key in self._followed(agent) for entry in streams[key])
+        return self._views(entry for entry in seen if turn is None or entry[1] <= turn)
 
 
 def audience_of(

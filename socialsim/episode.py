@@ -16,7 +16,6 @@ import numpy as np
 
 from socialsim import registry
 from socialsim.agent import Agent, RunContext
-from socialsim.bus import Message
 from socialsim.plain_json import canonical_json, jsonable, orjson_text
 from socialsim.records import EpisodeRecord
 from socialsim.seeding import agent_seed
@@ -314,13 +313,13 @@ class Episode:
 
     def line(self, status: str, error: str | None, started: str, wall: float) -> str:
         """The line of :meth:`record` (:meth:`EpisodeRecord.line`, the same text), encoded from
-        the episode as it was played: the messages' read-only payloads and the summary are read
-        by the encoder as they are, not copied into plain values first. Where orjson's text is
+        the episode as it was played: the bus's plain payloads (:meth:`MessageBus.fields`) and
+        the summary are read by the encoder as they are, not copied into plain values first. Where orjson's text is
         kept, it is that of the plain values (:func:`jsonable` and the encoder convert every
         other value alike, and orjson refuses the keys they convert differently)."""
         bus = self.bus
         fields = self._fields(status, error, started, wall)
-        fields["messages"] = [message_fields(m) for m in bus.log] if bus is not None else []
+        fields["messages"] = bus.fields() if bus is not None else []
         text = orjson_text(fields)
         if text is None:  # the standard encoder's text, of the plain summary, as record()'s
             fields["summary"] = jsonable(fields["summary"])
@@ -359,17 +358,3 @@ class Episode:
             "timing": {"started": started, "wall_s": round(wall, 6)},
             "summary": summary() if callable(summary) and status == "done" else {},
         }
-
-
-def message_fields(message: Message) -> dict[str, Any]:
-    """A logged message as the record's JSON holds it, its payload left read-only (the encoder
-    reads a frozen payload as the plain one :meth:`Message.to_json` copies out)."""
-    return {
-        "channel": message.channel,
-        "id": message.id,
-        "kind": message.kind,
-        "payload": message.payload,
-        "sender": message.sender,
-        "to": message.to,  # a tuple of agent ids is encoded as the list to_json makes
-        "turn": message.turn,
-    }

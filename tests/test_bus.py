@@ -1,6 +1,8 @@
+import gc
+
 import pytest
 
-from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team
+from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team, thaw
 
 
 def make_bus() -> MessageBus:
@@ -137,3 +139,47 @@ def test_reading_for_an_agent_the_bus_does_not_know_is_a_clear_error():
         bus.read("mallory")
     with pytest.raises(ValueError, match="agent: unknown agent 'mallory'"):
         bus.visible_to("mallory")
+
+
+def test_a_log_of_flat_payloads_holds_nothing_the_garbage_collector_walks():
+    # A full collection walks every tracked object; an episode's log at a few hundred agents
+    # is hundreds of thousands of messages, so the bus keeps them untracked until read.
+    bus = make_bus()
+    gc.collect()
+    before = len(gc.get_objects())
+    for turn in range(1, 1001):
+        bus.post(turn, EVERYONE, "gossip", "gossip", {"author": "alice", "tone": "neutral"})
+        bus.post(turn, ("bob", "eve"), "private", "action", {"actor": "alice", "amount": 1.5})
+    gc.collect()
+    assert len(gc.get_objects()) - before < 20  # the bus's lists, not 2,000 messages
+    assert len(bus.log) == 2000  # made on demand, as the readers' views are
+
+
+def test_a_message_is_made_once_for_all_its_readers_and_reads_as_published():
+    bus = make_bus()
+    bus.post(1, EVERYONE, "public", "rules", {"rounds": 3, "agents": ("alice", "bob", "eve")})
+    bus.post(1, ("alice", "eve"), "private", "match", {"roles": {"alice": "donor"}, "round": 1})
+    alice, eve = bus.read("alice"), bus.read("eve")
+    assert alice == eve and all(a is e for a, e in zip(alice, eve, strict=True))
+    assert [m.id for m in alice] == [0, 1] and bus.read("bob")[0] is alice[0]
+    with pytest.raises(TypeError):
+        alice[1].payload["roles"]["alice"] = "recipient"
+    fields = bus.fields()  # what the record's encoder reads: the plain values posted
+    assert [(f["id"], f["turn"], f["sender"], f["to"], f["kind"]) for f in fields] == [
+        (0, 1, ENV, EVERYONE, "rules"),
+        (1, 1, ENV, ("alice", "eve"), "match"),
+    ]
+    assert [f["payload"] for f in fields] == [
+        {"rounds": 3, "agents": ("alice", "bob", "eve")},
+        {"roles": {"alice": "donor"}, "round": 1},
+    ]
+    assert [thaw(f["payload"]) for f in fields] == [m.to_json()["payload"] for m in bus.log]
+
+
+def test_an_env_post_to_an_unknown_audience_is_a_clear_error_and_logs_nothing():
+    bus = make_bus()
+    with pytest.raises(ValueError, match=r"to: unknown agents \['mallory'\]"):
+        bus.post(1, ("mallory",), "private", "k", {})
+    with pytest.raises(ValueError, match="to: 'alice' is not an audience"):
+        bus.post(1, "alice", "private", "k", {})
+    assert bus.log == () and bus.fields() == []

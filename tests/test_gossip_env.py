@@ -180,7 +180,7 @@ def test_nobody_but_the_agent_acted_upon_receives_an_action(module, kwargs):
     env = play_random(module.parallel_env(**kwargs), seed=3, choices=7)
     actions_seen = 0
     rules = [m for m in env.bus.log if m.kind == "rules"]
-    assert len(rules) == 1 and rules[0] is env.bus.log[0]
+    assert len(rules) == 1 and rules[0].id == 0 and rules[0] == env.bus.log[0]
     for message in env.bus.log:
         audience = env.bus.audience_of(message)
         if message.kind == "rules":

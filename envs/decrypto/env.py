@@ -35,7 +35,7 @@ from socialsim.envs.decrypto.protocol import (
 from socialsim.envs.decrypto.words import hint_vocabulary as load_hint_vocabulary
 from socialsim.envs.decrypto.words import keyword_list
 
-from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, team
+from socialsim.bus import EVERYONE, MessageBus, plain, team
 
 RENDER_MODES = ("ansi", "human")
 _DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
@@ -135,7 +135,7 @@ class DecryptoEnv(DecisionEnv):
         #: this game's masks (made at reset), and the hints check_action allows, as bytes
         self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         # the settings never change, so neither does the message: frozen once
-        self._rules = freeze(self.rules().to_payload())
+        self._rules = plain(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
         #: the observation vector with nothing hidden, written as the game moves (see _board_*),
@@ -249,15 +249,7 @@ class DecryptoEnv(DecisionEnv):
         self.hints = None
         self._board_reset()
         self._share()
-        self.bus.publish(
-            turn=1,
-            sender=ENV,
-            to=EVERYONE,
-            channel="public",
-            kind=Rules.kind,
-            payload=self._rules,
-            frozen=True,
-        )
+        self.bus.post(1, EVERYONE, "public", Rules.kind, self._rules)
         self._publish(team("encoders"), "team", protocol.Keywords(game.keywords))
         self._publish_code()
         return self._infos()
@@ -400,16 +392,14 @@ class DecryptoEnv(DecisionEnv):
         self, to: Any, channel: str, payload: protocol.Payload, turn: int | None = None
     ) -> None:
         """Publish a payload of the protocol, of its kind, on this turn unless ``turn`` is given.
-        The payloads after ``rules`` are built of JSON scalars and tuples, so that a read-only
-        view of their fields is frozen."""
-        self.bus.publish(
-            turn=self.game.turn if turn is None else turn,
-            sender=ENV,
-            to=to,
-            channel=channel,
-            kind=payload.kind,
-            payload=MappingProxyType(payload.to_payload()),
-            frozen=True,
+        The payloads after ``rules`` are built of JSON scalars and tuples, the form the bus
+        keeps."""
+        self.bus.post(
+            self.game.turn if turn is None else turn,
+            to,
+            channel,
+            payload.kind,
+            payload.to_payload(),
         )
 
     def _publish_code(self) -> None:

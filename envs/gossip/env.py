@@ -29,7 +29,6 @@ order. All four share one pattern:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -45,7 +44,7 @@ from socialsim.envs.gossip.protocol import (
     RulesPayload,
 )
 
-from socialsim.bus import ENV, EVERYONE, MessageBus, freeze, thaw
+from socialsim.bus import EVERYONE, MessageBus, plain, thaw
 
 RENDER_MODES = ("ansi", "human")
 
@@ -73,7 +72,7 @@ class GossipEnv(DecisionEnv):
         # the settings the rules message states, renamed as there (the entrant's mode under
         # "entrant_mode": "entrant" is its id) and made JSON once
         self._settings = thaw(
-            freeze(
+            plain(
                 {
                     "game": game.game,
                     **{
@@ -120,16 +119,8 @@ class GossipEnv(DecisionEnv):
         self.bus = MessageBus(self.possible_agents)
         self.turn = self.game.round
         rules = self.rules()
-        rules["agents"] = tuple(rules["agents"])  # as freeze() makes it; the rest is JSON scalars
-        self.bus.publish(
-            turn=self.turn,
-            sender=ENV,
-            to=EVERYONE,
-            channel="public",
-            kind="rules",
-            payload=MappingProxyType(rules),
-            frozen=True,
-        )
+        rules["agents"] = tuple(rules["agents"])  # as plain() makes it; the rest is JSON scalars
+        self.bus.post(self.turn, EVERYONE, "public", "rules", rules)
         self._announce_round()
         return self._infos()
 
@@ -171,27 +162,14 @@ class GossipEnv(DecisionEnv):
         turn = game.round
         fallbacks = [index_of[agent] for agent in flags] if flags else ()
         paid, events = game.advance({index_of[a]: c for a, c in choices.items()}, fallbacks)
-        publish = self.bus.publish
-        # The events' payloads are built fresh for their one message, of JSON scalars but for a
-        # trust move's flat dict: wrapping them where they are makes them the read-only
-        # payloads the bus keeps (a trusted publisher's), without a copy.
+        post = self.bus.post
+        # the events' payloads are built fresh for their one message, of JSON scalars (and a
+        # trust move's flat dict): the bus keeps them as they are
         for kind, target, payload in events:
             if target is None:
-                to, channel = EVERYONE, GOSSIP
+                post(turn, EVERYONE, GOSSIP, kind, payload)
             else:
-                to, channel = (ids[target],), "private"
-                move = payload["action"]
-                if type(move) is dict:
-                    payload["action"] = MappingProxyType(move)
-            publish(
-                turn=turn,
-                sender=ENV,
-                to=to,
-                channel=channel,
-                kind=kind,
-                payload=MappingProxyType(payload),
-                frozen=True,
-            )
+                post(turn, (ids[target],), "private", kind, payload)
         rewards = self._no_rewards.copy()
         for agent, amount in paid.items():
             rewards[ids[agent]] = float(amount)
@@ -213,25 +191,18 @@ class GossipEnv(DecisionEnv):
         """Tell each pair of the new round who they meet, in which role, and both stocks."""
         game, ids = self.game, self.possible_agents
         first_role, second_role = game.roles
-        resources, number, publish = game.resources, game.round, self.bus.publish
+        resources, number, post = game.resources, game.round, self.bus.post
         for first, second in game.pairs:
             first_id, second_id = ids[first], ids[second]
-            payload = {  # the protocol's MatchPayload, its two parts read-only
+            payload = {  # the protocol's MatchPayload
                 "round": number,
-                "roles": MappingProxyType({first_id: first_role, second_id: second_role}),
-                "resources": MappingProxyType(
-                    {first_id: float(resources[first]), second_id: float(resources[second])}
-                ),
+                "roles": {first_id: first_role, second_id: second_role},
+                "resources": {
+                    first_id: float(resources[first]),
+                    second_id: float(resources[second]),
+                },
             }
-            publish(
-                turn=number,
-                sender=ENV,
-                to=(first_id, second_id),
-                channel="private",
-                kind="match",
-                payload=MappingProxyType(payload),
-                frozen=True,
-            )
+            post(number, (first_id, second_id), "private", "match", payload)
 
     def _mask(self, agent: int, decision: str) -> np.ndarray:
         """The mask of ``decision`` for ``agent`` now (shared: callers copy it)."""
