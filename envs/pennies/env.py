@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from socialsim.envs.aec import DecisionEnv
 
-from socialsim.bus import ENV, EVERYONE, MessageBus
+from socialsim.bus import EVERYONE, MessageBus
 
 AGENTS = ("matcher", "mismatcher")
 FACES = ("heads", "tails")
@@ -72,23 +72,16 @@ class PenniesEnv(DecisionEnv):
         self._last = None
         self.over = False
         self.score = dict.fromkeys(AGENTS, 0)
-        self.bus.publish(
-            turn=1, sender=ENV, to=EVERYONE, channel="public", kind="rules", payload=self.rules()
-        )
+        rules = self.rules()
+        rules["agents"] = tuple(rules["agents"])  # the bus's plain form (see bus.post)
+        self.bus.post(1, EVERYONE, "public", "rules", rules)
         self._announce_lucky_faces()
         return self._infos()
 
     def _announce_lucky_faces(self) -> None:
         for agent in self.agents:
             face = int(self._rng.integers(2))
-            self.bus.publish(
-                turn=self.turn,
-                sender=ENV,
-                to=[agent],
-                channel="private",
-                kind="lucky_face",
-                payload={"face": face},
-            )
+            self.bus.post(self.turn, (agent,), "private", "lucky_face", {"face": face})
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         return {a: {"decision": None if self.over else DECISION} for a in AGENTS}
@@ -112,18 +105,9 @@ class PenniesEnv(DecisionEnv):
         rewards = {"matcher": 1 if matched else -1, "mismatcher": -1 if matched else 1}
         for agent, reward in rewards.items():
             self.score[agent] += reward
-        self.bus.publish(
-            turn=self.turn,
-            sender=ENV,
-            to=EVERYONE,
-            channel="public",
-            kind="reveal",
-            payload={
-                "matcher": faces[0],
-                "mismatcher": faces[1],
-                "winner": "matcher" if matched else "mismatcher",
-            },
-        )
+        winner = "matcher" if matched else "mismatcher"
+        reveal = {"matcher": faces[0], "mismatcher": faces[1], "winner": winner}
+        self.bus.post(self.turn, EVERYONE, "public", "reveal", reveal)
         self._last = faces
         done = self.over = self.turn >= self.rounds
         if not done:
