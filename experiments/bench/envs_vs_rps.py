@@ -155,6 +155,38 @@ matching pennies 2.59; N=243 / N=9 Parallel 1.03, AEC 1.06. Then three runs of `
 donation_v0 decrypto_v0 --forms aec --agent-steps 30000 --trials 5 --no-scaling``: donation
 1.24, 1.16, 1.31; **Decrypto 1.21, 1.13, 1.15**. Every env in both forms is above 1.0x in every
 run, Decrypto's AEC form by 13-45% (0.92-1.15 before on the quiet machine).
+
+**The garbage collector, 2026-12-02.** On a quiet, fast machine (load average under 1; rps_v2
+AEC about 17 us an agent-step, half the time of the day before) the scaling part of main
+(9978ac4) printed N=243 / N=9 **1.53-1.88x Parallel, 1.69-2.10x AEC**: the goal was not met.
+With the collector disabled (``gc.disable()`` in a scratch copy of this loop) the same code cost
+7.4 us an agent-step at 243 agents against 8.7 at 9 (0.85x): the whole growth was the
+collector's. An episode at 243 agents is 484 rounds and 176k bus messages, and each message
+held about three objects the collector tracks (the ``Message`` tuple, which as a tuple subclass
+is never untracked; its read-only payload mapping; a match's nested mappings): 556k tracked
+objects at the end of an episode, each full collection of them about 115 ms, and as the heap
+grew from 30k objects a full collection ran every time it grew by a quarter, 12-14 of them an
+episode, 13 us an agent-step by ``gc.callbacks`` timing. The bus now keeps each message as a
+tuple of scalars and its payload as plain dicts and tuples apart from it (untracked: the
+collector untracks a tuple of scalars and never tracks a dict of scalars), and makes a
+``Message`` only when one of its audience reads it (:class:`socialsim.bus.MessageBus`); the
+envs post plain payloads. 88k objects are left tracked after an episode at 243 agents (a match
+payload's outer dict, 58k, holds its two mappings; the rest is the process's own), and full
+collections cost about 3.5-4 us an agent-step. The same script from ``/tmp``, two rounds of
+main (9978ac4, through a second venv whose path points at a detached checkout) and this change
+alternately, ``--trials 3``: N=243 / N=9 **1.65, 1.80; 1.63, 1.83 (main) -> 1.12, 1.26; 1.12,
+1.25** (Parallel, AEC); six ``--scaling-only`` runs of this change gave 0.93-1.28 Parallel and
+1.10-1.44 AEC, the AEC form above 1.3x in three of them (the collector's timing makes it the
+noisier): met in Parallel, in AEC in the median, not in every run. The ratios to rps_v2 in
+the same runs (Parallel; AEC), main -> this change: donation 1.64, 1.61 -> 1.64, 1.68; 1.60,
+1.57 -> 1.65, 1.67; prisoners 2.61, 2.58 -> 2.71, 2.71; 1.96, 1.96 -> 2.02, 2.00; trust 1.93,
+1.86 -> 1.94, 1.92; 1.55, 1.51 -> 1.57, 1.56; market 2.05, 2.05 -> 2.12, 2.16; 1.89, 1.88 ->
+1.98, 1.99; **Decrypto 1.66, 1.64 -> 1.68, 1.69; 1.05, 1.03 -> 1.03, 1.07**; matching pennies 4.03,
+3.91 -> 3.43, 3.49; 2.52, 2.44 -> 2.12, 2.19 (it still published, a ``Message`` made per
+message for a return value nobody read; posting as the other envs do, a commit later, one
+``--envs matching_pennies_v0`` run: 4.47, 2.81). Every env
+is above 1.0x in both forms; Decrypto's AEC form only just (1.03-1.07 in every run of this
+quiet morning, where the busy evening before gave it 1.13-1.45).
 """
 
 from __future__ import annotations

@@ -180,6 +180,20 @@ the same morning, with ``-raw`` at 5.5 us (the machine's speed moves by half bet
 the floor was 2.5 us: matching ``-raw`` leaves a game 3 to 8 us an action, where ours (its
 rules, the audited messages, the observation's contents, the infos) takes 18 to 30. The int
 goal is not met.
+
+**The bus's log made untracked (issue 12, 2026-12-02).** The bus now keeps messages as plain
+tuples and payloads and makes each ``Message`` when the first of its audience reads it (so that
+the garbage collector need not walk an episode's log; see ``envs_vs_rps.py``). A reading agent
+now pays for making what it reads, where the env used to pay at publishing: about 0.7 us a
+message (a match's nested payload about 0.9 of it, a flat one about 0.25), 1.3 messages an
+action here. The default command from ``/tmp``, two rounds of main (9978ac4, through a second
+venv pointed at a detached checkout) and this change alternately, a quiet machine (load under
+1, TextArena ``-raw`` 2.8-3.1 us an action, a third of the day before's): text path 8.1, 7.3 ->
+9.3, 8.9 us an action, **1.32x, 1.33x -> 1.17x, 1.09x** TextArena's default wrappers (10.6,
+9.7 -> 10.8, 9.7 us); int path 9.5, 8.3 -> 7.9, 7.7 us, **0.33x, 0.34x -> 0.37x, 0.36x** its
+raw env (the env posts cheaper messages, and nobody reads them); the no-op floor 1.3-1.5 us.
+The text goal is still met, by less; the int goal is not (a game would have 1.5 us an action
+over the floor to match ``-raw``; ours takes 6.4).
 """
 
 from __future__ import annotations
