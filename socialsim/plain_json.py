@@ -89,7 +89,10 @@ def orjson_text(value: Any) -> str | None:
     bits, a lone surrogate, a float below 1e-4 in magnitude, or a value it cannot encode."""
     try:
         data = orjson.dumps(value, default=_plain, option=_ORJSON)
-    except TypeError:  # orjson.JSONEncodeError: refused, or _plain's own error
+    except TypeError as error:  # orjson.JSONEncodeError: refused, or _plain's own error
+        if not isinstance(error.__cause__, Exception | None):
+            # orjson wraps whatever its callback raises, a Ctrl-C landing there too: not a refusal
+            raise error.__cause__ from None
         return None
     if b"0.0000" in data or (b"e-" in data and _SMALL_FLOAT.search(data)):
         return None

@@ -8,13 +8,14 @@ import json
 import math
 import struct
 import uuid
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import numpy as np
 import orjson
 import pytest
 
-from socialsim.plain_json import _CANONICAL, _FINITE, _ORJSON, _plain, canonical_json
+from socialsim.plain_json import _CANONICAL, _FINITE, _ORJSON, _plain, canonical_json, orjson_text
 
 
 class Colour(enum.Enum):
@@ -152,3 +153,26 @@ def test_frozen_payloads_numpy_enums_and_uuids():
     assert canonical_json([Colour.RED, uuid.UUID(int=1)]) == (
         '["red","00000000-0000-0000-0000-000000000001"]'
     )
+
+
+class _Interrupted(Mapping):
+    """A mapping whose reading is where a Ctrl-C lands (orjson reads it in its callback)."""
+
+    def __getitem__(self, key):
+        raise KeyError(key)
+
+    def __iter__(self):
+        raise KeyboardInterrupt
+
+    def __len__(self):
+        return 1
+
+
+def test_a_ctrl_c_in_the_encoders_callback_stops_the_encoding_and_is_not_a_refusal():
+    # orjson turns whatever its callback raises into its TypeError; read as a refusal, the
+    # interrupt was lost and the standard encoder took over (a run kept going after Ctrl-C)
+    with pytest.raises(KeyboardInterrupt):
+        canonical_json({"summary": _Interrupted()})
+    with pytest.raises(KeyboardInterrupt):
+        orjson_text({"summary": _Interrupted()})
+    assert orjson_text({"summary": {1: "a"}}) is None  # a refusal (a key not a string) still is
