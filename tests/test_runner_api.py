@@ -138,6 +138,31 @@ def test_decoded_vectors_are_memory_mapped_and_equal_to_the_decoded_ones(tmp_pat
     assert loaded.raw(["paris", "nope"]).tolist() == [[3.0, 4.0], [1.0, 1.0]]
 
 
+def test_a_hint_vocabulary_is_kept_looked_up_beside_its_decoded_vectors(tmp_path):
+    from socialsim.agents.embedding import vectors
+
+    words = ["paris", "france", "zero", "tower"]
+    matrix = np.array([[3, 4], [1, 0], [0, 2], [2, 0]], dtype=np.float32)
+    folder = tmp_path / "t-1"
+    vectors._save_decoded(vectors.WordVectors(words, matrix, name="t"), folder)
+    hints = tmp_path / "hints.txt"
+    hints.write_text("# a comment\nTower\nfrance\nnope\nparis\n", encoding="utf-8")
+    built = vectors.load_hint_vocabulary(vectors._load_decoded(folder, "t"), hints)
+    kept = [p for p in folder.iterdir() if p.name.startswith("hints-")]
+    assert len(kept) == 1 and (kept[0] / "unit.npy").is_file()
+    # as a new process finds it (new vectors object, so the per-process table is empty)
+    read = vectors.load_hint_vocabulary(vectors._load_decoded(folder, "t"), hints)
+    assert isinstance(read.unit, np.memmap) and not isinstance(built.unit, np.memmap)
+    assert read.words == built.words == ["france", "paris"]  # "Tower" has no vector: exact case
+    paris = (np.float32(3) / np.float32(5), np.float32(4) / np.float32(5))  # its unit vector
+    assert np.array_equal(read.unit, built.unit) and read.unit.tolist() == [[1, 0], list(paris)]
+    assert read.rows_of(" PARIS ") == built.rows_of("paris") == [1]
+    hints.write_text("tower\nzero\n", encoding="utf-8")  # a changed file is looked up again
+    changed = vectors.load_hint_vocabulary(vectors._load_decoded(folder, "t"), hints)
+    assert changed.words == ["tower", "zero"]
+    assert len([p for p in folder.iterdir() if p.name.startswith("hints-")]) == 2
+
+
 # -- through the CLI ----------------------------------------------------------------------------
 
 
