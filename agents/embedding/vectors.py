@@ -31,7 +31,8 @@ distinct words (the hint vocabulary, the keywords), so it never builds a dict of
 The package stores its vocabulary as a one-column parquet file, read with pyarrow (part of the
 ``glove`` extra) the first time only: the unit vectors and the sorted table are then kept under
 :func:`decoded_cache_root` and memory-mapped by every later process, which so builds nothing
-per word (see ``experiments/bench/workers_bench.py``).
+per word, and so is each hint vocabulary looked up with them (:func:`load_hint_vocabulary`; see
+``experiments/bench/workers_bench.py``).
 """
 
 from __future__ import annotations
