@@ -10,6 +10,7 @@ through each seat's view is written where the game moves, so they stay in one cl
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from socialsim.envs.aec import DecisionEnv
-from socialsim.envs.decrypto import protocol
+from socialsim.envs.decrypto import protocol, words
 from socialsim.envs.decrypto.core import DecryptoGame
 from socialsim.envs.decrypto.protocol import (
     CODE_INDEX,
@@ -32,8 +33,6 @@ from socialsim.envs.decrypto.protocol import (
     Options,
     Rules,
 )
-from socialsim.envs.decrypto.words import hint_vocabulary as load_hint_vocabulary
-from socialsim.envs.decrypto.words import keyword_list
 
 from socialsim.bus import EVERYONE, MessageBus, plain, team
 
@@ -78,6 +77,17 @@ def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
     return view
 
 
+@functools.cache
+def _board_views(size: int) -> dict[tuple[str | None, str | None], np.ndarray]:
+    """The board cell each slot shows, by seat and decision (seat None: the global state), for
+    a board of ``size`` slots; shared by the envs of that size, read-only."""
+    return {
+        (seat, decision): _read_only(_view(seat, decision, size))
+        for seat in (*SEATS, None)
+        for decision in _DECISION_CODE
+    }
+
+
 class DecryptoEnv(DecisionEnv):
     """Decrypto, Parallel form (see :mod:`socialsim.envs.decrypto_v0` for the whole page)."""
 
@@ -110,26 +120,19 @@ class DecryptoEnv(DecisionEnv):
                 f"render_mode: must be one of {', '.join(RENDER_MODES)} or None, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.words = keyword_list(wordlist)
+        # the lists and their tables, made once per process for these settings (read-only)
+        lexicon = words.lexicon(wordlist, hint_vocabulary, max_hint_words, max_hint_chars)
+        self.words, self.hint_vocabulary = lexicon.words, lexicon.hint_vocabulary
         self.max_turns = max_turns
-        self.hint_vocabulary = load_hint_vocabulary(hint_vocabulary)
-        self._vocab_index = {w.casefold(): i for i, w in enumerate(self.hint_vocabulary)}
+        self._vocab_index = lexicon.vocab_index
         #: every vocabulary index of a word, ignoring case (a keyword's are all masked)
-        self._spellings: dict[str, list[int]] = {}
-        for i, word in enumerate(self.hint_vocabulary):
-            self._spellings.setdefault(word.casefold(), []).append(i)
-        self._word_index = {w: i for i, w in enumerate(self.words)}
+        self._spellings = lexicon.spellings
+        self._word_index = lexicon.word_index
         # the vocabulary words the hint limits allow; the keywords are taken out at each reset
-        self._hint_fits = np.array(
-            [
-                len(w.split()) <= max_hint_words and len(w) <= max_hint_chars
-                for w in self.hint_vocabulary
-            ],
-            dtype=np.int8,
-        )
+        self._hint_fits = lexicon.hint_fits
         #: the encoder's masks, one per hint position, of a game none of whose keywords is in
         #: the vocabulary (the bundled lists' every game), and with no decision
-        self._fit_masks = (_read_only(self._hint_fits.copy()),) * 3
+        self._fit_masks = (self._hint_fits,) * 3
         self._fit_allowed = self._hint_fits.tobytes()
         self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
         #: this game's masks (made at reset), and the hints check_action allows, as bytes
@@ -151,11 +154,7 @@ class DecryptoEnv(DecisionEnv):
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
         self._empty_board[14 + 7 * max_turns : size] = len(CODES)
         #: the board cell each slot shows, by seat and decision (seat None: the global state)
-        self._views = {
-            (seat, decision): _view(seat, decision, size)
-            for seat in (*SEATS, None)
-            for decision in _DECISION_CODE
-        }
+        self._views = _board_views(size)
         #: the info of a seat without a decision until the next reveal; each seat's info is a
         #: copy with its own entries, and the lists in it are shared: read them, never change them
         self._info: dict[str, Any] = {}
@@ -171,7 +170,13 @@ class DecryptoEnv(DecisionEnv):
         self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
 
-        V, T = len(self.hint_vocabulary), max_turns
+    # -- PettingZoo API -----------------------------------------------------------------------
+
+    @functools.cached_property
+    def _spaces(self) -> tuple[dict[str, spaces.Dict], dict[str, spaces.Space], spaces.Box]:
+        """The observation and action spaces by seat and the state's, made when first asked for
+        (an env played by language or scripted seats never is)."""
+        V, T = len(self.hint_vocabulary), self.max_turns
         high = np.concatenate(
             [
                 [T, 2, TOKENS_TO_LOSE, TOKENS_TO_LOSE],
@@ -186,26 +191,28 @@ class DecryptoEnv(DecisionEnv):
         guess_mask = spaces.Box(0, 1, shape=(len(CODES),), dtype=np.int8)
         # one mask per hint position: MultiDiscrete.sample takes a tuple of per-position masks
         hint_mask = spaces.Tuple([spaces.Box(0, 1, shape=(V,), dtype=np.int8)] * 3)
-        self._observation_spaces = {
+        observation = {
             "encoder": spaces.Dict({"observation": vector, "action_mask": hint_mask}),
             "decoder": spaces.Dict({"observation": vector, "action_mask": guess_mask}),
             "interceptor": spaces.Dict({"observation": vector, "action_mask": guess_mask}),
         }
-        self._action_spaces = {
+        action = {
             "encoder": spaces.MultiDiscrete([V, V, V]),
             "decoder": spaces.Discrete(len(CODES)),
             "interceptor": spaces.Discrete(len(CODES)),
         }
-        #: the global state of :meth:`state`: the observation vector with nothing hidden
-        self.state_space = vector
-
-    # -- PettingZoo API -----------------------------------------------------------------------
+        return observation, action, vector
 
     def observation_space(self, agent: str):
-        return self._observation_spaces[agent]
+        return self._spaces[0][agent]
 
     def action_space(self, agent: str):
-        return self._action_spaces[agent]
+        return self._spaces[1][agent]
+
+    @property
+    def state_space(self) -> spaces.Box:
+        """The global state of :meth:`state`: the observation vector with nothing hidden."""
+        return self._spaces[2]
 
     @property
     def turn(self) -> int:

@@ -15,8 +15,11 @@ Any other list can be loaded by path (``wordlist=`` and ``hint_vocabulary=`` of 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data"
 KEYWORDS_PATH = DATA / "keywords.txt"
@@ -61,3 +64,55 @@ def keyword_list(path: str | os.PathLike | None = None) -> tuple[str, ...]:
 def hint_vocabulary(path: str | os.PathLike | None = None) -> tuple[str, ...]:
     """The hint vocabulary at ``path``, or the bundled ``rl_hints.txt``."""
     return load_words(RL_HINTS_PATH if path is None else path, minimum=1, what="hint_vocabulary")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The two lists of an env and the tables it derives from them and from the hint limits,
+    built once per process for every env with the same settings (read them, never change
+    them: the arrays are read-only)."""
+
+    words: tuple[str, ...]  # the keyword list
+    hint_vocabulary: tuple[str, ...]  # the RL encoder's hint words, by action index
+    vocab_index: dict[str, int]  # a hint's casefolded spelling -> its vocabulary index
+    spellings: dict[str, list[int]]  # every vocabulary index of a casefolded word
+    word_index: dict[str, int]  # a keyword -> its index in ``words``
+    hint_fits: np.ndarray  # int8 per vocabulary word: whether the hint limits allow it
+
+
+def lexicon(
+    wordlist: str | os.PathLike | None,
+    hint_vocabulary_path: str | os.PathLike | None,
+    max_hint_words: int,
+    max_hint_chars: int,
+) -> Lexicon:
+    """The :class:`Lexicon` of these settings (the bundled lists for ``None``)."""
+    return _lexicon(_where(wordlist), _where(hint_vocabulary_path), max_hint_words, max_hint_chars)
+
+
+def _where(path: str | os.PathLike | None) -> str | None:
+    return None if path is None else str(Path(path).expanduser().resolve())
+
+
+@cache
+def _lexicon(
+    wordlist: str | None, vocabulary_path: str | None, max_hint_words: int, max_hint_chars: int
+) -> Lexicon:
+    words = keyword_list(wordlist)
+    vocabulary = hint_vocabulary(vocabulary_path)
+    spellings: dict[str, list[int]] = {}
+    for i, word in enumerate(vocabulary):
+        spellings.setdefault(word.casefold(), []).append(i)
+    fits = np.array(
+        [len(w.split()) <= max_hint_words and len(w) <= max_hint_chars for w in vocabulary],
+        dtype=np.int8,
+    )
+    fits.flags.writeable = False
+    return Lexicon(
+        words=words,
+        hint_vocabulary=vocabulary,
+        vocab_index={w.casefold(): i for i, w in enumerate(vocabulary)},
+        spellings=spellings,
+        word_index={w: i for i, w in enumerate(words)},
+        hint_fits=fits,
+    )
