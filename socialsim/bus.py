@@ -209,7 +209,7 @@ class MessageBus:
         self._log: list[Entry] = []
         # by message id: its payload, and its Message once one is made (see _views)
         self._payloads: list[Any] = []
-        self._messages: list[Message | None] = []
+        self._messages: dict[int, Message] = {}
         # the entries by audience: "*", "team:NAME" and one stream per agent id
         self._streams: dict[str, list[Entry]] = {EVERYONE: []}
         for name in self.teams:
@@ -301,7 +301,6 @@ class MessageBus:
         entry = (len(log), int(turn), sender, to, channel, kind)
         log.append(entry)
         self._payloads.append(payload)
-        self._messages.append(None)
         for key in keys:
             stream = streams[key]
             if not stream or stream[-1] is not entry:  # an agent named twice gets it once
@@ -346,7 +345,7 @@ class MessageBus:
         payloads, messages, views = self._payloads, self._messages, []
         for entry in entries:
             index = entry[0]
-            message = messages[index]
+            message = messages.get(index)
             if message is None:
                 messages[index] = message = _message((*entry, read_only(payloads[index])))
             views.append(message)
