@@ -187,6 +187,11 @@ message for a return value nobody read; posting as the other envs do, a commit l
 ``--envs matching_pennies_v0`` run: 4.47, 2.81). Every env
 is above 1.0x in both forms; Decrypto's AEC form only just (1.03-1.07 in every run of this
 quiet morning, where the busy evening before gave it 1.13-1.45).
+
+The bus's made messages then kept in a dict filled as they are read, not a list with a slot for
+every message (a list of 176k ``None`` less for each full collection to walk at 243 agents, one
+append less a post): six ``--scaling-only`` runs, three from the checkout and three from
+``/tmp``, N=243 / N=9 **0.92-0.98x Parallel, 1.10-1.17x AEC**: the goal is met in every run.
 """
 
 from __future__ import annotations
