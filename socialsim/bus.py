@@ -20,7 +20,7 @@ could ``agent`` see up to turn ``t``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -192,8 +192,17 @@ class MessageBus:
     a few hundred agents, does not make every full collection walk it.
     """
 
-    def __init__(self, agents: Iterable[str], teams: Mapping[str, Iterable[str]] | None = None):
+    def __init__(
+        self,
+        agents: Iterable[str],
+        teams: Mapping[str, Iterable[str]] | None = None,
+        views: Mapping[str, Callable[[Any], Mapping[str, Any]]] | None = None,
+    ):
         self.agents: tuple[str, ...] = tuple(agents)
+        # how a trusted publisher sees its payloads of a kind read-only, where it knows their
+        # shape (``MappingProxyType`` for a dict of scalars and tuples of scalars); any other
+        # kind is seen through read_only(), which inspects each payload
+        self._kind_views = views or {}
         self._everyone = frozenset(self.agents)
         if len(self._everyone) != len(self.agents):
             raise ValueError(f"agents: ids must be distinct, got {list(self.agents)}")
@@ -298,13 +307,23 @@ class MessageBus:
             if not self._everyone.issuperset(to):
                 self.resolve(to)
         log = self._log
-        entry = (len(log), int(turn), sender, to, channel, kind)
+        index = len(log)
+        entry = (index, int(turn), sender, to, channel, kind)
         log.append(entry)
         self._payloads.append(payload)
+        message = None
+        if self._inboxes:  # this bus has readers: the message is made now, once, for them
+            view = self._kind_views.get(kind, read_only)(payload)
+            self._messages[index] = message = _message((*entry, view))
+        made = self._made
         for key in keys:
             stream = streams[key]
             if not stream or stream[-1] is not entry:  # an agent named twice gets it once
                 stream.append(entry)
+                if message is not None:
+                    ready = made[key]
+                    if len(ready) == len(stream) - 1:  # made up to this one: it joins them
+                        ready.append(message)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -342,12 +361,13 @@ class MessageBus:
         """The :class:`Message` of each logged entry, made at the entry's first reading (its
         payload seen through :func:`read_only`) and kept: a message read by many is made once,
         one never read never is."""
-        payloads, messages, views = self._payloads, self._messages, []
+        payloads, messages, kind_views, views = self._payloads, self._messages, self._kind_views, []
         for entry in entries:
             index = entry[0]
             message = messages.get(index)
             if message is None:
-                messages[index] = message = _message((*entry, read_only(payloads[index])))
+                view = kind_views.get(entry[5], read_only)(payloads[index])
+                messages[index] = message = _message((*entry, view))
             views.append(message)
         return views
 

@@ -183,3 +183,21 @@ def test_an_env_post_to_an_unknown_audience_is_a_clear_error_and_logs_nothing():
     with pytest.raises(ValueError, match="to: 'alice' is not an audience"):
         bus.post(1, "alice", "private", "k", {})
     assert bus.log == () and bus.fields() == []
+
+
+def test_messages_posted_once_the_bus_has_readers_read_as_those_made_at_reading():
+    lazy, eager = make_bus(), make_bus()
+    eager.read("bob")  # a reader: from now on each message is made as it is posted
+    for bus in (lazy, eager):
+        bus.post(1, EVERYONE, "public", "rules", {"rounds": 2})
+        bus.post(1, ("alice", "bob"), "private", "match", {"roles": {"alice": "donor"}})
+        bus.post(1, "team:encoders", "team", "keywords", {"keywords": ("sky", "sea")})
+        bus.post(1, ("bob", "bob"), "private", "note", {"n": 1})  # named twice, got once
+    for agent in ("alice", "bob", "eve"):
+        assert eager.read(agent) == lazy.read(agent) and eager.peek(agent) == []
+    assert [m.id for m in eager.visible_to("bob")] == [0, 1, 2, 3]
+    assert eager.log == lazy.log and eager.fields() == lazy.fields()
+    alice, bob = eager.visible_to("alice"), eager.visible_to("bob")
+    assert alice[1] is bob[1] and alice[0] is bob[0]  # one message for all its readers
+    with pytest.raises(TypeError):
+        bob[1].payload["roles"]["alice"] = "recipient"

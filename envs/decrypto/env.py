@@ -46,6 +46,10 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+#: the kinds whose payloads hold only scalars and tuples of them, which the bus shows as they
+#: are behind a read-only mapping (see ``MessageBus``); ``rules`` is inspected
+_VIEWS = dict.fromkeys(("keywords", "code", "hints", "reveal", "game_over"), MappingProxyType)
+
 _ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
 _NO_CODE = np.zeros(len(CODES), dtype=np.int8)
 
@@ -162,7 +166,7 @@ class DecryptoEnv(DecisionEnv):
         self._code: list[int] | None = None
         self.possible_agents = list(SEATS)
         self.agents: list[str] = []
-        self.bus = MessageBus(SEATS, TEAMS)
+        self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
         self._decisions: Mapping[str, str | None] = _DECISIONS[None, True]  # by seat, this phase
@@ -251,7 +255,7 @@ class DecryptoEnv(DecisionEnv):
             self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         self._keywords = list(game.keywords)
         self.agents = list(SEATS)
-        self.bus = MessageBus(SEATS, TEAMS)
+        self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self._enter_phase(HINTS)
         self.hints = None
         self._board_reset()

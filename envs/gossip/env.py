@@ -29,6 +29,7 @@ order. All four share one pattern:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,23 @@ from socialsim.envs.gossip.protocol import (
 from socialsim.bus import EVERYONE, MessageBus, plain, thaw
 
 RENDER_MODES = ("ansi", "human")
+
+
+def _match_view(payload: dict[str, Any]) -> MappingProxyType:
+    """A ``match`` payload read-only: its two mappings of agent ids to scalars wrapped too."""
+    return MappingProxyType(
+        {
+            "round": payload["round"],
+            "roles": MappingProxyType(payload["roles"]),
+            "resources": MappingProxyType(payload["resources"]),
+        }
+    )
+
+
+#: how the bus shows the payloads of the kinds whose shape is fixed (see ``MessageBus``); a
+#: ``gossip`` payload holds only scalars; ``action`` (a trust move is a dict) and ``rules`` are
+#: inspected
+_VIEWS = {"gossip": MappingProxyType, "match": _match_view}
 
 
 class GossipEnv(DecisionEnv):
@@ -97,7 +115,7 @@ class GossipEnv(DecisionEnv):
         self.state_space = spaces.Box(
             -np.inf, np.inf, shape=(1 + n * (1 + len(self._layout.role_column) + n + len(TONES)),)
         )
-        self.bus = MessageBus(self.possible_agents)
+        self.bus = MessageBus(self.possible_agents, views=_VIEWS)
         self.turn = 0
         self._rng: np.random.Generator | None = None
 
@@ -116,7 +134,7 @@ class GossipEnv(DecisionEnv):
             self._rng = np.random.default_rng(seed)
         self.game.reset(self._rng)
         self.agents = list(self.possible_agents)
-        self.bus = MessageBus(self.possible_agents)
+        self.bus = MessageBus(self.possible_agents, views=_VIEWS)
         self.turn = self.game.round
         rules = self.rules()
         rules["agents"] = tuple(rules["agents"])  # as plain() makes it; the rest is JSON scalars
