@@ -11,7 +11,7 @@ stream, a team's stream, or the streams of the agents it names. An agent follows
 stream, its teams' and its own, with a read cursor on each, so publishing to everyone costs the
 same whatever the number of agents. ``read(agent)`` returns the messages new since that agent
 last looked. The log holds plain values that the garbage collector need not walk, and a
-:class:`Message` is made once, when the first of its audience reads it (see
+:class:`Message` is made once, for the first of its audience to read it (see
 :class:`MessageBus`). The log answers
 the two questions theory-of-mind analysis and the information-hiding tests ask:
 ``audience_of(m)`` (which agents could see message ``m``) and ``visible_to(agent, turn)`` (what
@@ -189,7 +189,12 @@ class MessageBus:
     views whose payloads are read-only. Kept so, a message with a flat payload (every value a
     JSON scalar) holds no object the garbage collector tracks (it untracks a tuple of scalars,
     and never a tuple holding a dict), so an episode's log, a few hundred thousand messages at
-    a few hundred agents, does not make every full collection walk it.
+    a few hundred agents, does not make every full collection walk it. A message is made once:
+    at its first reading while nobody has read the bus (an RL loop never does), and as it is
+    posted once someone has, so that readers slice the messages made for them. ``views`` maps a
+    payload kind to the function that shows such a payload read-only, for a trusted publisher
+    that knows its shape (``MappingProxyType`` for a dict of scalars and tuples of them); other
+    kinds are inspected by :func:`read_only`.
     """
 
     def __init__(
