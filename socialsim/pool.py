@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import os
 import queue as queue_module
 import select
 import selectors
@@ -105,29 +104,17 @@ class _ToParent:
             raise SystemExit(1) from None
 
 
-def _worker(tasks, pipe, directory, max_concurrent: int, threads: int) -> None:
+def _worker(tasks, pipe, directory, max_concurrent: int) -> None:
     import signal
-
-    from threadpoolctl import threadpool_limits
 
     from socialsim.agent import RunContext
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    # Its share of the cores for the native libraries' threads (numpy's BLAS): each of two
-    # workers on two cores running two BLAS threads made them slow each other's episodes.
-    threadpool_limits(limits=threads)
     parent = _Parent()
     sink = _ToParent(directory, pipe, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
     while (batch := _next_batch(tasks, parent)) is not None:
         play_specs(batch, sink, max_concurrent, run=run)
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _next_batch(tasks, parent: _Parent):
@@ -205,15 +192,12 @@ class ProcessPool:
             # what the run built before the fork moves out of the collector's reach, so that
             # collections in the workers do not write to (and so copy) the pages they share
             gc.freeze()
-        threads = max(1, _cores() // max(1, workers))
         for _ in range(max(1, workers)):
             reader, writer = context.Pipe(duplex=False)
             util.register_after_fork(reader, _close)
             _widen(writer)
             process = context.Process(
-                target=_worker,
-                args=(self.tasks, writer, directory, max_concurrent, threads),
-                daemon=True,
+                target=_worker, args=(self.tasks, writer, directory, max_concurrent), daemon=True
             )
             process.start()
             writer.close()
