@@ -170,23 +170,24 @@ other's episodes (caches, memory), which with the parent's serial start bounds t
 grid near 1.8x. The goal (>= 1.8x) is met for donation and, on this machine, not quite for
 Decrypto.
 
-Then two changes that make Decrypto's episodes cheaper and its ratio lower. A Decrypto env is
-built in 85 us instead of 440-580 (its word tables made once per process, its spaces when asked
-for), and the runner builds one an episode: 1 worker 1.43-1.56 s -> 1.15-1.28 s. And each
-worker limits numpy's BLAS threads to its share of the cores (``threadpoolctl``): two workers
-each running two BLAS threads on two cores slowed each other (2 workers 0.79-0.81 s -> 0.72-0.76
-s). Two rounds of main (9978ac4) and this version alternately, ``--trials 3``: Decrypto 1.52 /
-0.90 s, **1.69x**; 1.43 / 0.83 s, **1.71x** (main) -> 1.15 / 0.72 s, **1.60x**; 1.16 / 0.74 s,
-**1.58x**, and 1.21 / 0.73 s, 1.67x in a third run; donation 1.10 / 0.60 s, 1.81x; 1.04 / 0.57
-s, 1.83x -> 1.10 / 0.65 s, 1.71x; 1.15 / 0.70 s, 1.64x, and 1.10 / 0.64 s, 1.72x. What does not
+Then Decrypto's episodes got cheaper, and so its ratio lower: a Decrypto env is built in 85
+us instead of 440-580 (its word tables made once per process, its spaces when asked for), and
+the runner builds one an episode (1 worker 1.43-1.56 s -> 1.15-1.28 s). Limiting each worker's
+BLAS threads to its share of the cores (``threadpoolctl``) was tried and dropped: interleaved
+runs of the limit set in the workers, set in the parent before the fork, and no limit gave
+Decrypto 2 workers 0.75, 0.75 / 0.73, 0.72 / 0.70, 0.76 s and donation 0.69, 0.67 / 0.64, 0.66 /
+0.64, 0.69 s, no difference beyond the machine's drift. Two rounds of main (9978ac4) and this
+version alternately, ``--trials 3``: Decrypto 1.52 / 0.90 s, **1.69x**; 1.43 / 0.83 s,
+**1.71x** (main) -> 1.15-1.30 / 0.70-0.77 s, **1.58x-1.73x** over six runs; donation 1.10 /
+0.60 s, 1.81x; 1.04 / 0.57 s, 1.83x -> 1.13-1.17 / 0.64-0.69 s, **1.65x-1.83x**. What does not
 shrink with two workers: the parent's start (55-90 ms to the fork by phase stamps: imports, the
 config check), and the two workers' contention for the caches and memory: together they spend
 1.30-1.36 s of CPU on the episodes that one worker plays in about 1.13 s (their GloVe turns
 stream the 4 MB hint-vocabulary matrix through ``einsum``), where two pure-Python loops on the
 two cores run as fast together as alone (a scratch check). The donation grid's workers spend
-1.13-1.16 s against 1.04-1.12 s on main's: its readers now make the messages they read. Both
-grids end sooner in seconds than on main with two workers for Decrypto (0.72-0.76 s against
-0.83-0.90 s) and a little later for donation (0.64-0.70 s against 0.57-0.64 s); the ratio goal
+1.13-1.16 s against 1.04-1.12 s on main's: its readers now make the messages they read. With
+two workers Decrypto ends sooner in seconds than on main (0.70-0.77 s against 0.83-0.90 s) and
+donation a little later (0.64-0.69 s against 0.57-0.63 s); the ratio goal
 (>= 1.8x) is not met on this machine by either in these runs.
 """
 
