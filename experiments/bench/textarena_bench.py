@@ -193,7 +193,11 @@ venv pointed at a detached checkout) and this change alternately, a quiet machin
 9.7 -> 10.8, 9.7 us); int path 9.5, 8.3 -> 7.9, 7.7 us, **0.33x, 0.34x -> 0.37x, 0.36x** its
 raw env (the env posts cheaper messages, and nobody reads them); the no-op floor 1.3-1.5 us.
 The text goal is still met, by less; the int goal is not (a game would have 1.5 us an action
-over the floor to match ``-raw``; ours takes 6.4).
+over the floor to match ``-raw``; ours takes 6.4). Then a bus with readers makes each message
+as it is posted, and the envs name the read-only views of their fixed-shape payloads (an
+inbox read 2.07 -> 0.82 us, base 0.60, by a scratch timer around ``bus.read``); two rounds of
+main and this version alternately, from ``/tmp``: text path 1.28x, 1.25x (main) -> **1.10x,
+1.11x**; int path 0.33x, 0.33x -> **0.35x, 0.34x**.
 """
 
 from __future__ import annotations
