@@ -193,8 +193,9 @@ class MessageBus:
     at its first reading while nobody has read the bus (an RL loop never does), and as it is
     posted once someone has, so that readers slice the messages made for them. ``views`` maps a
     payload kind to the function that shows such a payload read-only, for a trusted publisher
-    that knows its shape (``MappingProxyType`` for a dict of scalars and tuples of them); other
-    kinds are inspected by :func:`read_only`.
+    that knows its shape (``MappingProxyType`` for a dict of scalars and tuples of them), used
+    for the env's own messages (sender :data:`ENV`); other messages are inspected by
+    :func:`read_only`.
     """
 
     def __init__(
@@ -318,7 +319,7 @@ class MessageBus:
         self._payloads.append(payload)
         message = None
         if self._inboxes:  # this bus has readers: the message is made now, once, for them
-            view = self._kind_views.get(kind, read_only)(payload)
+            view = (self._kind_views.get(kind, read_only) if sender == ENV else read_only)(payload)
             self._messages[index] = message = _message((*entry, view))
         made = self._made
         for key in keys:
@@ -371,7 +372,8 @@ class MessageBus:
             index = entry[0]
             message = messages.get(index)
             if message is None:
-                view = kind_views.get(entry[5], read_only)(payloads[index])
+                shown = kind_views.get(entry[5], read_only) if entry[2] == ENV else read_only
+                view = shown(payloads[index])
                 messages[index] = message = _message((*entry, view))
             views.append(message)
         return views

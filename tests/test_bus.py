@@ -1,4 +1,5 @@
 import gc
+from types import MappingProxyType
 
 import pytest
 
@@ -201,3 +202,16 @@ def test_messages_posted_once_the_bus_has_readers_read_as_those_made_at_reading(
     assert alice[1] is bob[1] and alice[0] is bob[0]  # one message for all its readers
     with pytest.raises(TypeError):
         bob[1].payload["roles"]["alice"] = "recipient"
+
+
+def test_an_env_named_view_is_for_the_envs_own_messages_not_another_publishers():
+    shallow = {"note": MappingProxyType}  # the env's notes hold only scalars
+    for readers in (False, True):
+        bus = MessageBus(["alice", "bob"], views=shallow)
+        if readers:
+            bus.read("bob")
+        bus.publish(turn=1, sender="alice", to=["bob"], channel="chat", kind="note",
+                    payload={"inner": {"x": 1}})  # fmt: skip
+        (note,) = bus.read("bob")
+        with pytest.raises(TypeError):
+            note.payload["inner"]["x"] = 2  # still deeply read-only
