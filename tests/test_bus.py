@@ -154,6 +154,16 @@ def test_a_log_of_flat_payloads_holds_nothing_the_garbage_collector_walks():
     gc.collect()
     assert len(gc.get_objects()) - before < 20  # the bus's lists, not 2,000 messages
     assert len(bus.log) == 2000  # made on demand, as the readers' views are
+    # once the bus has a reader, each message is made as it is posted (and so is tracked)
+    read = make_bus()
+    read.read("bob")
+    gc.collect()
+    before = len(gc.get_objects())
+    for turn in range(1, 1001):
+        read.post(turn, EVERYONE, "gossip", "gossip", {"author": "alice", "tone": "neutral"})
+    gc.collect()
+    assert len(gc.get_objects()) - before >= 1000
+    assert len(read.read("bob")) == 1000
 
 
 def test_a_message_is_made_once_for_all_its_readers_and_reads_as_published():
