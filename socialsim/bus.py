@@ -317,10 +317,8 @@ class MessageBus:
         entry = (index, int(turn), sender, to, channel, kind)
         log.append(entry)
         self._payloads.append(payload)
-        message = None
-        if self._inboxes:  # this bus has readers: the message is made now, once, for them
-            view = (self._kind_views.get(kind, read_only) if sender == ENV else read_only)(payload)
-            self._messages[index] = message = _message((*entry, view))
+        # a bus with readers makes the message now, once, for them
+        message = self._make(entry) if self._inboxes else None
         made = self._made
         for key in keys:
             stream = streams[key]
@@ -364,19 +362,18 @@ class MessageBus:
         return tuple(self._views(self._log))
 
     def _views(self, entries: Iterable[Entry]) -> list[Message]:
-        """The :class:`Message` of each logged entry, made at the entry's first reading (its
-        payload seen through :func:`read_only`) and kept: a message read by many is made once,
-        one never read never is."""
-        payloads, messages, kind_views, views = self._payloads, self._messages, self._kind_views, []
-        for entry in entries:
-            index = entry[0]
-            message = messages.get(index)
-            if message is None:
-                shown = kind_views.get(entry[5], read_only) if entry[2] == ENV else read_only
-                view = shown(payloads[index])
-                messages[index] = message = _message((*entry, view))
-            views.append(message)
-        return views
+        """The :class:`Message` of each logged entry, made at its first reading unless it was
+        made when posted: a message read by many is made once, one never read never is."""
+        messages = self._messages
+        return [messages.get(entry[0]) or self._make(entry) for entry in entries]
+
+    def _make(self, entry: Entry) -> Message:
+        """Make and keep the :class:`Message` of a logged entry: its payload seen through the
+        env's view of its kind (an env's own message) or :func:`read_only`."""
+        index, sender, kind = entry[0], entry[2], entry[5]
+        shown = self._kind_views.get(kind, read_only) if sender == ENV else read_only
+        message = self._messages[index] = _message((*entry, shown(self._payloads[index])))
+        return message
 
     def fields(self) -> list[dict[str, Any]]:
         """Every logged message as the episode record holds it, a dict of its fields by name

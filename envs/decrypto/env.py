@@ -141,7 +141,7 @@ class DecryptoEnv(DecisionEnv):
         self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
         #: this game's masks (made at reset), and the hints check_action allows, as bytes
         self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
-        # the settings never change, so neither does the message: frozen once
+        # the settings never change, so neither does the message: made plain once
         self._rules = plain(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
