@@ -192,6 +192,20 @@ The bus's made messages then kept in a dict filled as they are read, not a list 
 every message (a list of 176k ``None`` less for each full collection to walk at 243 agents, one
 append less a post): six ``--scaling-only`` runs, three from the checkout and three from
 ``/tmp``, N=243 / N=9 **0.92-0.98x Parallel, 1.10-1.17x AEC**: the goal is met in every run.
+
+2026-12-02 evening, a new machine of this kind (quiet, slower than the morning's: ``rps_v2``
+AEC 29 k agent-steps/s), main d3164b7, the default command twice from ``/tmp`` (of the
+first run's Parallel lines only Decrypto's and matching pennies' were kept): Parallel
+donation 1.44x, prisoners 2.50x, trust 1.80x, market 1.87x, Decrypto 1.69x, 1.74x, matching
+pennies 4.06x, 4.04x; AEC donation 1.44x, 1.44x, prisoners 1.89x, 1.86x, trust 1.50x, 1.50x,
+market 1.76x, 1.74x, **Decrypto 1.07x, 1.07x**, matching pennies 2.49x, 2.49x; N=243 / N=9
+**0.78x, 0.77x Parallel and 0.89x, 0.89x AEC** (16.4 -> 12.8 us and 15.9 -> 14.2 us an
+agent-step). Every goal of this script is met, Decrypto's AEC form by 7%. Where a Decrypto
+AEC episode goes (6.25 agent-steps, about 220 us with the timers; a scratch loop timing each
+call): the reveal step (the interceptor's, ending each turn: the turn played, its reveal, the
+board, the next code, the infos) 64 us an episode, the reset 54 (36 without the timers: the
+reference's ``RandomState`` seeded and its 680-word shuffle, 12.6 of them, fixed by the
+reference-compatible draws), the hints step 31, ``last()`` 21, this loop's random picks 27.
 """
 
 from __future__ import annotations

@@ -198,6 +198,18 @@ as it is posted, and the envs name the read-only views of their fixed-shape payl
 inbox read 2.07 -> 0.82 us, base 0.60, by a scratch timer around ``bus.read``); two rounds of
 main and this version alternately, from ``/tmp``: text path 1.28x, 1.25x (main) -> **1.10x,
 1.11x**; int path 0.33x, 0.33x -> **0.35x, 0.34x**.
+
+2026-12-02 evening, a new machine of this kind (quiet, load under 1), main d3164b7, from
+``/tmp``: ``--trials 3`` once, then ``--trials 5`` three times. Text path **1.26x**, then
+**1.06x, 1.06x, 1.07x** TextArena's default wrappers (ours 22.6, then 17.0-17.1 us an action;
+TextArena's 28.5, then 18.2: its own speed moved by half between the first run and the
+others, ours by a quarter); int path **0.29x** in all four (17.0-20.4 against 4.9-5.9 us),
+the no-op floor 2.2-2.9 us. The text goal is met in every run, by 6-7% in most; the int goal
+is not. For scale, PettingZoo's own ``rps_v2`` in its AEC form takes about 34 us an
+agent-step on the same machine (``envs_vs_rps.py``, 29 k agent-steps/s), 0.15-0.17x
+TextArena's ``-raw``: no env behind PettingZoo's AEC API with a numeric observation, a mask
+and a per-step record comes near a raw text env's string append, which is why the int goal
+stays unmet by design rather than by a slow path.
 """
 
 from __future__ import annotations
