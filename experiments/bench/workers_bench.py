@@ -193,8 +193,8 @@ met for donation in some runs (1.83x at best), for Decrypto in none on this mach
 2026-12-02 evening, a new machine of this kind (quiet, load under 1; slower than the morning's:
 a 1-worker run of either grid in 2.2-2.4 s), main d3164b7, ``--trials 3`` from ``/tmp``, six
 runs: donation **1.91x, 1.85x, 1.84x, 1.90x, 1.93x, 1.90x** and Decrypto **1.79x, 1.83x,
-1.83x, 1.85x, 1.82x, 1.76x** (best walls 2.16-2.42 / 1.13-1.33 s). The last three runs had our
-modules' ``.pyc`` compiled first (``python -m compileall socialsim envs agents experiments``;
+1.83x, 1.85x, 1.82x, 1.76x** (best walls 2.16-2.42 / 1.13-1.33 s), listed from source first; the last three listed (run
+alternately with the others) had our modules' ``.pyc`` compiled first (``python -m compileall socialsim envs agents experiments``;
 this machine sets ``PYTHONDONTWRITEBYTECODE``, so otherwise every process compiles them from
 source, as an installed package never does): no difference beyond the runs' spread. What the
 2-worker run still pays, by phase stamps (a scratch copy of :func:`socialsim.results.run`'s
