@@ -299,7 +299,10 @@ def test_a_host_may_upload_an_experiment_file_checked_like_a_run(client):
     assert response.json()["seats"]["encoder"] == "decrypto_random_encoder"
     bad = UPLOAD.replace('kind = "decrypto_random_encoder"', 'kind = "nobody"')
     refused = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": bad})
-    assert refused.status_code == 422 and "unknown agent kind 'nobody'" in refused.json()["error"]
+    assert refused.status_code == 422
+    assert "seats.encoder.kind: 'nobody' is not an agent kind the server offers" in (
+        refused.json()["error"]
+    )
     wrong = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": "x = ["})
     assert wrong.status_code == 422 and "not valid TOML" in wrong.json()["error"]
     pennies = 'name = "p"\n[env]\nid = "matching_pennies_v0"\n[seats."*"]\nkind = "human"\n'
@@ -324,7 +327,9 @@ def test_a_waiting_seat_is_told_which_seat_it_waits_for_and_who_plays_it(
         return policy(messages, request)
 
     llm_server.policy = slow_encoder
-    upload = f"""
+    # a model server and a key variable are the operator's to name: an offered file, not an upload
+    offered = tmp_path / "slow_encoder.toml"
+    offered.write_text(f"""
 name = "slow_encoder"
 [env]
 id = "decrypto_v0"
@@ -335,9 +340,10 @@ model = {{model = "openai/test", api_base = "{llm_server.url}", api_key_env = "S
 kind = "human"
 [seats.interceptor]
 kind = "human"
-"""
-    with TestClient(create_app(tmp_path / "results", HOST)) as client:
-        body = {"upload": upload, "humans": ["decoder", "interceptor"], "seed": 0}
+""")
+    app = create_app(tmp_path / "results", HOST, offered=[offered])
+    with TestClient(app) as client:
+        body = {"experiment": "slow_encoder", "humans": ["decoder", "interceptor"], "seed": 0}
         response = client.post("/api/sessions", headers=auth(HOST), json=body)
         assert response.status_code == 200, response.text
         data = response.json()

@@ -4,8 +4,13 @@ Pages are plain HTML/JS/CSS from package data. Every API request and socket is a
 the host's requests with the host token (printed by ``socialsim serve``), a seat's with that
 seat's token, compared in constant time; anything else is 403, whichever seat or session it
 names. Answers are checked with the game's own rules before the agent gets them (422 with the
-reason), bodies over :data:`MAX_BODY` bytes are refused (413), and every response forbids
-inline script (CSP), so nothing a person types can run in another person's page.
+reason), bodies over :data:`MAX_BODY` bytes are refused (413), slower than :data:`BODY_SECONDS`
+(408) or nested deeper than :data:`MAX_DEPTH` (400), and every response forbids inline script
+(CSP), so nothing a person types can run in another person's page. An uploaded experiment may
+set only what :mod:`socialsim.web.uploads` allows (422 naming the key, before anything it names
+is imported or read); checking it and starting a game run off the event loop, at most
+:data:`CHECKS_AT_ONCE` at a time and ``check_seconds`` each (422 beyond), so no session waits.
+Join links name ``url`` (``serve --url``), else the address the host's request reached.
 
 | method | path                                          | who   | what                         |
 |--------|-----------------------------------------------|-------|------------------------------|
@@ -25,23 +30,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from socialsim.bus import Message, audience_of
-from socialsim.config import ConfigError
+from socialsim.config import ConfigError, resolve_seats
 from socialsim.envs.decrypto.protocol import TEAMS
 from socialsim.web.sessions import IDLE_TIMEOUT, Session, Sessions, read_upload, same_token
 
 MAX_BODY = 16 * 1024
+MAX_DEPTH = 32  # JSON nesting: every request of the pages needs three levels at most
+BODY_SECONDS = 10.0
+CHECK_SECONDS = 20.0
+CHECKS_AT_ONCE = 2
 STATIC = Path(str(resources.files("socialsim.web") / "static"))
 HEADERS = {
     "Content-Security-Policy": (
@@ -68,19 +79,51 @@ def refuse(status: int, reason: str) -> JSONResponse:
 
 
 async def read_json(request: Request) -> Any:
-    """The request's JSON body, at most :data:`MAX_BODY` bytes (413 beyond, 400 if not JSON)."""
+    """The request's JSON body: at most :data:`MAX_BODY` bytes (413 beyond), within
+    :data:`BODY_SECONDS` (408), nested at most :data:`MAX_DEPTH` deep (400), JSON (400)."""
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
         raise Refused(413, f"at most {MAX_BODY} bytes")
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise Refused(413, f"at most {MAX_BODY} bytes")
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise Refused(413, f"at most {MAX_BODY} bytes")
+    except TimeoutError:
+        raise Refused(408, f"the body must arrive within {BODY_SECONDS:g} s") from None
+    except ClientDisconnect:
+        raise Refused(400, "the body was cut short") from None
+    if json_depth(body) > MAX_DEPTH:
+        raise Refused(400, f"the JSON is nested deeper than {MAX_DEPTH} levels")
     try:
         return json.loads(body or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):
         raise Refused(400, "the body must be JSON") from None
+
+
+def json_depth(body: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets in strings not counted),
+    found without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+    return deepest
 
 
 def bearer(request: Request) -> str | None:
@@ -93,10 +136,36 @@ def create_app(
     host_token: str,
     max_sessions: int = 200,
     idle_timeout: float | None = IDLE_TIMEOUT,
+    url: str | None = None,
+    offered: Sequence[str | os.PathLike] = (),
+    check_seconds: float = CHECK_SECONDS,
 ) -> Starlette:
     """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
-    or 0: wait for ever)."""
-    sessions = Sessions(results, max_sessions, idle_timeout)
+    or 0: wait for ever); ``url``: the address people reach (``https://host.example:8443``),
+    else the one the host's request named; ``offered``: the operator's experiment files, offered
+    beside the bundled ones (they may name models and servers, which an upload may not)."""
+    sessions = Sessions(results, max_sessions, idle_timeout, offered)
+    checks = asyncio.Semaphore(CHECKS_AT_ONCE)
+
+    async def off_loop(function, *args):
+        """``function(*args)`` in a thread, at most :data:`CHECKS_AT_ONCE` at a time, given
+        ``check_seconds``; a :class:`ConfigError` is a 422. A thread past its time finishes
+        unseen (uploads are capped, so it ends) and holds its place until then."""
+        try:
+            await asyncio.wait_for(checks.acquire(), check_seconds)
+        except TimeoutError:
+            raise Refused(503, "the server is busy checking other experiments; try again") from None
+        future = asyncio.ensure_future(asyncio.to_thread(function, *args))
+        future.add_done_callback(lambda done: (checks.release(), done.exception()))
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), check_seconds)
+        except TimeoutError:
+            raise Refused(
+                422,
+                f"the experiment could not be checked within {check_seconds:g} s; make it smaller",
+            ) from None
+        except (ConfigError, RecursionError) as error:
+            raise Refused(422, str(error) or "nested too deeply") from None
 
     def seat_of(sid: str, seat: str, token: str | None) -> tuple[Session, Any] | None:
         session = sessions.by_id.get(sid)
@@ -138,31 +207,35 @@ def create_app(
 
     @host_route
     async def experiments(request: Request) -> Response:
-        return JSONResponse({"experiments": Sessions.offered()}, headers=HEADERS)
+        return JSONResponse({"experiments": sessions.offered()}, headers=HEADERS)
 
     @host_route
     async def check_upload(request: Request) -> Response:
         body = await read_json(request)
-        try:
-            experiment, game = read_upload(body.get("upload") if isinstance(body, dict) else None)
-        except ConfigError as error:
-            raise Refused(422, str(error)) from None
-        seats = list(experiment.specs()[0].seats)
-        return JSONResponse({"name": experiment.name, "game": game, "seats": seats})
+        return JSONResponse(
+            await off_loop(checked, body.get("upload") if isinstance(body, dict) else None)
+        )
 
     @host_route
     async def create(request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise Refused(400, "expected {experiment, humans, seed?}")
-        try:
-            session = sessions.create(
-                body.get("experiment"), body.get("humans"), body.get("seed"), body.get("upload", "")
-            )
+        plan = await off_loop(
+            sessions.plan,
+            body.get("experiment"),
+            body.get("humans"),
+            body.get("seed"),
+            body.get("upload", ""),
+        )
+        try:  # the manifest names the git commit (a subprocess) and is fsynced: off the loop too
+            session = await asyncio.to_thread(sessions.open, plan)
         except ConfigError as error:
             raise Refused(422, str(error)) from None
+        session.start()
+        base = url or str(request.base_url).rstrip("/")
         links = {
-            seat: f"/seat#session={session.id}&seat={seat}&token={token}"
+            seat: f"{base}/seat#session={session.id}&seat={seat}&token={token}"
             for seat, token in session.tokens.items()
         }
         seats = {s: spec["kind"] for s, spec in session.spec.seats.items()}
@@ -223,7 +296,10 @@ def create_app(
         try:
             while not closed.done():
                 version = console.version
-                await websocket.send_json(state_of(session, console))
+                state = state_of(session, console)
+                await websocket.send_json(state)
+                if state["status"] == "over":
+                    break  # nothing changes after the end: the page stops showing "live"
                 change = asyncio.ensure_future(console.wait_change(version, 25.0))
                 await asyncio.wait({change, closed}, return_when=asyncio.FIRST_COMPLETED)
                 change.cancel()
@@ -231,6 +307,8 @@ def create_app(
             pass
         finally:
             closed.cancel()
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+            await websocket.close(code=1000)
 
     async def headers(request, call_next):
         response = await call_next(request)
@@ -263,6 +341,13 @@ def create_app(
 
     app.add_middleware(BaseHTTPMiddleware, dispatch=headers)
     return app
+
+
+def checked(upload: Any) -> dict[str, Any]:
+    """What the host page shows of an upload that passes: its name, game and seats."""
+    experiment, game = read_upload(upload)
+    seats = list(resolve_seats(experiment.cells[0][1]))
+    return {"name": experiment.name, "game": game, "seats": seats}
 
 
 def visible(session: Session, seat: str) -> list[dict[str, Any]]:

@@ -19,10 +19,12 @@ move being typed, and the links keep working.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
 import os
 import secrets
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from socialsim.agents.human.agent import Request
 from socialsim.config import ConfigError
 from socialsim.envs.decrypto.protocol import HINTS
 from socialsim.play import session as play_session
+from socialsim.web import uploads
 
 #: the bundled experiments a host may start (their first grid cell), per game
 EXPERIMENTS: Mapping[str, str] = {
@@ -70,24 +73,40 @@ def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
     return given
 
 
-def read_upload(text: str):
-    """``(experiment, game)`` of an uploaded experiment file, checked as ``socialsim run`` checks
-    one. ``${VARIABLES}`` are not expanded: the server's environment is not the host's to read."""
-    import tomllib
-
+def read_upload(text: Any):
+    """``(experiment, game)`` of an uploaded experiment file: its keys checked against the
+    allow-list of :mod:`socialsim.web.uploads` (before anything it names is imported or read),
+    then checked as ``socialsim run`` checks a file. ``${VARIABLES}`` are not expanded: the
+    server's environment is not the host's to read."""
     from socialsim import config as config_module
 
-    if not isinstance(text, str):
-        raise ConfigError("upload: the experiment file's text")
-    try:
-        experiment = config_module.resolve(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"upload: not valid TOML: {error}") from None
+    table = uploads.parse(text)
+    uploads.check_upload(table, list(play_session.GAME_ENVS.values()))
+    experiment = config_module.resolve(table)
+    return experiment, _game_of(experiment)
+
+
+def _game_of(experiment) -> str:
     env_id = experiment.cells[0][1]["env"]["id"]
     games = {e: g for g, e in play_session.GAME_ENVS.items()}
     if env_id not in games:
-        raise ConfigError(f"upload: env {env_id!r} has no seat page; allowed: {', '.join(games)}")
-    return experiment, games[env_id]
+        raise ConfigError(
+            f"{experiment.name}: env {env_id!r} has no seat page; allowed: {', '.join(games)}"
+        )
+    return games[env_id]
+
+
+def census(results: Path) -> tuple[int, int]:
+    """``(over, unfinished)``: the sessions logged under ``results`` whose game is over (an
+    episode logged, played or abandoned) and those a restarted server resumes."""
+    over = unfinished = 0
+    for path in Path(results).glob(f"*/{SESSION}"):
+        out = path.parent
+        if records.done_keys(out) or abandoned(out):
+            over += 1
+        else:
+            unfinished += 1
+    return over, unfinished
 
 
 def new_token() -> str:
@@ -304,105 +323,171 @@ class Session:
             await console.publish({"status": "over", "ending": ending, "view": view})
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A session checked and ready to log (:meth:`Sessions.plan`), nothing written yet."""
+
+    sid: str
+    name: str
+    experiment: Any
+    spec: Any
+    out: Path
+    humans: list[str]
+    upload: str
+
+
 class Sessions:
-    """Every session of a server, by id; sessions log under ``results``."""
+    """Every session of a server, by id; sessions log under ``results``. A host starts the
+    bundled :data:`EXPERIMENTS`, the operator's ``offered`` experiment files (which, unlike an
+    upload, may name models, servers and key variables) or an upload."""
 
     def __init__(
-        self, results: Path, max_sessions: int = 200, idle_timeout: float | None = IDLE_TIMEOUT
+        self,
+        results: Path,
+        max_sessions: int = 200,
+        idle_timeout: float | None = IDLE_TIMEOUT,
+        offered: Sequence[str | os.PathLike] = (),
     ):
+        from socialsim import config as config_module
+
         self.results = Path(results)
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.by_id: dict[str, Session] = {}
+        #: name -> (what human_experiment reads: a bundled name or a file, game)
+        self.experiments: dict[str, tuple[str, str]] = {n: (n, g) for n, g in EXPERIMENTS.items()}
+        for path in offered:
+            experiment = config_module.load(str(path))
+            self.experiments[experiment.name] = (str(path), _game_of(experiment))
 
-    def create(
-        self, name: str | None, humans: Sequence[str], seed: int | None = None, upload: str = ""
-    ) -> Session:
+    def plan(self, name: Any, humans: Any, seed: Any = None, upload: Any = "") -> Plan:
+        """Check a new session (a :class:`ConfigError` naming what is wrong); writes nothing,
+        so it may run off the event loop and be abandoned."""
+        self._room()
         if upload:
             base, game = read_upload(upload)
-            name = base.name
-        elif name not in EXPERIMENTS:
+            name, others = base.name, []
+        elif isinstance(name, str) and name in self.experiments:
+            base, (source, game) = None, self.experiments[name]
+            others = [source]
+        else:
             raise ConfigError(
-                f"experiment: {name!r} is not offered; allowed: {', '.join(EXPERIMENTS)}"
+                f"experiment: {uploads.shown(name)} is not offered; allowed: "
+                f"{', '.join(self.experiments)}"
             )
-        if len([s for s in self.by_id.values() if s.record is None]) >= self.max_sessions:
-            raise ConfigError(f"sessions: at most {self.max_sessions} games at once")
         if not isinstance(humans, list) or not all(isinstance(h, str) for h in humans):
             raise ConfigError("humans: a list of seat names")
         if len(set(humans)) != len(humans):
             raise ConfigError("humans: a seat is named twice")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise ConfigError(f"seed: a non-negative integer, got {seed!r}")
-        if not upload:
-            base, game = None, EXPERIMENTS[name]
-        others = [] if upload else [name]
+        if seed is not None:
+            uploads.check_seed("seed", seed)
         experiment = play_session.human_experiment(game, humans, others, seed=seed, base=base)
         sid = secrets.token_hex(8)
         out = self.results / f"{experiment.name}_{sid}"
+        if out.parent != self.results or out.name in ("", ".", ".."):  # names are plain
+            raise ConfigError(f"name: {experiment.name!r} is not a plain name")
         spec = play_session.prepare(experiment, out)
-        play_session.write_manifest(experiment, out, 1)
         humans = play_session.human_seats(experiment)
-        session = Session(sid, experiment, spec, out, humans, idle_timeout=self.idle_timeout)
+        return Plan(
+            sid, name, experiment, spec, out, humans, upload if isinstance(upload, str) else ""
+        )
+
+    def open(self, plan: Plan) -> Session:
+        """Log a planned session (its manifest and ``session.json``) and hold it; the caller
+        starts it in the event loop (:meth:`Session.start`)."""
+        self._room()
+        sid = plan.sid
+        play_session.write_manifest(plan.experiment, plan.out, 1)
+        session = Session(
+            sid, plan.experiment, plan.spec, plan.out, plan.humans, idle_timeout=self.idle_timeout
+        )
         facts = {
             "id": sid,
-            "experiment": name,
+            "experiment": plan.name,
             "humans": list(session.tokens),
-            "seed": experiment.config["seed"],
+            "seed": plan.experiment.config["seed"],
             "tokens": session.tokens,
-            "upload": upload,
+            "upload": plan.upload,
         }
-        path = out / SESSION
+        path = plan.out / SESSION
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds the keys
         with os.fdopen(descriptor, "w", encoding="utf-8") as f:
             json.dump(facts, f)
         self.by_id[sid] = session
+        return session
+
+    def create(self, name: Any, humans: Any, seed: Any = None, upload: Any = "") -> Session:
+        """Check, log and start a session (in the event loop)."""
+        session = self.open(self.plan(name, humans, seed, upload))
         session.start()
         return session
 
+    def _room(self) -> None:
+        if len([s for s in self.by_id.values() if s.record is None]) >= self.max_sessions:
+            raise ConfigError(f"sessions: at most {self.max_sessions} games at once")
+
     def resume(self) -> list[Session]:
-        """Start again every session under ``results`` that has no logged episode yet."""
+        """Start again every session under ``results`` that has no logged episode yet (one
+        that can no longer be read or checked is named on stderr and left alone)."""
         resumed = []
         for path in sorted(self.results.glob(f"*/{SESSION}")):
             out = path.parent
             if records.done_keys(out) or abandoned(out):
                 continue
-            facts = json.loads(path.read_text(encoding="utf-8"))
-            if facts.get("upload"):
-                base, game = read_upload(facts["upload"])
-                others = []
-            else:
-                base, game = None, EXPERIMENTS[facts["experiment"]]
-                others = [facts["experiment"]]
-            experiment = play_session.human_experiment(
-                game, facts["humans"], others, seed=facts["seed"], base=base
-            )
-            spec = play_session.prepare(experiment, out)
-            session = Session(
-                facts["id"],
-                experiment,
-                spec,
-                out,
-                facts["humans"],
-                tokens=facts["tokens"],
-                idle_timeout=self.idle_timeout,
-            )
+            try:
+                session = self._resumed(out, json.loads(path.read_text(encoding="utf-8")))
+            except (ConfigError, ValueError, KeyError, TypeError, OSError) as error:
+                print(f"socialsim: not resuming {out}: {error}", file=sys.stderr)
+                continue
             self.by_id[session.id] = session
             session.start()
             resumed.append(session)
         return resumed
 
-    @staticmethod
-    def offered() -> list[dict[str, Any]]:
+    def _resumed(self, out: Path, facts: dict[str, Any]) -> Session:
+        if facts.get("upload"):
+            base, game = read_upload(facts["upload"])
+            others = []
+        elif facts["experiment"] in self.experiments:
+            base, (source, game) = None, self.experiments[facts["experiment"]]
+            others = [source]
+        else:
+            raise ConfigError(f"experiment {facts['experiment']!r} is no longer offered")
+        experiment = play_session.human_experiment(
+            game, facts["humans"], others, seed=facts["seed"], base=base
+        )
+        spec = play_session.prepare(experiment, out)
+        return Session(
+            facts["id"],
+            experiment,
+            spec,
+            out,
+            facts["humans"],
+            tokens=facts["tokens"],
+            idle_timeout=self.idle_timeout,
+        )
+
+    def offered(self) -> list[dict[str, Any]]:
         """The experiments a host may start, with their game and seats."""
         from socialsim import config as config_module
         from socialsim import registry
 
         out = []
-        for name, game in EXPERIMENTS.items():
-            _, cell = config_module.load(name).cells[0]
+        for name, (source, game) in self.experiments.items():
+            _, cell = config_module.load(source).cells[0]
             env = registry.env_module(cell["env"]["id"]).raw_env(**cell["env"].get("kwargs", {}))
             out.append({"name": name, "game": game, "seats": list(env.possible_agents)})
         return out
 
 
-__all__ = ["EXPERIMENTS", "IDLE_TIMEOUT", "BrowserConsole", "IdleTimeout", "Session", "Sessions"]
+__all__ = [
+    "EXPERIMENTS",
+    "IDLE_TIMEOUT",
+    "BrowserConsole",
+    "IdleTimeout",
+    "Plan",
+    "Session",
+    "Sessions",
+    "census",
+    "read_upload",
+]
