@@ -1,5 +1,5 @@
-"""``socialsim serve [--host 127.0.0.1] [--port 8000] [--public] [--idle-timeout SECONDS]``:
-the browser front end.
+"""``socialsim serve [--host 127.0.0.1] [--port 8000] [--public] [--url URL] [--certfile PEM
+--keyfile PEM] [--offer FILE ...] [--idle-timeout SECONDS]``: the browser front end.
 
 A person who makes no move for ``--idle-timeout`` seconds (default 900; 0 waits for ever) ends
 the session: its game is logged as a failed episode whose error names the seat, every page
@@ -7,8 +7,13 @@ says so, and a restarted server does not resume it. (No fallback move is played 
 a move nobody made would read as theirs in the analysis.)
 
 Binds to the loopback address unless ``--public`` is given (then it warns: anyone who can reach
-the port and holds a link can play that seat). Needs the ``web`` extra
-(``pip install -e ".[web]"``).
+the port and holds a link can play that seat). The links name ``--url`` (the address people
+reach, e.g. ``https://host.example:8443``), else the address the host's browser used. With
+``--certfile`` and ``--keyfile`` it serves HTTPS itself; without them it serves plain HTTP, and
+served to other machines it must sit behind a TLS proxy (a link is a seat's key). ``--offer``
+adds the operator's own experiment files to the host's choice: unlike an upload, they may name
+models, servers and key variables. Ctrl-C stops it and says how many sessions are logged and
+how to resume the unfinished ones. Needs the ``web`` extra (``pip install -e ".[web]"``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 import ipaddress
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from socialsim.config import ConfigError
 
@@ -27,6 +33,20 @@ def add_serve_command(sub) -> None:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument(
         "--public", action="store_true", help="allow binding to a non-loopback address"
+    )
+    serve.add_argument(
+        "--url",
+        help="the address people reach, named in the links (e.g. https://host.example:8443; "
+        "default: the address the host's browser used)",
+    )
+    serve.add_argument("--certfile", help="serve HTTPS with this certificate (PEM)")
+    serve.add_argument("--keyfile", help="the certificate's private key (PEM)")
+    serve.add_argument(
+        "--offer",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="also offer this experiment file to the host (yours: it may name models and servers)",
     )
     serve.add_argument(
         "--results", default="results/web", help="where each session logs (default results/web)"
@@ -51,32 +71,89 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def public_url(url: str) -> str:
+    """``url`` without a trailing slash, if it is ``http(s)://HOST[:PORT]``."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--url: http(s)://HOST[:PORT], got {url!r}")
+    if parts.path.strip("/") or parts.query or parts.fragment:
+        raise ConfigError(f"--url: the server's root, with no path, got {url!r}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _sessions(count: int) -> str:
+    return f"{count} session{'' if count == 1 else 's'}"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if not is_loopback(args.host) and not args.public:
         raise ConfigError(
             f"--host {args.host}: not a loopback address; add --public to serve other machines"
         )
+    if bool(args.certfile) != bool(args.keyfile):
+        raise ConfigError("--certfile and --keyfile: give both (the certificate and its key)")
+    for option, path in (("--certfile", args.certfile), ("--keyfile", args.keyfile)):
+        if path and not Path(path).is_file():
+            raise ConfigError(f"{option}: no file {path!r}")
+    if args.idle_timeout is not None and not args.idle_timeout >= 0:
+        raise ConfigError(f"--idle-timeout: seconds >= 0 (0: never), got {args.idle_timeout}")
+    url = public_url(args.url) if args.url else None
     try:
         import uvicorn
 
         from socialsim.web.app import MAX_BODY, create_app
-        from socialsim.web.sessions import IDLE_TIMEOUT, new_token
+        from socialsim.web.sessions import IDLE_TIMEOUT, census, new_token
     except ModuleNotFoundError as error:
         raise ConfigError(
             f"serve: {error.name} is not installed; pip install -e '.[web]'"
         ) from None
+    scheme = "https" if args.certfile else "http"
     if args.public:
         print(
             f"socialsim: warning: serving on {args.host}, reachable from other machines; "
             "anyone holding a link plays that seat",
             file=sys.stderr,
         )
-    if args.idle_timeout is not None and not args.idle_timeout >= 0:
-        raise ConfigError(f"--idle-timeout: seconds >= 0 (0: never), got {args.idle_timeout}")
+        if not args.certfile:
+            print(
+                "socialsim: warning: plain HTTP: a link (a seat's key) crosses the network "
+                "readable; give --certfile and --keyfile, or put the server behind a TLS proxy "
+                "and name its address with --url https://...",
+                file=sys.stderr,
+            )
     idle = IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     host_token = new_token()
-    app = create_app(Path(args.results), host_token, idle_timeout=idle)
+    results = Path(args.results)
+    app = create_app(results, host_token, idle_timeout=idle, url=url, offered=args.offer)
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    print(f"socialsim: host page http://{shown}:{args.port}/#host={host_token}", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws_max_size=MAX_BODY)
+    base = url or f"{scheme}://{shown}:{args.port}"
+    print(f"socialsim: host page {base}/#host={host_token}", flush=True)
+    if args.public and not url:
+        print(
+            f"socialsim: other machines reach it by this machine's address (port {args.port}); "
+            "give --url with that address to print it here",
+            flush=True,
+        )
+    tls = {"ssl_certfile": args.certfile, "ssl_keyfile": args.keyfile} if args.certfile else {}
+    # uvicorn stops on Ctrl-C (SIGINT) or SIGTERM after the open requests end, then returns
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", ws_max_size=MAX_BODY, **tls
+    )
+    over, unfinished = census(results)
+    print(
+        f"socialsim: stopped; {_sessions(over + unfinished)} logged in {results} "
+        f"({over} over, {unfinished} unfinished, every answer given so far kept)",
+        flush=True,
+    )
+    if unfinished:
+        print(
+            f"socialsim: resume them with: socialsim serve --results {results}"
+            f"{''.join(f' --offer {path}' for path in args.offer)} (their seat links keep "
+            "working)",
+            flush=True,
+        )
     return 0

@@ -230,16 +230,18 @@ def _players(raw_env, kwargs: Mapping[str, Any]) -> int:
 
 
 def _keys(where: str, table: Mapping[str, Any], allowed: Collection[str]) -> None:
-    for key in table:
-        _refuse_key(where, key, allowed)
+    for key, value in table.items():
+        _refuse_key(where, key, allowed, value)
 
 
-def _refuse_key(where: str, key: Any, allowed: Collection[str]) -> None:
+def _refuse_key(where: str, key: Any, allowed: Collection[str], value: Any = None) -> None:
     if key in allowed:
         return
     if key in REFUSED:
+        inner = [k for k in value if k in REFUSED and k != key] if isinstance(value, dict) else []
+        named = f"{key} ({', '.join(f'{key}.{k}' for k in inner)})" if inner else key
         raise ConfigError(
-            f"{where}{key}: not allowed in an uploaded experiment (it names {REFUSED[key]}; "
+            f"{where}{named}: not allowed in an uploaded experiment (it names {REFUSED[key]}; "
             f"only the server's operator sets it); allowed here: {', '.join(allowed) or '(none)'}"
         )
     raise ConfigError(
@@ -252,7 +254,7 @@ def _plain_values(
     where: str, values: Mapping[str, Any], allowed: Mapping[str, tuple[type, ...]]
 ) -> None:
     for key, value in values.items():
-        _refuse_key(where, key, allowed)
+        _refuse_key(where, key, allowed, value)
         types = allowed[key]
         ok = isinstance(value, types) and (bool in types or not isinstance(value, bool))
         if isinstance(value, int | float) and not isinstance(value, bool):

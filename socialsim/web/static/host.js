@@ -40,7 +40,7 @@
     const list = document.getElementById("links");
     list.replaceChildren();
     for (const [seat, link] of Object.entries(data.links)) {
-      const url = location.origin + link;
+      const url = link;  // the address people reach: serve --url, else the one this page used
       const copy = el("button", { class: "small", type: "button" }, "Copy");
       copy.addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(url));
       list.append(el("li", { "data-seat": seat },

@@ -8,6 +8,8 @@
   const $ = (id) => document.getElementById(id);
   let shownVersion = -1;
   let sending = false;
+  let over = false;
+  let socket = null;
 
   function pips(count, of, kind) {
     const row = el("span", { class: "pips " + kind, title: count + " of " + of });
@@ -101,7 +103,9 @@
     for (const f of request.fields) {
       let input;
       if (f.choices.length) {
-        input = el("select", { name: f.name, id: "field-" + f.name },
+        // no choice is made for the person: a preselected move would bias a study
+        input = el("select", { name: f.name, id: "field-" + f.name, required: "required" },
+          el("option", { value: "", disabled: "disabled", selected: "selected" }, "choose…"),
           ...f.choices.map((c) => el("option", { value: c }, c)));
       } else {
         input = el("input", { name: f.name, id: "field-" + f.name, placeholder: f.placeholder, maxlength: String(f.max_length), autocomplete: "off" });
@@ -145,6 +149,9 @@
     const board = $("board");
     const status = $("status");
     if (state.status === "over") {
+      over = true;  // nothing changes any more: the badge says so and the page stops listening
+      $("connection").textContent = "game over"; $("connection").className = "pill over";
+      if (socket) socket.close();
       const e = state.ending;
       const finished = e.status === "done";  // an abandoned or failed game has no winner
       status.className = "card status over" + (finished ? (e.won || (e.rank === 1) ? " won" : " lost") : "");
@@ -228,10 +235,11 @@
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + location.host + base + "/live?token=" + encodeURIComponent(token));
-    socket.addEventListener("open", () => { $("connection").textContent = "live"; $("connection").className = "pill live"; });
+    socket = new WebSocket(scheme + location.host + base + "/live?token=" + encodeURIComponent(token));
+    socket.addEventListener("open", () => { if (!over) { $("connection").textContent = "live"; $("connection").className = "pill live"; } });
     socket.addEventListener("message", (m) => render(JSON.parse(m.data)));
     socket.addEventListener("close", async () => {
+      if (over) return;
       $("connection").textContent = "reconnecting"; $("connection").className = "pill";
       const { status, data } = await api("GET", base + "/state", token);
       if (status === 403) { $("status-text") && ($("status-text").textContent = data.error); $("connection").textContent = "refused"; return; }
