@@ -2,7 +2,8 @@
 creates a game, a person joins as the interceptor and plays a whole Decrypto game against the
 GloVe baseline team; the game is in ``episodes.jsonl`` and in ``socialsim report``. A second
 game checks that a ``<script>`` hint typed by a human encoder shows as text on the
-interceptor's page and never runs. Set ``SOCIALSIM_SCREENSHOTS=DIR`` to keep screenshots."""
+interceptor's page and never runs. A move or tone menu starts on no choice and cannot be sent
+so; the "live" badge ends with the game. Set ``SOCIALSIM_SCREENSHOTS=DIR`` to keep screenshots."""
 
 from __future__ import annotations
 
@@ -118,6 +119,9 @@ def test_a_person_intercepts_a_whole_decrypto_game_in_the_browser(server, browse
     shot(page, "interceptor_over")
     over = page.inner_text(".status.over")
     assert "Game over" in over
+    # the badge no longer says "live" once nothing can change
+    page.wait_for_function("document.querySelector('#connection').textContent === 'game over'")
+    assert page.get_attribute("#connection", "class") == "pill over"
     # the ending links to the transcript of what this seat could see, and offers it as a file
     page.click("#transcript-link")
     assert page.is_visible("#transcript ol.transcript")
@@ -172,10 +176,13 @@ def test_a_person_plays_a_donation_game_and_their_gossip_stays_text(server, brow
     url, results = server
     links = host_game(browser, url, "align_quickstart", ["agent_0"], seed=0)
     page = browser.new_page(viewport={"width": 1100, "height": 900})
+    answers = []  # every answer the page sends
+    page.on("request", lambda r: answers.append(r.url) if r.url.endswith("/answer") else None)
     page.goto(links["agent_0"])
     message = "<script>window.pwned=1</script> beware"
     answered = 0
     version = -1
+    unchosen = set()
     while True:
         page.wait_for_function(
             "(v) => Number(document.body.dataset.version) > v && "
@@ -186,7 +193,17 @@ def test_a_person_plays_a_donation_game_and_their_gossip_stays_text(server, brow
         version = int(page.evaluate("document.body.dataset.version"))
         if page.query_selector(".status.over"):
             break
-        if page.query_selector("#field-tone"):
+        menu = "#field-tone" if page.query_selector("#field-tone") else "#field-move"
+        if menu not in unchosen:  # no move or tone is chosen for the person, nor can be sent
+            assert page.input_value(menu) == ""
+            assert page.eval_on_selector(menu, "m => m.options[m.selectedIndex].disabled")
+            if menu == "#field-tone":
+                page.fill("#field-message", message)
+            shot(page, f"donation_{menu[7:]}_unchosen")
+            page.click("#submit")
+            assert page.eval_on_selector(menu, "m => m.validity.valueMissing")
+            unchosen.add(menu)
+        if menu == "#field-tone":
             page.select_option("#field-tone", "criticism")
             page.fill("#field-message", message)
             shot(page, "donation_gossip")
@@ -194,8 +211,11 @@ def test_a_person_plays_a_donation_game_and_their_gossip_stays_text(server, brow
             shot(page, "donation_move")
             page.select_option("#field-move", "cooperate")
         answered += 1
-        page.click("#submit")
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.click("#submit")
+        assert len(answers) == answered  # the unchosen menu sent nothing
     shot(page, "donation_over")
+    page.wait_for_function("document.querySelector('#connection').textContent === 'game over'")
     over_text = page.inner_text(".status.over")
     shown_stock = page.inner_text(".score:nth-child(3) .big")
     assert page.evaluate("window.pwned") is None
@@ -207,7 +227,7 @@ def test_a_person_plays_a_donation_game_and_their_gossip_stays_text(server, brow
         if m["kind"] == "gossip" and m["payload"]["author"] == "agent_0"
     ]
     assert said and all(g["message"] == message and g["tone"] == "criticism" for g in said)
-    assert answered >= 2
+    assert answered >= 2 and unchosen == {"#field-tone", "#field-move"}
     # the ending's board shows the stock the ranking counts, after the last round
     final = f"{record['summary']['resources']['agent_0']:g}"
     assert f"with {final}." in over_text
