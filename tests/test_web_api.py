@@ -300,8 +300,9 @@ def test_a_host_may_upload_an_experiment_file_checked_like_a_run(client):
     bad = UPLOAD.replace('kind = "decrypto_random_encoder"', 'kind = "nobody"')
     refused = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": bad})
     assert refused.status_code == 422
-    assert "seats.encoder.kind: 'nobody' is not an agent kind the server offers" in (
-        refused.json()["error"]
+    assert (
+        "seats.encoder.kind: 'nobody' is not an agent kind the server offers"
+        in (refused.json()["error"])
     )
     wrong = client.post("/api/experiments/check", headers=auth(HOST), json={"upload": "x = ["})
     assert wrong.status_code == 422 and "not valid TOML" in wrong.json()["error"]

@@ -5,6 +5,7 @@ written outside the results directory; no hostile body gets a 500."""
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import json
 import os
@@ -157,7 +158,7 @@ model = {{model = "openai/x", api_base = "{capture.url}", api_key_env = "HOME", 
         top='name = "attack"\n[grid]\n"seats.decoder.model.api_base" = ["' + capture.url + '"]'
     )
     assert "seats.decoder.model" in refused_everywhere(client, grid)[0]
-    time.sleep(0.5)  # anything the server might have sent has arrived by now
+    assert client.app.state.sessions.by_id == {}  # no game, so no agent that could call out
     assert capture.requests == []
     assert files_under(tmp_path / "results") == set()
 
@@ -296,9 +297,10 @@ def test_a_body_that_arrives_too_slowly_is_answered_408(live, monkeypatch):
             + f"Authorization: Bearer {HOST}\r\n".encode()
             + b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
         )
-        answer = sock.recv(4096).decode()
-    assert answer.startswith("HTTP/1.1 408 ")
-    assert "the body must arrive within 0.5 s" in answer
+        answer = http.client.HTTPResponse(sock)
+        answer.begin()
+        assert answer.status == 408
+        assert json.loads(answer.read()) == {"error": "the body must arrive within 0.5 s"}
 
 
 DEEP = ("[" * 5000 + "]" * 5000).encode()  # 10 KB
