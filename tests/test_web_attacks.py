@@ -414,9 +414,10 @@ def test_links_name_the_url_people_reach_else_the_address_the_host_used(monkeypa
         (["--url", "https://x/path"], "--url: the server's root, with no path"),
         (["--certfile", "cert.pem"], "--certfile and --keyfile: give both"),
         (["--certfile", "no.pem", "--keyfile", "no.pem"], "--certfile: no file 'no.pem'"),
+        (["--offer", "no.toml"], "--offer: FILE: no experiment file 'no.toml'"),
     ],
 )
-def test_serve_refuses_a_bad_url_or_half_a_certificate(capsys, argv, error):
+def test_serve_refuses_a_bad_url_half_a_certificate_or_a_missing_offered_file(capsys, argv, error):
     assert main(["serve", *argv]) == 2
     assert error in capsys.readouterr().err
 

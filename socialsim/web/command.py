@@ -128,7 +128,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     idle = IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     host_token = new_token()
     results = Path(args.results)
-    app = create_app(results, host_token, idle_timeout=idle, url=url, offered=args.offer)
+    try:
+        app = create_app(results, host_token, idle_timeout=idle, url=url, offered=args.offer)
+    except ConfigError as error:  # only the offered files are read here
+        raise ConfigError(f"--offer: {error}") from None
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     base = url or f"{scheme}://{shown}:{args.port}"
     print(f"socialsim: host page {base}/#host={host_token}", flush=True)
