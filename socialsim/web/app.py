@@ -156,7 +156,9 @@ def create_app(
         except TimeoutError:
             raise Refused(503, "the server is busy checking other experiments; try again") from None
         future = asyncio.ensure_future(asyncio.to_thread(function, *args))
-        future.add_done_callback(lambda done: (checks.release(), done.exception()))
+        future.add_done_callback(
+            lambda done: (checks.release(), done.cancelled() or done.exception())
+        )
         try:
             return await asyncio.wait_for(asyncio.shield(future), check_seconds)
         except TimeoutError:
@@ -207,7 +209,8 @@ def create_app(
 
     @host_route
     async def experiments(request: Request) -> Response:
-        return JSONResponse({"experiments": sessions.offered()}, headers=HEADERS)
+        listing = await asyncio.to_thread(sessions.offered)  # the first reading builds agents
+        return JSONResponse({"experiments": listing}, headers=HEADERS)
 
     @host_route
     async def check_upload(request: Request) -> Response:

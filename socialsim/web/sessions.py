@@ -48,6 +48,8 @@ EXPERIMENTS: Mapping[str, str] = {
 }
 
 
+#: env id -> the game of its seat pages
+GAMES: Mapping[str, str] = {e: g for g, e in play_session.GAME_ENVS.items()}
 SESSION = "session.json"
 JOURNAL = "answers.jsonl"
 #: seconds a person may take over one move before the session ends (``serve --idle-timeout``)
@@ -74,26 +76,17 @@ def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def read_upload(text: Any):
-    """``(experiment, game)`` of an uploaded experiment file: its keys checked against the
-    allow-list of :mod:`socialsim.web.uploads` (before anything it names is imported or read),
-    then checked as ``socialsim run`` checks a file. ``${VARIABLES}`` are not expanded: the
-    server's environment is not the host's to read."""
-    from socialsim import config as config_module
-
-    table = uploads.parse(text)
-    uploads.check_upload(table, list(play_session.GAME_ENVS.values()))
-    experiment = config_module.resolve(table)
-    return experiment, _game_of(experiment)
+    """``(experiment, game)`` of an uploaded experiment file (:func:`socialsim.web.uploads.read`)."""
+    return uploads.read(text, GAMES)
 
 
 def _game_of(experiment) -> str:
     env_id = experiment.cells[0][1]["env"]["id"]
-    games = {e: g for g, e in play_session.GAME_ENVS.items()}
-    if env_id not in games:
+    if env_id not in GAMES:
         raise ConfigError(
-            f"{experiment.name}: env {env_id!r} has no seat page; allowed: {', '.join(games)}"
+            f"{experiment.name}: env {env_id!r} has no seat page; allowed: {', '.join(GAMES)}"
         )
-    return games[env_id]
+    return GAMES[env_id]
 
 
 def census(results: Path) -> tuple[int, int]:
@@ -354,6 +347,7 @@ class Sessions:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.by_id: dict[str, Session] = {}
+        self._listing: list[dict[str, Any]] | None = None
         #: name -> (what human_experiment reads: a bundled name or a file, game)
         self.experiments: dict[str, tuple[str, str]] = {n: (n, g) for n, g in EXPERIMENTS.items()}
         for path in offered:
@@ -423,7 +417,8 @@ class Sessions:
         return session
 
     def _room(self) -> None:
-        if len([s for s in self.by_id.values() if s.record is None]) >= self.max_sessions:
+        # a copy: sessions open in threads (see socialsim.web.app) while this one counts
+        if sum(s.record is None for s in list(self.by_id.values())) >= self.max_sessions:
             raise ConfigError(f"sessions: at most {self.max_sessions} games at once")
 
     def resume(self) -> list[Session]:
@@ -468,15 +463,18 @@ class Sessions:
         )
 
     def offered(self) -> list[dict[str, Any]]:
-        """The experiments a host may start, with their game and seats."""
+        """The experiments a host may start, with their game and seats (read once)."""
         from socialsim import config as config_module
         from socialsim import registry
 
+        if self._listing is not None:
+            return self._listing
         out = []
         for name, (source, game) in self.experiments.items():
             _, cell = config_module.load(source).cells[0]
             env = registry.env_module(cell["env"]["id"]).raw_env(**cell["env"].get("kwargs", {}))
             out.append({"name": name, "game": game, "seats": list(env.possible_agents)})
+        self._listing = out
         return out
 
 

@@ -33,6 +33,7 @@ from collections.abc import Collection, Mapping
 from functools import cache
 from typing import Any
 
+from socialsim import config as config_module
 from socialsim import registry
 from socialsim.config import DEFAULT_SEAT, ConfigError
 
@@ -87,6 +88,17 @@ def parse(text: Any) -> dict[str, Any]:
         raise ConfigError(f"upload: not valid TOML: {error}") from None
     except RecursionError:
         raise ConfigError("upload: nested too deeply") from None
+
+
+def read(text: Any, games: Mapping[str, str]):
+    """``(experiment, game)`` of an uploaded experiment file: its keys checked against the
+    allow-list (before anything it names is imported or read), then checked as ``socialsim
+    run`` checks a file; ``games``: env id -> game, for the envs with seat pages. ``${VARIABLES}``
+    are not expanded: the server's environment is not the host's to read."""
+    table = parse(text)
+    check_upload(table, list(games))
+    experiment = config_module.resolve(table)
+    return experiment, games[experiment.cells[0][1]["env"]["id"]]
 
 
 def check_name(where: str, value: Any) -> str:
@@ -298,5 +310,6 @@ __all__ = [
     "check_seed",
     "check_upload",
     "parse",
+    "read",
     "shown",
 ]
