@@ -135,10 +135,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     base = url or f"{scheme}://{shown}:{args.port}"
     print(f"socialsim: host page {base}/#host={host_token}", flush=True)
-    if args.public and not url:
+    if args.public and not url and shown != args.host:
+        # a wildcard bind: which of the machine's addresses people reach is not ours to guess
         print(
-            f"socialsim: other machines reach it by this machine's address (port {args.port}); "
-            "give --url with that address to print it here",
+            f"socialsim: the join links name the address the host page is opened at; {shown} "
+            f"works on this machine only: open it at this machine's address (port {args.port}) "
+            "or give --url with that address",
             flush=True,
         )
     tls = {"ssl_certfile": args.certfile, "ssl_keyfile": args.keyfile} if args.certfile else {}
