@@ -12,7 +12,11 @@ imported, read or built:
 * each seat: a registered agent kind by name (never ``module:Class``) and that kind's plain
   parameters; a ``model`` table (a server, a key variable, a cache file) is the operator's to
   set (``socialsim serve --offer FILE``), never an upload's;
-* every number is finite and at most :data:`MAX_NUMBER` in size; every text value is plain: no ``/``, ``\\``, ``:``, NUL, no leading ``~`` or ``.``.
+* every number is finite and at most :data:`MAX_NUMBER` in size; every text is plain (at most
+  :data:`MAX_TEXT` characters; no ``/``, ``\\``, ``:``, NUL, no leading ``~`` or ``.``).
+
+A parameter is plain if its annotation is a boolean, a number or a text (or optional) and its
+name is not one of :data:`REFUSED` (a plain-typed ``path`` still names a file).
 
 A key off the list is refused (:class:`~socialsim.config.ConfigError`, answered 422) with its
 dotted path and what may be set there. The grid's cells are counted before any is built, and the
