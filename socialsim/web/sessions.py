@@ -410,12 +410,6 @@ class Sessions:
         self.by_id[sid] = session
         return session
 
-    def create(self, name: Any, humans: Any, seed: Any = None, upload: Any = "") -> Session:
-        """Check, log and start a session (in the event loop)."""
-        session = self.open(self.plan(name, humans, seed, upload))
-        session.start()
-        return session
-
     def _room(self) -> None:
         # a copy: sessions open in threads (see socialsim.web.app) while this one counts
         if sum(s.record is None for s in list(self.by_id.values())) >= self.max_sessions:
