@@ -1,7 +1,9 @@
 """Games with people in the browser: sessions, seat tokens and the browser console.
 
-A :class:`Session` is one game of a bundled experiment with some seats played by people. It
-runs as a task in the server's event loop through the same runner and log as ``socialsim
+A :class:`Session` is one game of a bundled experiment, an operator's offered file or a host's
+upload (checked by :mod:`socialsim.web.uploads`) with some seats played by people. It is
+checked off the event loop (:meth:`Sessions.plan`), logged (:meth:`Sessions.open`) and runs
+as a task in the server's event loop through the same runner and log as ``socialsim
 play`` (:func:`socialsim.play.session.play_game`), writing its manifest to its own results
 directory when it is created and its episode when it ends. Each human seat has an unguessable
 token; its :class:`BrowserConsole` keeps what that seat may see now (the view the human agent
