@@ -57,7 +57,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from socialsim.llm.cache import Cache
+from socialsim.llm.cache import Cache, forget_stores
 from socialsim.llm.litellm_model import LiteLLMModel
 from socialsim.llm.model import ChatModel
 from socialsim.llm.openai_http import OpenAICompatibleModel
@@ -167,10 +167,12 @@ def build_model(config: Mapping[str, Any], run_dir: str | os.PathLike | None = N
 
 def forget_models() -> None:
     """Forget the models built so far: the next :func:`build_model` builds afresh (fresh
-    budget and accounting), and what servers said about themselves."""
+    budget and accounting, the cache file opened again), and what servers said about
+    themselves."""
     with _BUILT_LOCK:
         _BUILT.clear()
     forget_servers()
+    forget_stores()
 
 
 def transport_of(config: Mapping[str, Any]) -> str:

@@ -309,6 +309,13 @@ def open_store(path: str | Path) -> ReplyStore:
         return store
 
 
+def forget_stores() -> None:
+    """Forget the open stores: the next :func:`open_store` opens the file afresh (a store
+    already in a model's hands stays open until the model goes)."""
+    with _STORES_LOCK:
+        _STORES.clear()
+
+
 # Per event loop, the requests being answered now, by (store path, key): a twin request waits
 # for the first one instead of sending its own.
 _PENDING: weakref.WeakKeyDictionary[

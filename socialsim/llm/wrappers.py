@@ -53,7 +53,7 @@ EXCERPT_CHARS = 200
 
 class ReplyLimit(Wrapper):
     """A reply longer than the bound is no answer: it comes back as a :class:`Reply` whose
-    ``text`` is its first :data:`EXCERPT_CHARS` characters and whose ``invalid`` names its
+    ``text`` is its first :data:`EXCERPT_CHARS` characters (at most the bound) and whose ``invalid`` names its
     length and the bound, so that an agent counts it as an invalid answer (re-prompt, then
     the fallback) and neither the record, the cache nor the next prompt holds more than the
     excerpt. Tokens and cost stay those the server reported: the reply was paid for.
@@ -89,7 +89,7 @@ class ReplyLimit(Wrapper):
             return reply
         return dataclasses.replace(
             reply,
-            text=reply.text[:EXCERPT_CHARS],
+            text=reply.text[: min(EXCERPT_CHARS, bound)],
             invalid=(
                 f"the reply is {len(reply.text)} characters long, over the bound of {bound} "
                 "(max_reply_chars): answer briefly, in the format asked for"
