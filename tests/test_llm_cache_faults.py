@@ -459,3 +459,11 @@ def test_a_server_that_starts_refusing_the_schema_stops_the_run_naming_seat_and_
         "at its start (HTTP 500:"
     ) in message
     assert [r["status"] for r in records(out)] == ["done", "failed"]
+
+
+def test_a_row_of_whole_numbers_in_real_columns_passes_its_checksum(tmp_path):
+    from socialsim.llm import Reply, ReplyStore
+
+    store = ReplyStore(tmp_path / CACHE)
+    store.put("k", Reply(text="t", model="m", cost=0, latency_s=1))
+    assert store.get("k") == Reply(text="t", model="m", cost=0.0, latency_s=1.0, request_hash="k")

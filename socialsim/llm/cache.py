@@ -101,7 +101,22 @@ class RefusedCacheRow(UserWarning):
 
 
 def checksum(key: str, fields: Sequence[Any]) -> str:
-    """The checksum of a row: its key and every field of the reply it holds."""
+    """The checksum of a row: its key and every field of the reply it holds (numbers as the
+    columns keep them, so that a 0 stored in a REAL column checks as the 0.0 read back)."""
+    if len(fields) == len(REPLY_COLUMNS.split(", ")):
+        model, text, prompt_tokens, completion_tokens, cost, latency_s, finish_reason, invalid = (
+            fields
+        )
+        fields = (
+            model,
+            text,
+            int(prompt_tokens),
+            int(completion_tokens),
+            None if cost is None else float(cost),
+            float(latency_s),
+            finish_reason,
+            invalid,
+        )
     return digest(canonical_json([key, *fields], allow_nan=False), 32)
 
 
