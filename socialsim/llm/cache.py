@@ -101,23 +101,24 @@ class RefusedCacheRow(UserWarning):
 
 
 def checksum(key: str, fields: Sequence[Any]) -> str:
-    """The checksum of a row: its key and every field of the reply it holds (numbers as the
-    columns keep them, so that a 0 stored in a REAL column checks as the 0.0 read back)."""
-    if len(fields) == len(REPLY_COLUMNS.split(", ")):
-        model, text, prompt_tokens, completion_tokens, cost, latency_s, finish_reason, invalid = (
-            fields
-        )
-        fields = (
-            model,
-            text,
-            int(prompt_tokens),
-            int(completion_tokens),
-            None if cost is None else float(cost),
-            float(latency_s),
-            finish_reason,
-            invalid,
-        )
+    """The checksum of a row: its key and every field it holds."""
     return digest(canonical_json([key, *fields], allow_nan=False), 32)
+
+
+def _as_stored(fields: Sequence[Any]) -> tuple[Any, ...]:
+    """A reply's :data:`REPLY_COLUMNS` as the columns keep them (a 0 in a REAL column reads
+    back as 0.0), so that a row checks the same written and read."""
+    model, text, prompt_tokens, completion_tokens, cost, latency_s, finish_reason, invalid = fields
+    return (
+        model,
+        text,
+        int(prompt_tokens),
+        int(completion_tokens),
+        None if cost is None else float(cost),
+        float(latency_s),
+        finish_reason,
+        invalid,
+    )
 
 
 class ReplyStore:
@@ -166,7 +167,7 @@ class ReplyStore:
         if rows:
             self._db.executemany(
                 "UPDATE replies SET checksum = ? WHERE key = ?",
-                [(checksum(row[0], row[1:]), row[0]) for row in rows],
+                [(checksum(row[0], _as_stored(row[1:])), row[0]) for row in rows],
             )
 
     def _bypass(self, error: BaseException) -> None:
@@ -197,7 +198,7 @@ class ReplyStore:
             return None
         if row is None:
             return None
-        if checksum(key, row[:-1]) != row[-1]:
+        if checksum(key, _as_stored(row[:-1])) != row[-1]:
             if not self._refused:
                 warnings.warn(
                     f"a row of the reply cache {self.path} does not match its checksum (edited "
@@ -227,15 +228,17 @@ class ReplyStore:
         refused by its checksum is replaced)."""
         if self.bypassed is not None:
             return
-        fields = (
-            reply.model,
-            reply.text,
-            reply.prompt_tokens,
-            reply.completion_tokens,
-            reply.cost,
-            reply.latency_s,
-            reply.finish_reason,
-            reply.invalid,
+        fields = _as_stored(
+            (
+                reply.model,
+                reply.text,
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                reply.cost,
+                reply.latency_s,
+                reply.finish_reason,
+                reply.invalid,
+            )
         )
         verb = "OR REPLACE" if key in self._refused else "OR IGNORE"
         legacy = ", request" if self._request_column else ""
