@@ -417,16 +417,23 @@ def test_a_resumed_run_constrains_as_its_manifest_recorded_without_asking(tmp_pa
         assert {request_format(r) for r in server.answered} == {"grammar"}
 
 
-def test_a_finished_runs_cache_replays_into_a_new_directory_with_the_server_stopped(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_finished_runs_cache_replays_into_a_new_directory_with_the_server_stopped(
+    tmp_path, workers
+):
     first, replay = tmp_path / "first", tmp_path / "replay"
     with llama_cpp_python() as server:
         url = server.url
-        fresh_run(experiment(url), out=first)
-    # nothing listens now: GET /models is refused, and the cache says what the server was
-    results = fresh_run(experiment(url), out=replay, cache=first / CACHE)
-    assert results.failed == [] and results.ran == 1
-    assert played(replay) == played(first)
-    assert [e["cached"] for e in calls(replay)] == [True] * 9
+        fresh_run(experiment(url, episodes=2), out=first)
+    # nothing listens now: GET /models is refused, and the cache says what the server was; the
+    # workers get it with their episodes
+    results = fresh_run(
+        {**experiment(url, episodes=2), "workers": workers}, out=replay, cache=first / CACHE
+    )
+    assert results.failed == [] and results.ran == 2
+    assert sorted(played(replay), key=repr) == sorted(played(first), key=repr)
+    assert {e["cached"] for e in calls(replay)} == {True}
+    assert len(calls(replay)) == len(calls(first))
     (llm,) = json.loads((replay / "manifest.json").read_text())["llm"]
     assert llm["config"]["server"]["structured_format"] == "grammar"
 
