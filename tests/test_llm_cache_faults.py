@@ -474,3 +474,14 @@ def test_a_row_of_whole_numbers_in_real_columns_passes_its_checksum(tmp_path):
     store = ReplyStore(tmp_path / CACHE)
     store.put("k", Reply(text="t", model="m", cost=0, latency_s=1))
     assert store.get("k") == Reply(text="t", model="m", cost=0.0, latency_s=1.0, request_hash="k")
+
+
+def test_a_server_table_that_is_not_what_a_run_records_is_a_config_error():
+    bad = experiment("http://127.0.0.1:9/v1", server={"family": "ollama"})
+    with pytest.raises(config.ConfigError) as raised:
+        config.load(bad)
+    assert str(raised.value).startswith(
+        "seats.*.model.server: expected a table {family = one of 'vllm', 'llama_cpp', "
+        "'llama_cpp_python', 'openai_compatible', context_window = tokens or absent} (what a "
+        "run records), got {'family': 'ollama'}"
+    )

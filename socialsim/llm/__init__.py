@@ -45,6 +45,8 @@ fallback); an agent of one's own does the same in a few lines::
                     raise
                 self.events.append({**reply.event(), "purpose": "act", "try": attempt})
                 try:
+                    if reply.invalid:  # over max_reply_chars: its text is only the opening
+                        raise AnswerParseError(reply.invalid)
                     return decide(extract_answer(reply.text))   # the JSON after "ANSWER:"
                 except AnswerParseError as error:
                     self.count("invalid_answers")
