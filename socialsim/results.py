@@ -21,6 +21,7 @@ check is a config error with nothing written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -113,7 +114,7 @@ class RunStopped(RuntimeError):
 
 
 #: Prefixes of a logged LLM call's error that no retry or rerun of the same config can heal.
-UNHEALABLE = ("authentication:",)
+UNHEALABLE = ("authentication:", "structured_refused:")
 
 
 def _unhealable(record: records.EpisodeRecord) -> bool:
@@ -210,6 +211,12 @@ def run(
     grown = _grown_from(held, experiment, out)
     specs = experiment.specs()
     todo = runner.pending(specs, out)
+    if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
+        cells = config_module.resolve_models(experiment.cells, held, out)
+        if cells is not None:
+            experiment = dataclasses.replace(experiment, cells=cells)
+            specs = experiment.specs()
+            todo = runner.pending(specs, out)
     check = runner.check_specs(todo)
 
     def start() -> records.EventLog:  # once every check episode is done

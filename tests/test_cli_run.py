@@ -34,6 +34,7 @@ episodes = 2
 id = "decrypto_v0"
 [seats."*"]
 kind = "llm_decrypto"
+structured_output = false  # "auto" would need the server to say what it is, before the run
 [seats."*".model]
 model = "openai/test"
 api_base = "http://127.0.0.1:9/v1"  # nothing listens: every call fails at once

@@ -222,7 +222,9 @@ def test_the_episode_seed_is_in_each_request_and_its_cache_key(server, tmp_path)
 def test_failed_attempts_are_trimmed_to_fit_the_window(server):
     long_wrong = "no " * 300
     server.policy = lambda m, r: long_wrong if len(server.answered) == 0 else "yes"
-    agent = agent_on(server, model=table(server, context_window=100, max_tokens=10))
+    # a reply far over max_tokens, but within max_reply_chars, so it is kept whole
+    model = table(server, context_window=100, max_tokens=10, max_reply_chars=1000)
+    agent = agent_on(server, model=model)
     base = [{"role": "user", "content": "Answer yes, please, now."}]
     outcome = ask(agent, only_yes, chat=base)
     assert outcome.value == "yes" and outcome.attempts == 2

@@ -657,6 +657,7 @@ def test_the_stack_is_described_outermost_first(llm_server, tmp_path):
     assert layers == [
         "Accounting",
         "Cache",
+        "ReplyLimit",
         "Retry",
         "CallBudget",
         "ConcurrencyLimit",

@@ -1,5 +1,6 @@
-"""Structured output in every server dialect, the probe at the config check, and the server's
-own word on its family and context window, against the test server (socialsim.testing.llm_server)."""
+"""Structured output in every server dialect, the probe before a run's first episode, and the
+server's own word on its family and context window, against the test server
+(socialsim.testing.llm_server)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import itertools
 
 import pytest
 
-from socialsim import config, registry
+from socialsim import config, registry, results
 from socialsim.agent import RunContext
 from socialsim.llm import (
     ProviderError,
@@ -240,7 +241,7 @@ def test_every_call_event_holds_the_finish_reason(server):
     assert raised.value.event()["finish_reason"] is None
 
 
-# -- the probe, at the config check ------------------------------------------------------------------
+# -- the probe, before a run's first episode ---------------------------------------------------------
 
 
 def decrypto_experiment(
@@ -252,13 +253,20 @@ def decrypto_experiment(
     return {"name": "probe", "episodes": 1, "env": {"id": "decrypto_v0"}, "seats": seats}
 
 
-def test_a_format_the_server_refuses_is_a_config_error_after_one_probe(fresh_models):
+def check(experiment: dict, directory) -> None:
+    """``socialsim run --check``: everything a run checks before its first episode."""
+    results.run(experiment, out=directory / "out", check_only=True)
+
+
+def test_a_format_the_server_refuses_is_a_config_error_after_one_probe(fresh_models, tmp_path):
     with ScriptedChatServer(
         policy=lambda m, r: '{"ready": "yes"}', structured_formats=("llama_cpp_python",)
     ) as server:
         experiment = decrypto_experiment(table(server, structured_format="openai"))
+        config.load(experiment)  # the config alone asks no server
+        assert server.requests == 0
         with pytest.raises(config.ConfigError) as raised:
-            config.load(experiment)
+            check(experiment, tmp_path)
         message = str(raised.value)
         assert message.startswith("seats.*.model.structured_format: the server at ")
         assert "refused structured output in the form 'openai' (HTTP 500" in message
@@ -266,14 +274,14 @@ def test_a_format_the_server_refuses_is_a_config_error_after_one_probe(fresh_mod
         assert server.requests == 1  # one probe, no retries
 
 
-def test_auto_passes_the_probe_on_a_llama_cpp_python_server(fresh_models):
+def test_auto_passes_the_probe_on_a_llama_cpp_python_server(fresh_models, tmp_path):
     with ScriptedChatServer(
         policy=lambda m, r: '{"ready": "yes"}',
         family="llama_cpp_python",
         structured_formats=("grammar", "llama_cpp_python"),
     ) as server:
-        config.load(decrypto_experiment(table(server)))
-        config.load(decrypto_experiment(table(server)))  # probed once per process
+        check(decrypto_experiment(table(server)), tmp_path)
+        check(decrypto_experiment(table(server)), tmp_path)  # probed once per process
         assert server.requests == 1
         assert request_format(server.answered[0]) == "grammar"
 
@@ -357,8 +365,8 @@ def test_auto_is_resolved_per_episode_and_true_or_false_win(fresh_models):
         registry.build_agent({"kind": "llm_gossip", "model": "openai/x", "structured_output": 1})
 
 
-def test_auto_probes_a_llama_cpp_python_server_at_the_config_check_and_not_a_plain_one(
-    fresh_models,
+def test_auto_probes_a_llama_cpp_python_server_before_the_run_and_not_a_plain_one(
+    fresh_models, tmp_path
 ):
     with ScriptedChatServer(
         policy=lambda m, r: '{"ready": "yes"}',
@@ -367,10 +375,10 @@ def test_auto_probes_a_llama_cpp_python_server_at_the_config_check_and_not_a_pla
     ) as server:
         experiment = decrypto_experiment(table(server))
         del experiment["seats"]["*"]["structured_output"]
-        config.load(experiment)
+        check(experiment, tmp_path)
         assert [request_format(r) for r in server.answered] == ["grammar"]
     with ScriptedChatServer(policy=lambda m, r: '{"ready": "yes"}') as server:
         experiment = decrypto_experiment(table(server))
         del experiment["seats"]["*"]["structured_output"]
-        config.load(experiment)
+        check(experiment, tmp_path)
         assert server.answered == []

@@ -244,6 +244,8 @@ class LLMAgent(Agent):
                 self.tokens_per_char = max(reply.prompt_tokens / max(chars, 1), 0.05) * 1.1
             event = {**reply.event(), **marks}
             try:
+                if reply.invalid is not None:  # the model layer's verdict (an oversized reply)
+                    raise AnswerParseError(reply.invalid)
                 value = parse(reply.text)
             except AnswerParseError as error:
                 self.count("invalid_answers")

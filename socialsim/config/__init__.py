@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from socialsim import registry
-from socialsim.config.checks import check_cell, check_models, resolve_seats
+from socialsim.config.checks import check_cell, check_models, resolve_models, resolve_seats
 from socialsim.config.overrides import (
     apply_override,
     expand_variables,
@@ -90,6 +90,7 @@ __all__ = [
     "bundled_experiments",
     "check_cell",
     "check_models",
+    "resolve_models",
     "expand_grid",
     "expand_variables",
     "find_file",

@@ -72,19 +72,42 @@ def check_cell(
         raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
 
 
-def check_models(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """The LLM seats of every cell together (:func:`socialsim.llm.check_seat_models`): one
-    concurrency limit per model and server, and a structured format the server accepts."""
-    if not any(
+def _names_a_model(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> bool:
+    return any(
         isinstance(spec.get("model"), Mapping)
         for _, cell in cells
         for spec in cell["seats"].values()
-    ):
+    )
+
+
+def check_models(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The LLM seats of every cell together (:func:`socialsim.llm.check_seat_models`): one
+    concurrency limit per model and server. Asks no server: what the servers are is resolved
+    by the run, once, when it has episodes to play (:func:`resolve_models`)."""
+    if not _names_a_model(cells):
         return  # no seat names a model: nothing to check, and no LLM code to import
     from socialsim.llm import check_seat_models
 
     try:
         check_seat_models(cells)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def resolve_models(
+    cells: list[tuple[dict[str, Any], dict[str, Any]]], manifest: Any, run_dir: Any
+) -> list[tuple[dict[str, Any], dict[str, Any]]] | None:
+    """``cells`` with what each LLM seat's server is, resolved once for a run that has episodes
+    to play (:func:`socialsim.llm.resolve_servers`: as the ``manifest`` of an earlier run in
+    ``run_dir`` recorded it, else asked, with the structured-output probe, else as the reply
+    cache recorded it); None when no seat names a model."""
+    if not _names_a_model(cells):
+        return None
+    from socialsim.llm import resolve_servers
+
+    recorded = manifest.get("llm") if isinstance(manifest, dict) else None
+    try:
+        return resolve_servers(cells, recorded if isinstance(recorded, list) else (), run_dir)
     except ValueError as error:
         raise ConfigError(str(error)) from None
 

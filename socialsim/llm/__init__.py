@@ -8,14 +8,17 @@ Lightweight provider       :class:`OpenAICompatibleModel` (``transport = "openai
                            with an ``api_base``): plain HTTP to an OpenAI-compatible server, no
                            litellm, a fraction of its CPU per call; ``cost`` is None
 Wrappers                   :class:`Retry`, :class:`ConcurrencyLimit`, :class:`CallBudget`,
-                           :class:`Accounting`, :class:`Cache` (SQLite reply cache)
+                           :class:`Accounting`, :class:`ReplyLimit` (an oversized reply is an
+                           invalid answer), :class:`Cache` (SQLite reply cache, only a cache:
+                           bypassed with one :class:`CacheUnavailable` warning when it fails)
 From a config table        :func:`build_model` ``(config, run_dir=None)``
 Per-call log entry         :meth:`Reply.event`, :meth:`ProviderError.event`
 In-process test model      :class:`ScriptedModel` (no HTTP); :mod:`socialsim.testing.llm_server` is the HTTP one
 Structured output          a call's ``schema`` override, sent in the table's ``structured_format``
                            (:mod:`socialsim.llm.structured`); :func:`gbnf`, :func:`wire_fields`
 Servers                    :func:`server_info` (family, context window), :func:`probe_structured_output`;
-                           :func:`check_seat_models` (the config check of an experiment's LLM seats)
+                           :func:`check_seat_models` (the config check of an experiment's LLM seats);
+                           :func:`resolve_servers` (what each seat's server is, once per run)
 Answer parsing             :func:`extract_answer`, :func:`extract_json`, :func:`require_fields`,
                            :class:`AnswerParseError`
 Errors                     :class:`ProviderError` (after retries), :class:`BudgetExceeded`
@@ -42,6 +45,8 @@ fallback); an agent of one's own does the same in a few lines::
                     raise
                 self.events.append({**reply.event(), "purpose": "act", "try": attempt})
                 try:
+                    if reply.invalid:  # over max_reply_chars: its text is only the opening
+                        raise AnswerParseError(reply.invalid)
                     return decide(extract_answer(reply.text))   # the JSON after "ANSWER:"
                 except AnswerParseError as error:
                     self.count("invalid_answers")
@@ -57,7 +62,7 @@ set ``temperature``, ``max_tokens``, ``seed``, ``timeout``, ``schema`` (structur
 Arguments (of :func:`build_model`'s table; see :mod:`socialsim.llm.build`): ``model``,
 ``api_base``, ``transport``, ``api_key_env``, ``temperature``, ``max_tokens``, ``seed``,
 ``timeout``, ``max_retries``, ``backoff``, ``concurrency``, ``cache``, ``budget``, ``params``,
-``structured_format``, ``context_window``.
+``structured_format``, ``context_window``, ``max_reply_chars``, ``server``.
 The transport is not part of the cache key: the same request gives the same reply whichever
 transport sends it.
 
@@ -69,6 +74,9 @@ Version History
   (``structured_format``, the ``schema`` override); ``context_window`` and
   :meth:`ChatModel.context_window`; ``context_overflow`` errors; ``finish_reason`` in every
   call event.
+* v0.3: ``max_reply_chars`` and :class:`ReplyLimit`; the cache is only a cache (bypassed when
+  it fails, rows checksummed, an edited row refused); ``server`` (what the server is, resolved
+  once per run and recorded: :func:`resolve_servers`); ``structured_refused`` errors.
 """
 
 from socialsim.llm.build import (
@@ -79,7 +87,14 @@ from socialsim.llm.build import (
     forget_models,
     transport_of,
 )
-from socialsim.llm.cache import Cache, ReplyStore, open_store
+from socialsim.llm.cache import (
+    Cache,
+    CacheUnavailable,
+    RefusedCacheRow,
+    ReplyStore,
+    open_store,
+    recorded_server,
+)
 from socialsim.llm.litellm_model import LiteLLMModel, load_litellm
 from socialsim.llm.model import (
     BudgetExceeded,
@@ -103,7 +118,7 @@ from socialsim.llm.parsing import (
     require_fields,
 )
 from socialsim.llm.scripted import ScriptedModel
-from socialsim.llm.seats import check_seat_models
+from socialsim.llm.seats import check_seat_models, resolve_servers
 from socialsim.llm.server import (
     ServerInfo,
     forget_servers,
@@ -111,7 +126,7 @@ from socialsim.llm.server import (
     server_info,
 )
 from socialsim.llm.structured import FORMATS, gbnf, wire_fields
-from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
+from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, ReplyLimit, Retry
 
 __all__ = [
     "CONFIG_KEYS",
@@ -120,6 +135,7 @@ __all__ = [
     "AnswerParseError",
     "BudgetExceeded",
     "Cache",
+    "CacheUnavailable",
     "CallBudget",
     "ChatMessage",
     "ChatModel",
@@ -129,7 +145,9 @@ __all__ = [
     "OpenAICompatibleModel",
     "Provider",
     "ProviderError",
+    "RefusedCacheRow",
     "Reply",
+    "ReplyLimit",
     "ReplyStore",
     "Retry",
     "ScriptedModel",
@@ -151,7 +169,9 @@ __all__ = [
     "open_store",
     "probe_structured_output",
     "prompt_hash",
+    "recorded_server",
     "require_fields",
+    "resolve_servers",
     "server_info",
     "transport_of",
     "wire_fields",

@@ -18,11 +18,18 @@
     concurrency = 8               # requests in flight per (model, api_base); 0 = no limit
     cache = true                  # true: <run_dir>/llm_cache.sqlite (or the shared cache); a path; false
     budget = 2000                 # max requests; or {calls = 2000, tokens = 1e6, cost = 5.0}
+    max_reply_chars = 12000       # a longer reply is an invalid answer; default 16 per max_tokens
     [seats."*".model.params]      # provider parameters, sent as they are
     reasoning_effort = "low"
 
-The stack, outermost first: ``Accounting(Cache(Retry(CallBudget(ConcurrencyLimit(provider)))))``,
-each layer present only when configured. The provider is chosen by ``transport``
+``server = {family = "llama_cpp_python", context_window = 2048}`` states what the server at
+``api_base`` is, so that the model never asks it (``GET /models``): a run fills it in for every
+seat before its first episode, from its manifest or by asking once, and records it there
+(:func:`socialsim.llm.seats.resolve_servers`).
+
+The stack, outermost first:
+``Accounting(Cache(ReplyLimit(Retry(CallBudget(ConcurrencyLimit(provider))))))``, each layer
+present only when configured (``ReplyLimit`` always). The provider is chosen by ``transport``
 (:func:`transport_of`):
 
 * ``"openai_http"`` (the default when the table has an ``api_base``):
@@ -50,12 +57,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from socialsim.llm.cache import Cache
+from socialsim.llm.cache import Cache, forget_stores
 from socialsim.llm.litellm_model import LiteLLMModel
 from socialsim.llm.model import ChatModel
 from socialsim.llm.openai_http import OpenAICompatibleModel
 from socialsim.llm.server import forget_servers
-from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, Retry
+from socialsim.llm.wrappers import Accounting, CallBudget, ConcurrencyLimit, ReplyLimit, Retry
 from socialsim.plain_json import canonical_json
 
 CONFIG_KEYS = (
@@ -75,6 +82,8 @@ CONFIG_KEYS = (
     "params",
     "structured_format",
     "context_window",
+    "max_reply_chars",
+    "server",
 )
 
 DEFAULTS: dict[str, Any] = {
@@ -88,6 +97,8 @@ DEFAULTS: dict[str, Any] = {
     "cache": True,
     "budget": None,
     "params": {},
+    "max_reply_chars": None,  # 16 characters per token of max_tokens (ReplyLimit)
+    "server": None,  # asked of the server when needed (socialsim.llm.server)
 }
 
 BUDGET_KEYS = ("calls", "tokens", "cost")
@@ -156,10 +167,12 @@ def build_model(config: Mapping[str, Any], run_dir: str | os.PathLike | None = N
 
 def forget_models() -> None:
     """Forget the models built so far: the next :func:`build_model` builds afresh (fresh
-    budget and accounting), and what servers said about themselves."""
+    budget and accounting, the cache file opened again), and what servers said about
+    themselves."""
     with _BUILT_LOCK:
         _BUILT.clear()
     forget_servers()
+    forget_stores()
 
 
 def transport_of(config: Mapping[str, Any]) -> str:
@@ -197,6 +210,7 @@ def _build(config: dict[str, Any], run_dir: str | os.PathLike | None) -> ChatMod
         params=params,
         structured_format=config["structured_format"],
         context_window=config["context_window"],
+        server=config["server"],
     )
     concurrency = config["concurrency"]
     if concurrency not in (None, 0):
@@ -218,6 +232,7 @@ def _build(config: dict[str, Any], run_dir: str | os.PathLike | None) -> ChatMod
         )
     elif not (isinstance(max_retries, int) and max_retries == 0):
         raise ValueError(f"max_retries: expected an integer >= 0, got {max_retries!r}")
+    model = ReplyLimit(model, config["max_reply_chars"])
     path = cache_path(config["cache"], run_dir)
     if path is not None:
         model = Cache(model, path)

@@ -41,7 +41,7 @@ from socialsim.llm.model import (
     is_authentication_error,
     prompt_hash,
 )
-from socialsim.llm.server import is_overflow
+from socialsim.llm.server import is_overflow, is_structure_refusal
 from socialsim.llm.structured import wire_fields
 
 #: The key sent to an ``api_base`` endpoint when no ``api_key_env`` is set: local
@@ -118,8 +118,10 @@ class LiteLLMModel(Provider):
         if api_key is not None:
             kwargs["api_key"] = api_key
         kwargs.update(settings.params)
+        wire = None
         if settings.schema is not None:
-            fields = wire_fields(await self.wire_format(settings), settings.schema)
+            wire = await self.wire_format(settings)
+            fields = wire_fields(wire, settings.schema)
             if "response_format" in fields:
                 kwargs["response_format"] = fields.pop("response_format")
             if fields:  # a server's own fields go in the body as they are
@@ -135,6 +137,8 @@ class LiteLLMModel(Provider):
             mapped = provider_error(error, settings.model, hashes)
             if mapped.kind == "context_overflow":
                 mapped = self.overflow_error(str(mapped), str(error), mapped.status, hashes)
+            elif wire is not None and is_structure_refusal(str(error), mapped.status):
+                mapped = self.refused_structure(wire, mapped.status, str(error), hashes)
             raise mapped from error
         latency = time.perf_counter() - started
         choice = response.choices[0]

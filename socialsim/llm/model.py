@@ -191,7 +191,9 @@ class Reply:
     ``attempt`` is the provider request that succeeded (1 = first try; 0 = served from the
     cache, no request). ``cost`` is in US dollars when litellm knows the model's price, else
     None. A cached reply keeps the tokens and cost of the call that produced it, and its
-    ``latency_s`` is the time of the cache lookup.
+    ``latency_s`` is the time of the cache lookup. ``invalid`` says why the layer already knows
+    the text is no answer (a reply over ``max_reply_chars``, :class:`~socialsim.llm.ReplyLimit`,
+    whose ``text`` is then only its opening): an agent counts it as an invalid answer.
     """
 
     text: str
@@ -205,6 +207,7 @@ class Reply:
     prompt_hash: str = ""
     request_hash: str = ""
     finish_reason: str | None = None
+    invalid: str | None = None
 
     def event(self) -> dict[str, Any]:
         """The per-call log entry an agent appends to its ``events``."""
@@ -235,7 +238,8 @@ class ProviderError(LLMError):
 
     ``kind`` is one of ``rate_limit``, ``server_error``, ``timeout``, ``connection``,
     ``empty_reply`` (transient), ``authentication``, ``rejected`` (a bad request, an unknown
-    model: permanent) or ``context_overflow`` (the request does not fit the model's window:
+    model: permanent), ``structured_refused`` (the server refused the structured output the run
+    resolved at its start: permanent, and the run stops) or ``context_overflow`` (the request does not fit the model's window:
     permanent, and an LLM agent's invalid answer rather than a failed episode); ``status`` is
     the HTTP status if any.
     """
@@ -388,6 +392,7 @@ class Provider(ChatModel):
         params: Mapping[str, Any] | None = None,
         structured_format: str = "auto",
         context_window: int | None = None,
+        server: Mapping[str, Any] | None = None,
     ) -> None:
         self._settings = Settings(
             model=model,
@@ -405,12 +410,16 @@ class Provider(ChatModel):
             raise ValueError(
                 f"api_key_env: the environment variable {api_key_env!r} is not set (or empty)"
             )
+        #: what the server is, as the run resolved it once (the table's ``server``): never asked
+        self.server = None if server is None else ServerInfo.from_facts(server)
 
     @property
     def settings(self) -> Settings:
         return self._settings
 
     async def _server(self) -> ServerInfo | None:
+        if self.server is not None:
+            return self.server
         api_base = self._settings.api_base
         if not api_base:
             return None
@@ -454,6 +463,23 @@ class Provider(ChatModel):
         overflow_window(self._settings.api_base, self._settings.model, text)
         return ProviderError(
             message, kind="context_overflow", model=self._settings.model, status=status, **hashes
+        )
+
+    def refused_structure(
+        self, wire: str, status: int | None, text: str, hashes: Mapping[str, str]
+    ) -> ProviderError:
+        """The permanent error of a server that refuses the structured output the run resolved
+        at its start: the run never goes on with unconstrained answers in its place."""
+        model = self._settings.model
+        return ProviderError(
+            f"{model} at {self._settings.api_base}: the server refused structured output in the "
+            f"form {wire!r}, which this run resolved at its start (HTTP {status}: {text[:300]}); "
+            "a run never switches to unconstrained answers midway: serve the model as it was "
+            "served at the start of the run, or run into a new directory",
+            kind="structured_refused",
+            model=model,
+            status=status,
+            **hashes,
         )
 
     def api_key(self) -> str | None:

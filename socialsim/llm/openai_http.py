@@ -17,8 +17,10 @@ Errors                 as :class:`~socialsim.llm.LiteLLMModel` reports them: 429
                        ``connection``, ``empty_reply`` (all transient, so
                        :class:`~socialsim.llm.Retry` retries them); a 400 saying the request
                        exceeds the context window ``context_overflow``; other 4xx (a bad
-                       request, an unknown model) ``rejected`` (permanent, never retried); a
-                       200 whose body is not JSON is a ``server_error``.
+                       request, an unknown model) ``rejected`` (permanent, never retried); an
+                       error answer to a request with a schema that refuses its form
+                       ``structured_refused`` (permanent); a 200 whose body is not JSON is a
+                       ``server_error``.
                        ``status`` is the HTTP status the server sent, None for a timeout or a
                        connection error (litellm makes up 408 and 500 for those)
 Reply                  text, tokens from the server's ``usage``, latency, ``finish_reason``, the same
@@ -78,7 +80,7 @@ from socialsim.llm.model import (
     prompt_hash,
     served_name,
 )
-from socialsim.llm.server import is_overflow
+from socialsim.llm.server import is_overflow, is_structure_refusal
 from socialsim.llm.structured import wire_fields
 
 #: Seconds an idle connection is kept for the next request (see :func:`_session`).
@@ -170,6 +172,8 @@ class OpenAICompatibleModel(Provider):
                 raise self.overflow_error(
                     f"{model}: HTTP {status}: {text[:500]}", text, status, hashes
                 )
+            if wire is not None and is_structure_refusal(text, status):
+                raise self.refused_structure(wire, status, text, hashes)
             raise status_error(status, text, {"retry-after": retry_header}, model, hashes)
         try:
             data = json.loads(raw)

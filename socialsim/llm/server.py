@@ -1,6 +1,9 @@
 """What an OpenAI-compatible server says about itself, and the one probe of its structured output.
 
 =============================  ===============================================================
+:class:`ServerInfo`            the family and window; :meth:`ServerInfo.facts` is what a run
+                               records of it, once, before its first episode
+                               (:func:`socialsim.llm.seats.resolve_servers`)
 :func:`server_info`            ``GET {api_base}/models`` (and llama.cpp's ``GET /props``): the
                                server's family and the model's context window, once per
                                ``(api_base, model)`` per process
@@ -48,6 +51,34 @@ _STATED_WINDOW = re.compile(
 class ServerInfo:
     family: str
     context_window: int | None = None
+
+    def facts(self) -> dict[str, Any]:
+        """What a run records of the server (the manifest's ``llm[].config.server``, the reply
+        cache's ``servers`` table): its family and window, and, for a reader, what
+        ``"auto"`` means on it."""
+        return {
+            "family": self.family,
+            "context_window": self.context_window,
+            "structured_format": self.structured_format,
+            "constrains": self.constrains,
+        }
+
+    @classmethod
+    def from_facts(cls, facts: Any) -> ServerInfo:
+        """The info :meth:`facts` recorded (a model table's ``server``); ValueError naming the
+        field otherwise."""
+        family = facts.get("family") if isinstance(facts, dict) else None
+        window = facts.get("context_window") if isinstance(facts, dict) else None
+        if family not in (*FAMILIES.values(), "openai_compatible") or not (
+            window is None
+            or (isinstance(window, int) and not isinstance(window, bool) and window > 0)
+        ):
+            raise ValueError(
+                "server: expected a table {family = one of "
+                f"{', '.join(repr(f) for f in (*FAMILIES.values(), 'openai_compatible'))}, "
+                f"context_window = tokens or absent}} (what a run records), got {facts!r}"
+            )
+        return cls(family, window)
 
     @property
     def structured_format(self) -> str:
@@ -108,6 +139,23 @@ def known_info(api_base: str, model: str) -> ServerInfo | None:
     """What :func:`server_info` found before, without asking (None if it has not)."""
     with _LOCK:
         return _INFO.get((api_base.rstrip("/"), model))
+
+
+_REFUSED_STRUCTURE = re.compile(
+    r"response_format|json_schema|guided_json|grammar|structured output|schema", re.I
+)
+
+
+def is_structure_refusal(text: str, status: int | None) -> bool:
+    """Whether an error answer to a request that carried a schema refuses the schema's form
+    (not credentials, a rate limit or an overflow)."""
+    return (
+        status is not None
+        and status not in (401, 403, 429)
+        and status >= 400
+        and not is_overflow(text)
+        and bool(_REFUSED_STRUCTURE.search(text))
+    )
 
 
 def is_overflow(text: str) -> bool:

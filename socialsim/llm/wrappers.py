@@ -7,14 +7,16 @@
                        loop, shared by every wrapper with that key (all episodes of a run)
 :class:`CallBudget`    refuses calls past a number of requests, tokens or dollars
 :class:`Accounting`    counts calls, requests, cache hits, failures, tokens, latency and cost
+:class:`ReplyLimit`    a reply over ``max_reply_chars`` comes back cut, marked ``invalid``
 =====================  ==========================================================================
 
 The usual stack, outermost first (what :func:`socialsim.llm.build_model` builds)::
 
-    Accounting(Cache(Retry(CallBudget(ConcurrencyLimit(LiteLLMModel(...)))), store))
+    Accounting(Cache(ReplyLimit(Retry(CallBudget(ConcurrencyLimit(LiteLLMModel(...))))), store))
 
 so a cache hit costs no request and no budget; every retry is a request that counts against the
-budget; and a request waiting out its backoff does not hold a concurrency slot.
+budget; a request waiting out its backoff does not hold a concurrency slot; and nothing above
+the limit (the cache, the record, the next prompt of the chat) ever holds an oversized reply.
 """
 
 from __future__ import annotations
@@ -35,9 +37,67 @@ from socialsim.llm.model import (
     ChatModel,
     ProviderError,
     Reply,
+    Settings,
     TransientProviderError,
     Wrapper,
 )
+
+#: characters per token of ``max_tokens`` that :class:`ReplyLimit` allows by default: English
+#: runs about 4, so a reply past 16 means the server ignored ``max_tokens``
+CHARS_PER_TOKEN = 16
+#: the bound when the call sets no ``max_tokens``
+DEFAULT_MAX_REPLY_CHARS = 65_536
+#: characters of an oversized reply kept (its opening), for the record and the re-prompt
+EXCERPT_CHARS = 200
+
+
+class ReplyLimit(Wrapper):
+    """A reply longer than the bound is no answer: it comes back as a :class:`Reply` whose
+    ``text`` is its first :data:`EXCERPT_CHARS` characters (at most the bound) and whose ``invalid`` names its
+    length and the bound, so that an agent counts it as an invalid answer (re-prompt, then
+    the fallback) and neither the record, the cache nor the next prompt holds more than the
+    excerpt. Tokens and cost stay those the server reported: the reply was paid for.
+
+    The bound is ``max_chars`` when given (the table's ``max_reply_chars``), else
+    :data:`CHARS_PER_TOKEN` times the call's ``max_tokens``, else
+    :data:`DEFAULT_MAX_REPLY_CHARS`.
+    """
+
+    def __init__(self, inner: ChatModel, max_chars: int | None = None) -> None:
+        super().__init__(inner)
+        if max_chars is not None and not (
+            isinstance(max_chars, int) and not isinstance(max_chars, bool) and max_chars > 0
+        ):
+            raise ValueError(
+                f"max_reply_chars: expected a number of characters > 0 (or absent: "
+                f"{CHARS_PER_TOKEN} per token of max_tokens), got {max_chars!r}"
+            )
+        self.max_chars = max_chars
+
+    def bound(self, settings: Settings) -> int:
+        """The longest reply a call with ``settings`` may get."""
+        if self.max_chars is not None:
+            return self.max_chars
+        if settings.max_tokens is not None:
+            return CHARS_PER_TOKEN * settings.max_tokens
+        return DEFAULT_MAX_REPLY_CHARS
+
+    async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
+        reply = await self.inner.complete(messages, **overrides)
+        bound = self.bound(self.settings.with_overrides(overrides))
+        if len(reply.text) <= bound:
+            return reply
+        return dataclasses.replace(
+            reply,
+            text=reply.text[: min(EXCERPT_CHARS, bound)],
+            invalid=(
+                f"the reply is {len(reply.text)} characters long, over the bound of {bound} "
+                "(max_reply_chars): answer briefly, in the format asked for"
+            ),
+        )
+
+    def layer(self) -> dict[str, Any]:
+        return {"layer": "ReplyLimit", "max_chars": self.max_chars}
 
 
 class Retry(Wrapper):
