@@ -15,17 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from socialsim import config as config_module
 from socialsim import records, registry
-from socialsim.results import (
-    RunInterrupted,
-    RunStopped,
-    failure_lines,
+from socialsim.manifest import (
     git_commit,  # noqa: F401 - socialsim.play imports it from here
     package_versions,  # noqa: F401 - socialsim.play imports it from here
 )
+from socialsim.results import RunInterrupted, RunStopped, failure_lines, read_manifest
 from socialsim.results import run as run_experiment
 
 
@@ -83,7 +82,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from socialsim.analysis.report import report
 
     for directory in map(Path, args.dir):
-        if records.read_manifest(directory) is None:
+        if read_manifest(directory) is None:
             raise config_module.ConfigError(
                 f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
             )
@@ -102,7 +101,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of ours as one line (``socialsim: warning: ...``), others as Python shows them."""
+    if issubclass(category, records.BadLinesWarning):
+        print(f"socialsim: warning: {message}", file=sys.stderr)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = _show_warning
     parser = argparse.ArgumentParser(
         prog="socialsim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
