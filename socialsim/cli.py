@@ -104,12 +104,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning of ours as one line (``socialsim: warning: ...``), others as Python shows them."""
     if issubclass(category, records.BadLinesWarning):
-        print(f"socialsim: warning: {message}", file=sys.stderr)
+        if str(message) not in _shown:  # one warning, however many times the log is read
+            _shown.add(str(message))
+            print(f"socialsim: warning: {message}", file=sys.stderr)
     else:
         _python_show_warning(message, category, filename, lineno, file, line)
 
 
 _python_show_warning = warnings.showwarning
+_shown: set[str] = set()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,7 +57,7 @@ def _lock(directory: Path, path: Path) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            holder = _holder(fd)
             os.close(fd)
             raise ConfigError(
                 f"--out {directory}: in use by another socialsim run (pid {holder or 'unknown'}, "
@@ -71,6 +72,16 @@ def _lock(directory: Path, path: Path) -> int | None:
     except OSError:  # a full disk: the lock holds without the pid
         pass
     return fd
+
+
+def _holder(fd: int) -> str:
+    """The pid in a held lock file (its holder writes it just after taking the lock)."""
+    for _ in range(50):
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if holder:
+            return holder
+        time.sleep(0.01)
+    return ""
 
 
 def _same_file(fd: int, path: Path) -> bool:

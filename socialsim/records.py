@@ -172,10 +172,13 @@ class EventLog:
             pass
 
     def commit(self) -> None:
-        """fsync what was written."""
+        """fsync what was written (a :class:`LogWriteError` if the disk fails, or if the file
+        was removed meanwhile: what was written to it is gone with it)."""
         if self._uncommitted:
             try:
                 os.fsync(self._file.fileno())
+                if os.fstat(self._file.fileno()).st_nlink == 0:
+                    raise OSError(errno.ENOENT, "removed while the run wrote to it")
             except OSError as error:
                 raise _write_error(error, self.path) from None
             self._uncommitted = 0
@@ -262,8 +265,8 @@ def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes]]) -> None:
     one = len(bad) == 1
     warnings.warn(
         f"{path}: {len(bad)} {'line' if one else 'lines'} that {'is' if one else 'are'} not a "
-        f"record skipped (line {numbers}); the next `socialsim run` on this directory sets "
-        f"{'it' if one else 'them'} aside in {REJECTED} and plays any episode with no record",
+        f"record skipped (line {numbers}); `socialsim run` on this directory sets "
+        f"{'it' if one else 'them'} aside in {REJECTED} and plays any episode left with no record",
         BadLinesWarning,
         stacklevel=4,
     )

@@ -160,7 +160,7 @@ def _run(
     scan = records.read_log(out)
     todo = runner.pending(specs, records.done_keys(out, scan))
     check = runner.check_specs(todo)
-    if not todo and not check_only:  # nothing opened for writing (a read-only disk reruns)
+    if not todo and not check_only and held is not None:  # nothing opened for writing
         if scan.bad or scan.torn:
             try:
                 records.set_aside_bad_lines(out / records.EPISODES)
@@ -215,8 +215,8 @@ def _run(
     except records.LogWriteError as error:
         raise RunStopped(
             f"{experiment.name}: stopped: cannot write {error.filename}: {error.strerror}; "
-            f"{_logged(out, specs, todo)}/{len(specs)} episodes logged in {out}; free space (or "
-            "make the directory writable) and rerun the same command to resume"
+            f"{_logged(out, specs, todo)}/{len(specs)} episodes logged in {out}; once the disk "
+            "has room and can be written, rerun the same command to resume"
         ) from None
     except KeyboardInterrupt:
         raise RunInterrupted(experiment.name, _logged(out, specs, todo), len(specs), out) from None
