@@ -122,12 +122,14 @@ class EventLog:
         directory: str | os.PathLike,
         commit_every: int = 64,
         commit_seconds: float = 1.0,
+        scan: LogScan | None = None,
     ):
+        """``scan``: the log as its writer read it already (then not read again)."""
         self.directory = Path(directory)
         self.path = self.directory / EPISODES
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            set_aside_bad_lines(self.path)
+            set_aside_bad_lines(self.path, scan)
             # Unbuffered: each write() is one system call, so a record is at the OS when written.
             self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
             self._size = os.fstat(self._file.fileno()).st_size  # the end of the last whole line
@@ -230,18 +232,26 @@ def _is_record(data: Any) -> bool:
 
 @dataclass
 class LogScan:
-    """``episodes.jsonl`` read line by line: the records, and what is not one."""
+    """``episodes.jsonl`` read line by line: the records (when kept), the keys of the ``done``
+    ones, and what is not a record."""
 
     records: list[dict[str, Any]]
+    done: set[tuple[str, int]]
     bad: list[tuple[int, bytes]]  # (line number from 1, the line without its newline)
     torn: bytes  # a last line without its newline (a write cut short), or b""
+    lines: int  # whole lines read
+
+    @property
+    def clean(self) -> bool:
+        return not self.bad and not self.torn
 
 
-def scan_log(path: Path) -> LogScan:
-    """Every line of the log at ``path``: a line is a record when it is a JSON object with a
-    record's keys; anything else (blank, garbage, NUL bytes, a torn line, an array, a record
-    missing fields) is bad. A last line without its newline is ``torn``, not bad."""
-    scan = LogScan([], [], b"")
+def scan_log(path: Path, keep: bool = True) -> LogScan:
+    """Every line of the log at ``path`` (its records kept with ``keep``): a line is a record
+    when it is a JSON object with a record's keys; anything else (blank, garbage, NUL bytes, a
+    torn line, an array, a record missing fields) is bad. A last line without its newline is
+    ``torn``, not bad."""
+    scan = LogScan([], set(), [], b"", 0)
     if not path.exists():
         return scan
     with open(path, "rb") as f:
@@ -249,14 +259,18 @@ def scan_log(path: Path) -> LogScan:
             if not line.endswith(b"\n"):
                 scan.torn = line
                 break
+            scan.lines = number
             try:
                 data = json.loads(line)
             except ValueError:  # not JSON, or not UTF-8
                 data = None
-            if _is_record(data):
-                scan.records.append(data)
-            else:
+            if not _is_record(data):
                 scan.bad.append((number, line[:-1]))
+                continue
+            if data["status"] == "done":
+                scan.done.add((cell_id(data["cell"]), data["episode"]))
+            if keep:
+                scan.records.append(data)
     return scan
 
 
@@ -272,17 +286,18 @@ def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes]]) -> None:
     )
 
 
-def set_aside_bad_lines(path: Path) -> None:
+def set_aside_bad_lines(path: Path, scan: LogScan | None = None) -> None:
     """Before writing to the log at ``path``: move its bad lines and a torn last line into
     ``episodes.rejected.jsonl`` beside it (``{"line": N, "text": ...}``, one per line, kept
     before the log is changed), so that the log holds only whole records and ends with a
-    newline. Their episodes have no record left, so the run plays them again."""
-    scan = scan_log(path)
-    if not scan.bad and not scan.torn:
+    newline. Their episodes have no record left, so the run plays them again. ``scan``: the
+    log as read already (by the process that holds the directory)."""
+    scan = scan_log(path, keep=False) if scan is None else scan
+    if scan.clean:
         return
     aside = [*scan.bad]
     if scan.torn:
-        aside.append((len(scan.records) + len(scan.bad) + 1, scan.torn))
+        aside.append((scan.lines + 1, scan.torn))
     rejected = path.with_name(REJECTED)
     with open(rejected, "ab") as f:
         for number, text in aside:
@@ -306,11 +321,11 @@ def set_aside_bad_lines(path: Path) -> None:
     os.replace(clean, path)
 
 
-def read_log(directory: str | os.PathLike) -> LogScan:
+def read_log(directory: str | os.PathLike, keep: bool = True) -> LogScan:
     """``directory``'s log read (:func:`scan_log`); its lines that are not records are named in
     one :class:`BadLinesWarning`, a torn last line (a killed run) is passed over silently."""
     path = Path(directory) / EPISODES
-    scan = scan_log(path)
+    scan = scan_log(path, keep)
     if scan.bad:
         _warn_bad_lines(path, scan.bad)
     return scan
@@ -348,10 +363,9 @@ def failure_reasons(failed: Iterable[EpisodeRecord]) -> list[tuple[str, int, Epi
     return [(reason, len(group), group[0]) for reason, group in ordered]
 
 
-def done_keys(directory: str | os.PathLike, scan: LogScan | None = None) -> set[tuple[str, int]]:
-    """The keys with a ``done`` record in ``directory``'s log (or in its ``scan``)."""
-    scan = read_log(directory) if scan is None else scan
-    return {(cell_id(d["cell"]), d["episode"]) for d in scan.records if d["status"] == "done"}
+def done_keys(directory: str | os.PathLike) -> set[tuple[str, int]]:
+    """The keys with a ``done`` record in ``directory``'s log."""
+    return read_log(directory, keep=False).done
 
 
 class ManifestError(ValueError):

@@ -157,13 +157,13 @@ def _run(
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    scan = records.read_log(out)
-    todo = runner.pending(specs, records.done_keys(out, scan))
+    scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
+    todo = runner.pending(specs, scan.done)
     check = runner.check_specs(todo)
     if not todo and not check_only and held is not None:  # nothing opened for writing
-        if scan.bad or scan.torn:
+        if not scan.clean:
             try:
-                records.set_aside_bad_lines(out / records.EPISODES)
+                records.set_aside_bad_lines(out / records.EPISODES, scan)
             except OSError:  # a read-only disk: the bad lines stay, skipped by every reader
                 pass
         say(f"{experiment.name}: {len(specs)} episodes, {len(specs)} already logged, 0 to run")
@@ -177,7 +177,7 @@ def _run(
             f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
             f"logged, {len(todo)} to run -> {out}"
         )
-        return records.EventLog(out)
+        return records.EventLog(out, scan=scan)
 
     try:
         with runner.players(
