@@ -86,14 +86,23 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise config_module.ConfigError(
                 f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
             )
-    if len(args.dir) > 1:
-        from socialsim.analysis.compare import compare
+    try:
+        if len(args.dir) > 1:
+            from socialsim.analysis.compare import compare
 
-        out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
-        print(compare(args.dir, out).text())
-        return 0
-    directory = Path(args.dir[0])
-    text = report(directory, write_files=not args.no_files)
+            out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
+            print(compare(args.dir, out).text())
+            return 0
+        directory = Path(args.dir[0])
+        text = report(directory, write_files=not args.no_files)
+    except OSError as error:  # a full or read-only disk under the report's files
+        where = error.filename or args.out or args.dir[0]
+        print(
+            f"socialsim: cannot write {where}: {error.strerror or error}; the report needs room "
+            "for its files there (or --no-files prints it only)",
+            file=sys.stderr,
+        )
+        return 1
     print(text)
     failed = records.read_failures(directory)
     if failed:

@@ -255,6 +255,7 @@ def _check_credentials(experiment: Experiment) -> None:
     for _, cell in experiment.cells:
         for seat, spec in cell["seats"].items():
             model = spec.get("model")
+            model = {"model": model} if isinstance(model, str) else model
             if not isinstance(model, Mapping):
                 continue
             from socialsim.llm.build import missing_key

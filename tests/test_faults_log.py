@@ -234,6 +234,15 @@ def test_read_only_disk_reruns_a_complete_directory_and_stops_cleanly_otherwise(
             "written, rerun the same command to resume"
         ],
     )
+    report = cli.run("report", str(done))
+    assert (report.returncode, report.stderr.splitlines()) == (
+        1,
+        [
+            f"socialsim: cannot write {done}/returns.csv: Read-only file system; the report "
+            "needs room for its files there (or --no-files prints it only)"
+        ],
+    )
+    assert cli.run("report", str(done), "--no-files").returncode == 0
     new = run(small_disk / "new")
     assert new.returncode == 1 and len(new.stderr.splitlines()) == 1
     assert "Read-only file system; 0/60 episodes logged" in new.stderr
