@@ -22,6 +22,19 @@ from socialsim.config import ConfigError
 
 LOCK = "run.lock"
 
+#: The lock files this process holds open. A process forked from it (a pool worker) closes its
+#: copies at once, so that the lock ends with the run itself, not with its last worker.
+_held: set[int] = set()
+
+
+def _close_inherited() -> None:
+    for fd in _held:
+        os.close(fd)
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_close_inherited)
+
 
 @contextmanager
 def hold(directory: Path) -> Iterator[None]:
@@ -32,10 +45,13 @@ def hold(directory: Path) -> Iterator[None]:
     path = directory / LOCK
     made_lock = not path.exists()
     fd = _lock(directory, path)
+    if fd is not None:
+        _held.add(fd)
     try:
         yield
     finally:
         if fd is not None:
+            _held.discard(fd)
             try:
                 if made_lock and os.listdir(directory) == [LOCK]:  # nothing written: leave none
                     path.unlink()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from socialsim import records
+from socialsim import directory_lock, records
 from socialsim.cli import main
 from socialsim.directory_lock import LOCK
 from socialsim.records import EventLog, LogWriteError
@@ -539,3 +540,19 @@ def test_strings_for_the_views_other_seats_are_refused_naming_the_seat(others, m
     with pytest.raises(ValueError) as error:
         seat_specs(["agent_1", "agent_2", "agent_3"], others)
     assert str(error.value) == message
+
+
+def test_a_process_forked_while_the_lock_is_held_does_not_keep_it(tmp_path):
+    """A pool worker forked from a run closes its copy of the lock: it ends with the run."""
+    (tmp_path / records.EPISODES).touch()  # a directory with something in it keeps its lock file
+    with directory_lock.hold(tmp_path):
+        child = os.fork()
+        if child == 0:  # a worker that outlives its run for a while
+            time.sleep(60)
+            os._exit(0)
+    try:
+        with directory_lock.hold(tmp_path):  # raises "in use" if the child held the lock
+            pass
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
