@@ -545,14 +545,19 @@ def test_strings_for_the_views_other_seats_are_refused_naming_the_seat(others, m
 def test_a_process_forked_while_the_lock_is_held_does_not_keep_it(tmp_path):
     """A pool worker forked from a run closes its copy of the lock: it ends with the run."""
     (tmp_path / records.EPISODES).touch()  # a directory with something in it keeps its lock file
+    started, started_write = os.pipe()
     with directory_lock.hold(tmp_path):
         child = os.fork()
         if child == 0:  # a worker that outlives its run for a while
+            os.write(started_write, b"!")  # it runs: what happens at fork has happened
             time.sleep(60)
             os._exit(0)
+    assert os.read(started, 1) == b"!"
     try:
         with directory_lock.hold(tmp_path):  # raises "in use" if the child held the lock
             pass
     finally:
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
+        os.close(started)
+        os.close(started_write)
