@@ -232,13 +232,13 @@ def _seat_error(text: str, specs: list[runner.EpisodeSpec]) -> str:
     return f"seats.{seats[0]}.{text}" if len(seats) == 1 else text
 
 
-def _logged(out: Path, specs: list[runner.EpisodeSpec], todo: list[runner.EpisodeSpec]) -> str:
-    """How many episodes ``out`` holds done, read back (at least those logged before the run
-    when the disk cannot be read)."""
+def _logged(out: Path, specs: list[runner.EpisodeSpec], todo: list[runner.EpisodeSpec]) -> int:
+    """How many episodes ``out`` holds done, read back (those logged before the run when the
+    disk cannot be read: at least that many are there)."""
     try:
-        return str(len(records.done_keys(out)))
+        return len(records.done_keys(out))
     except OSError:
-        return f"at least {len(specs) - len(todo)}"
+        return len(specs) - len(todo)
 
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
