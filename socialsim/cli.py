@@ -15,17 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from socialsim import config as config_module
 from socialsim import records, registry
-from socialsim.results import (
-    RunInterrupted,
-    RunStopped,
-    failure_lines,
+from socialsim.manifest import (
     git_commit,  # noqa: F401 - socialsim.play imports it from here
     package_versions,  # noqa: F401 - socialsim.play imports it from here
 )
+from socialsim.results import RunInterrupted, RunStopped, failure_lines, read_manifest
 from socialsim.results import run as run_experiment
 
 
@@ -83,18 +82,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     from socialsim.analysis.report import report
 
     for directory in map(Path, args.dir):
-        if records.read_manifest(directory) is None:
+        if read_manifest(directory) is None:
             raise config_module.ConfigError(
                 f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
             )
-    if len(args.dir) > 1:
-        from socialsim.analysis.compare import compare
+    try:
+        if len(args.dir) > 1:
+            from socialsim.analysis.compare import compare
 
-        out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
-        print(compare(args.dir, out).text())
-        return 0
-    directory = Path(args.dir[0])
-    text = report(directory, write_files=not args.no_files)
+            out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
+            print(compare(args.dir, out).text())
+            return 0
+        directory = Path(args.dir[0])
+        text = report(directory, write_files=not args.no_files)
+    except OSError as error:  # a full or read-only disk under the report's files
+        where = error.filename or args.out or args.dir[0]
+        print(
+            f"socialsim: cannot write {where}: {error.strerror or error}; the report needs room "
+            "for its files there (or --no-files prints it only)",
+            file=sys.stderr,
+        )
+        return 1
     print(text)
     failed = records.read_failures(directory)
     if failed:
@@ -102,7 +110,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of ours as one line (``socialsim: warning: ...``), others as Python shows them."""
+    if issubclass(category, records.BadLinesWarning):
+        if str(message) not in _shown:  # one warning, however many times the log is read
+            _shown.add(str(message))
+            print(f"socialsim: warning: {message}", file=sys.stderr)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+_shown: set[str] = set()
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = _show_warning
     parser = argparse.ArgumentParser(
         prog="socialsim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -5,8 +5,10 @@ An experiment writes to one directory:
 * ``manifest.json`` — the resolved config, package versions, git commit (if any) and start time;
 * ``episodes.jsonl`` — one complete :class:`EpisodeRecord` per line (:meth:`EpisodeRecord.line`),
   written to the file as each episode ends and committed to the disk in groups (see
-  :class:`EventLog` for what survives a kill and a crash). A torn last line left by a crash
-  mid-write is ignored by the reader and cut off by the next writer.
+  :class:`EventLog` for what survives a kill, a crash and a full disk). A line that is not a
+  record (a torn line, garbage) is skipped by the reader, named in one warning, and set aside
+  by the next writer into ``episodes.rejected.jsonl`` (with its line number); its episode has
+  no record, so it is played again.
 
 An episode is identified by its key ``(cell, episode)``. Rerunning the same experiment on the
 same directory runs only the keys that have no ``done`` record; a ``failed`` record is retried.
@@ -14,9 +16,12 @@ same directory runs only the keys that have no ``done`` record; a ``failed`` rec
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -26,6 +31,7 @@ from socialsim.plain_json import canonical_json
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
+REJECTED = "episodes.rejected.jsonl"  # lines set aside: not records
 
 
 def cell_id(cell: dict[str, Any]) -> str:
@@ -84,16 +90,31 @@ class EpisodeRecord:
         return cls(**json.loads(line))
 
 
+class LogWriteError(OSError):
+    """The log (or the manifest) could not be written: a full, read-only or vanished disk. Every
+    record written before it is whole in the file; the one being written is not."""
+
+
+class BadLinesWarning(UserWarning):
+    """``episodes.jsonl`` holds lines that are not records (named in one warning per read)."""
+
+
 class EventLog:
     """Append-only writer of ``episodes.jsonl`` in an experiment directory, committing in groups.
 
-    The guarantee: each record reaches the operating system (one ``write``) when it is appended,
-    so a killed run (Ctrl-C, SIGKILL, an exception) loses no appended record. It reaches the disk
-    (``fsync``) at the latest ``commit_every`` records or ``commit_seconds`` seconds after it was
-    appended, and at :meth:`close`; so a crash of the machine loses at most that uncommitted
-    tail. A tail lost, or torn mid-line, is safe: a torn line is ignored by the reader and cut off
-    by the next writer, and the episodes of the lost tail have no ``done`` record, so the next
-    run plays them again (the same seeds give the same records). No record is ever half kept.
+    The guarantee: a record is in the file whole or not at all, and an episode counts as done
+    (in the run's tally) only once its whole line is on the disk. :meth:`write` hands the OS the
+    whole line (a short write is continued until every byte is written); a write that fails
+    (``ENOSPC``, ``EIO``, ``EROFS``...) has its partial bytes cut off again and raises
+    :class:`LogWriteError`, so the run stops with every record before it whole. Lines reach the
+    disk (``fsync``) at the latest ``commit_every`` records or ``commit_seconds`` seconds after
+    they were written, and at :meth:`close`, which ends every run before it reports its episodes
+    done; a failed ``fsync`` raises :class:`LogWriteError` too. So a killed run (Ctrl-C,
+    SIGKILL) loses no written record, and a crash of the machine at most the uncommitted tail,
+    whose episodes have no ``done`` record and are played again by the next run (the same seeds
+    give the same records). Opening the log sets aside what a crash or a bad disk left (a torn
+    last line, lines that are not records: :func:`set_aside_bad_lines`), so no record is ever
+    glued onto a partial one.
     """
 
     def __init__(
@@ -101,25 +122,42 @@ class EventLog:
         directory: str | os.PathLike,
         commit_every: int = 64,
         commit_seconds: float = 1.0,
+        scan: LogScan | None = None,
     ):
+        """``scan``: the log as its writer read it already (then not read again)."""
         self.directory = Path(directory)
         self.path = self.directory / EPISODES
-        self.directory.mkdir(parents=True, exist_ok=True)
-        _cut_torn_tail(self.path)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            set_aside_bad_lines(self.path, scan)
+            # Unbuffered: each write() is one system call, so a record is at the OS when written.
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
+            self._size = os.fstat(self._file.fileno()).st_size  # the end of the last whole line
+        except OSError as error:
+            raise _write_error(error, self.path) from None
         self.commit_every = commit_every
         self.commit_seconds = commit_seconds
         self._uncommitted = 0
         self._committed_at = time.monotonic()
-        # Unbuffered: each write() is one system call, so a record is at the OS when appended.
-        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
 
     def append(self, record: EpisodeRecord) -> None:
         self.write(record.line())
 
     def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
-        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played);
-        ``status`` and ``key`` are the record's, for logs that keep them."""
-        self._file.write(line.encode() + b"\n")
+        """Append one record's :meth:`~EpisodeRecord.line` (encoded where it was played), whole
+        or not at all; ``status`` and ``key`` are the record's, for logs that keep them."""
+        data = memoryview(line.encode() + b"\n")
+        written = 0
+        try:
+            while written < len(data):
+                count = self._file.write(data[written:])
+                if not count:  # a regular file that takes no byte and says no error: full
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                written += count
+        except OSError as error:
+            self._cut_partial()
+            raise _write_error(error, self.path) from None
+        self._size += written
         self._uncommitted += 1
         if (
             self._uncommitted >= self.commit_every
@@ -127,17 +165,33 @@ class EventLog:
         ):
             self.commit()
 
+    def _cut_partial(self) -> None:
+        """Cut off the bytes of a record whose write failed (if the disk lets us; else the next
+        open sets them aside)."""
+        try:
+            os.ftruncate(self._file.fileno(), self._size)
+        except OSError:
+            pass
+
     def commit(self) -> None:
-        """fsync what was appended."""
+        """fsync what was written (a :class:`LogWriteError` if the disk fails, or if the file
+        was removed meanwhile: what was written to it is gone with it)."""
         if self._uncommitted:
-            os.fsync(self._file.fileno())
+            try:
+                os.fsync(self._file.fileno())
+                if os.fstat(self._file.fileno()).st_nlink == 0:
+                    raise OSError(errno.ENOENT, "removed while the run wrote to it")
+            except OSError as error:
+                raise _write_error(error, self.path) from None
             self._uncommitted = 0
         self._committed_at = time.monotonic()
 
     def close(self) -> None:
         if not self._file.closed:
-            self.commit()
-            self._file.close()
+            try:
+                self.commit()
+            finally:
+                self._file.close()
 
     def __enter__(self) -> EventLog:
         return self
@@ -146,26 +200,140 @@ class EventLog:
         self.close()
 
 
-def _cut_torn_tail(path: Path) -> None:
-    """Remove a last line that a killed writer left without its newline."""
-    if not path.exists() or path.stat().st_size == 0:
+def _write_error(error: OSError, path: Path) -> LogWriteError:
+    return LogWriteError(error.errno, error.strerror or str(error), str(path))
+
+
+#: The keys every record line holds, and the keys it may hold (the fields of EpisodeRecord).
+_REQUIRED = (
+    "experiment",
+    "cell",
+    "episode",
+    "seed",
+    "env_id",
+    "env_kwargs",
+    "form",
+    "seats",
+    "status",
+)
+_FIELDS = frozenset(f.name for f in fields(EpisodeRecord))
+
+
+def _is_record(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and all(key in data for key in _REQUIRED)
+        and data.keys() <= _FIELDS
+        and isinstance(data["cell"], dict)
+        and type(data["episode"]) is int
+        and data["status"] in ("done", "failed")
+    )
+
+
+@dataclass
+class LogScan:
+    """``episodes.jsonl`` read line by line: the records (when kept), the keys of the ``done``
+    ones, and what is not a record."""
+
+    records: list[dict[str, Any]]
+    done: set[tuple[str, int]]
+    bad: list[tuple[int, bytes]]  # (line number from 1, the line without its newline)
+    torn: bytes  # a last line without its newline (a write cut short), or b""
+    lines: int  # whole lines read
+
+    @property
+    def clean(self) -> bool:
+        return not self.bad and not self.torn
+
+
+def scan_log(path: Path, keep: bool = True) -> LogScan:
+    """Every line of the log at ``path`` (its records kept with ``keep``): a line is a record
+    when it is a JSON object with a record's keys; anything else (blank, garbage, NUL bytes, a
+    torn line, an array, a record missing fields) is bad. A last line without its newline is
+    ``torn``, not bad."""
+    scan = LogScan([], set(), [], b"", 0)
+    if not path.exists():
+        return scan
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.endswith(b"\n"):
+                scan.torn = line
+                break
+            scan.lines = number
+            try:
+                data = json.loads(line)
+            except ValueError:  # not JSON, or not UTF-8
+                data = None
+            if not _is_record(data):
+                scan.bad.append((number, line[:-1]))
+                continue
+            if data["status"] == "done":
+                scan.done.add((cell_id(data["cell"]), data["episode"]))
+            if keep:
+                scan.records.append(data)
+    return scan
+
+
+def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes]]) -> None:
+    numbers = ", ".join(str(n) for n, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    one = len(bad) == 1
+    warnings.warn(
+        f"{path}: {len(bad)} {'line' if one else 'lines'} that {'is' if one else 'are'} not a "
+        f"record skipped (line {numbers}); `socialsim run` on this directory sets "
+        f"{'it' if one else 'them'} aside in {REJECTED} and plays any episode left with no record",
+        BadLinesWarning,
+        stacklevel=4,
+    )
+
+
+def set_aside_bad_lines(path: Path, scan: LogScan | None = None) -> None:
+    """Before writing to the log at ``path``: move its bad lines and a torn last line into
+    ``episodes.rejected.jsonl`` beside it (``{"line": N, "text": ...}``, one per line, kept
+    before the log is changed), so that the log holds only whole records and ends with a
+    newline. Their episodes have no record left, so the run plays them again. ``scan``: the
+    log as read already (by the process that holds the directory)."""
+    scan = scan_log(path, keep=False) if scan is None else scan
+    if scan.clean:
         return
-    with open(path, "rb+") as f:
-        data = f.read()
-        if data.endswith(b"\n"):
-            return
-        f.truncate(data.rfind(b"\n") + 1)
+    aside = [*scan.bad]
+    if scan.torn:
+        aside.append((scan.lines + 1, scan.torn))
+    rejected = path.with_name(REJECTED)
+    with open(rejected, "ab") as f:
+        for number, text in aside:
+            kept = {"line": number, "text": text.decode("utf-8", "backslashreplace")}
+            f.write((json.dumps(kept) + "\n").encode())
+        f.flush()
+        os.fsync(f.fileno())
+    if not scan.bad:  # only a torn tail: cut it off
+        with open(path, "rb+") as f:
+            f.truncate(path.stat().st_size - len(scan.torn))
+            os.fsync(f.fileno())
+        return
+    clean = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(path, "rb") as source, open(clean, "wb") as f:
+        bad = {number for number, _ in scan.bad}
+        for number, line in enumerate(source, start=1):
+            if number not in bad and line.endswith(b"\n"):
+                f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(clean, path)
+
+
+def read_log(directory: str | os.PathLike, keep: bool = True) -> LogScan:
+    """``directory``'s log read (:func:`scan_log`); its lines that are not records are named in
+    one :class:`BadLinesWarning`, a torn last line (a killed run) is passed over silently."""
+    path = Path(directory) / EPISODES
+    scan = scan_log(path, keep)
+    if scan.bad:
+        _warn_bad_lines(path, scan.bad)
+    return scan
 
 
 def iter_lines(directory: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    path = Path(directory) / EPISODES
-    if not path.exists():
-        return
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                return  # torn tail of a killed run
-            yield json.loads(line)
+    """The records of ``directory``'s log, as plain dicts (:func:`read_log`)."""
+    return iter(read_log(directory).records)
 
 
 def read_records(directory: str | os.PathLike, include_failed: bool = False) -> list[EpisodeRecord]:
@@ -196,128 +364,49 @@ def failure_reasons(failed: Iterable[EpisodeRecord]) -> list[tuple[str, int, Epi
 
 
 def done_keys(directory: str | os.PathLike) -> set[tuple[str, int]]:
-    return {
-        (cell_id(d["cell"]), d["episode"]) for d in iter_lines(directory) if d["status"] == "done"
-    }
+    """The keys with a ``done`` record in ``directory``'s log."""
+    return read_log(directory, keep=False).done
+
+
+class ManifestError(ValueError):
+    """``manifest.json`` cannot be read as a manifest (the CLI exits with status 2)."""
 
 
 def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
+    """The directory's manifest, ``None`` when it has none; a :class:`ManifestError` naming the
+    file and how to recover when it is not a JSON object."""
     path = Path(directory) / MANIFEST
     if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_bytes())
+        problem = None if isinstance(manifest, dict) else f"a JSON {type(manifest).__name__}"
+    except ValueError as error:
+        problem = f"not valid JSON: {error}"
+    if problem is not None:
+        raise ManifestError(
+            f"{path}: is not a manifest ({problem}); the logged episodes are safe in "
+            f"{EPISODES}: move the file away and rerun the same `socialsim run` command that made "
+            "this directory (it writes the manifest again and plays only what is missing)"
+        )
+    return manifest
 
 
 def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> None:
+    """Write the manifest whole, through a temporary file of this process's own (two processes
+    writing at once each replace it whole); a :class:`LogWriteError` if the disk refuses."""
     path = Path(directory) / MANIFEST
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def episode_rows_frame(records: Iterable[EpisodeRecord]):
-    """One row per episode: cell values, seed, status, error, and the env's summary
-    (``summary.KEY`` columns for its plain values)."""
-    import pandas as pd
-
-    rows = []
-    for record in records:
-        row = {f"cell.{k}": v for k, v in record.cell.items()}
-        row.update(
-            episode=record.episode,
-            seed=record.seed,
-            env_id=record.env_id,
-            status=record.status,
-            error=record.error,
-            wall_s=record.timing.get("wall_s"),
-        )
-        row.update(
-            {
-                f"summary.{k}": v
-                for k, v in record.summary.items()
-                if isinstance(v, (str, int, float, bool)) or v is None
-            }
-        )
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def llm_calls_frame(records: Iterable[EpisodeRecord]):
-    """One row per logged LLM call (an ``llm_call`` event): episode, seat and the call's fields
-    (model, tokens, cost, latency, cached, error...)."""
-    import pandas as pd
-
-    rows = []
-    for record in records:
-        for seat, events in record.events.items():
-            for index, event in enumerate(events):
-                if event.get("type") != "llm_call":
-                    continue
-                row = {f"cell.{k}": v for k, v in record.cell.items()}
-                row.update(episode=record.episode, seed=record.seed, seat=seat, event=index)
-                row.update({k: v for k, v in event.items() if k != "type"})
-                rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def episodes_frame(records: Iterable[EpisodeRecord]):
-    """One row per (episode, seat): cell values, seed, seat, agent kind, return, counters."""
-    import pandas as pd
-
-    rows = []
-    for record in records:
-        for seat, spec in record.seats.items():
-            row = {f"cell.{k}": v for k, v in record.cell.items()}
-            row.update(
-                episode=record.episode,
-                seed=record.seed,
-                env_id=record.env_id,
-                status=record.status,
-                seat=seat,
-                kind=spec.get("kind"),
-                ret=record.returns.get(seat, 0.0),
-            )
-            row.update({f"counter.{k}": v for k, v in record.counters.get(seat, {}).items()})
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def messages_frame(records: Iterable[EpisodeRecord]):
-    """One row per bus message: episode, seed, cell values and the message fields."""
-    import pandas as pd
-
-    rows = []
-    for record in records:
-        for message in record.messages:
-            row = {f"cell.{k}": v for k, v in record.cell.items()}
-            row.update(
-                episode=record.episode,
-                seed=record.seed,
-                **{k: message[k] for k in ("id", "turn", "sender", "to", "channel", "kind")},
-            )
-            row["payload"] = message["payload"]
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def steps_frame(records: Iterable[EpisodeRecord]):
-    """One row per (step, acting agent): its action, reward and whether it was invalid."""
-    import pandas as pd
-
-    rows = []
-    for record in records:
-        for index, step in enumerate(record.steps):
-            for agent, action in step["actions"].items():
-                row = {f"cell.{k}": v for k, v in record.cell.items()}
-                row.update(
-                    episode=record.episode,
-                    seed=record.seed,
-                    step=index,
-                    turn=step["turn"],
-                    agent=agent,
-                    action=action,
-                    reward=step["rewards"].get(agent, 0.0),
-                    invalid=agent in step.get("invalid", {}),
-                )
-                rows.append(row)
-    return pd.DataFrame(rows)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{MANIFEST}.", suffix=".tmp")
+        try:
+            with open(fd, "wb") as f:
+                f.write((json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise _write_error(error, path) from None

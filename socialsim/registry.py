@@ -153,10 +153,26 @@ def check_kwargs(where: str, target, kwargs: Mapping[str, Any]) -> None:
         for n, p in params.items()
         if p.kind is not inspect.Parameter.VAR_POSITIONAL and n != "self"
     ]
+    required = [
+        n
+        for n, p in params.items()
+        if n != "self"
+        and p.default is inspect.Parameter.empty
+        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    missing = [n for n in required if n not in kwargs]
+    if missing:
+        raise ValueError(
+            f"{where}.{missing[0]}: required key missing; {target.__name__} needs "
+            f"{', '.join(required)}"
+        )
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
+        allowed_keys = (
+            f"allowed keys: {', '.join(allowed)}" if allowed else f"{target.__name__} takes no keys"
+        )
         raise ValueError(
-            f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed) or '(none)'}"
+            f"{where}: unknown key {unknown[0]!r}{nearest(unknown[0], allowed)}; {allowed_keys}"
         )
     hints = _type_hints(target)
     for name, value in kwargs.items():

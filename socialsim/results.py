@@ -23,82 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from socialsim import config as config_module
-from socialsim import records, runner
+from socialsim import directory_lock, frames, manifest, records, runner
 from socialsim.config import ConfigError, Experiment
-
-PACKAGES = (
-    "socialsim",
-    "pettingzoo",
-    "gymnasium",
-    "mesa",
-    "litellm",
-    "numpy",
-    "matplotlib",
-    "pandas",
-)
-
-
-def package_versions() -> dict[str, str | None]:
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = _version(metadata.distribution(name))
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-def _version(dist: metadata.Distribution) -> str | None:
-    """The distribution's version, read from its metadata's headers: ``dist.version`` parses
-    the whole file as an e-mail message (several ms for a long description)."""
-    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
-        if line.startswith("Version:"):
-            return line.removeprefix("Version:").strip()
-        if not line:  # the headers end at the first blank line
-            break
-    return dist.version
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def llm_models(experiment: Experiment, out: Path) -> list[dict]:
-    """Each distinct LLM model table named by a seat, with where its reply cache lives.
-    (An agent spec that carries a ``model`` table is an LLM seat; the key is never recorded,
-    only the name of the variable that holds it.)"""
-    seen: list[dict] = []
-    for _, cell in experiment.cells:
-        for spec in cell["seats"].values():
-            model = spec.get("model")
-            if isinstance(model, str):
-                model = {"model": model}
-            if isinstance(model, dict) and model not in [m["config"] for m in seen]:
-                from socialsim.llm.build import cache_path
-
-                cache = cache_path(model.get("cache", True), out)
-                seen.append({"config": model, "cache": str(cache) if cache else None})
-    return seen
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -139,8 +72,8 @@ class Results:
         return records.read_records(self.directory, include_failed=include_failed)
 
     def frame(self):
-        """One row per (episode, seat) of the done episodes (``records.episodes_frame``)."""
-        return records.episodes_frame(self.records())
+        """One row per (episode, seat) of the done episodes (``frames.episodes_frame``)."""
+        return frames.episodes_frame(self.records())
 
 
 @dataclass
@@ -160,15 +93,15 @@ def load(directory: str | Path, include_failed: bool = False) -> Frames:
     """The :class:`Frames` of the results directory ``directory`` (a :class:`ConfigError` if it
     holds no experiment)."""
     directory = Path(directory)
-    if records.read_manifest(directory) is None:
+    if read_manifest(directory) is None:
         raise ConfigError(f"results_dir: {directory} holds no experiment (no {records.MANIFEST})")
     held = records.read_records(directory, include_failed=include_failed)
     return Frames(
-        episodes=records.episode_rows_frame(held),
-        agent_episodes=records.episodes_frame(held),
-        steps=records.steps_frame(held),
-        messages=records.messages_frame(held),
-        llm_calls=records.llm_calls_frame(held),
+        episodes=frames.episode_rows_frame(held),
+        agent_episodes=frames.episodes_frame(held),
+        steps=frames.steps_frame(held),
+        messages=frames.messages_frame(held),
+        llm_calls=frames.llm_calls_frame(held),
     )
 
 
@@ -207,26 +140,51 @@ def run(
         raise ConfigError(
             f"--out {out}: is a file, not a directory; name a new or a results directory"
         )
-    held = records.read_manifest(out)
-    grown = _grown_from(held, experiment, out)
+    if check_only:  # writes nothing, the lock file included
+        return _run(experiment, out, True, progress, say)
+    with directory_lock.hold(out):  # before reading what is logged: one writer at a time
+        return _run(experiment, out, False, progress, say)
+
+
+def _run(
+    experiment: Experiment,
+    out: Path,
+    check_only: bool,
+    progress: bool,
+    say: Callable[[str], None],
+) -> Results:
+    """:func:`run` once the experiment is loaded and ``out`` is this process's to write."""
+    held = read_manifest(out)
+    grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    todo = runner.pending(specs, out)
+    scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
+    todo = runner.pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
+        _check_credentials(experiment)  # a finished run needs no key
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:
             experiment = dataclasses.replace(experiment, cells=cells)
             specs = experiment.specs()
-            todo = runner.pending(specs, out)
+            todo = runner.pending(specs, scan.done)
     check = runner.check_specs(todo)
+    if not todo and not check_only and held is not None:  # nothing opened for writing
+        if not scan.clean:
+            try:
+                records.set_aside_bad_lines(out / records.EPISODES, scan)
+            except OSError:  # a read-only disk: the bad lines stay, skipped by every reader
+                pass
+        say(f"{experiment.name}: {len(specs)} episodes, {len(specs)} already logged, 0 to run")
+        say(f"{experiment.name}: {len(specs)}/{len(specs)} episodes done, 0 failed this run")
+        return Results(experiment, out, len(specs), 0, [])
 
     def start() -> records.EventLog:  # once every check episode is done
         if held is None or grown:
-            _write_manifest(experiment, out, held, grown, len(specs))
+            manifest.write(experiment, out, held, grown, len(specs))
         say(
             f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
             f"logged, {len(todo)} to run -> {out}"
         )
-        return records.EventLog(out)
+        return records.EventLog(out, scan=scan)
 
     try:
         with runner.players(
@@ -250,82 +208,72 @@ def run(
             with _AfterChecks(check, out, start) as log:
                 failed, done = _play(ordered, log, play, progress)
             logged = len(specs) - len(todo) + done
+    except ValueError as error:
+        if isinstance(error, ConfigError):
+            raise
+        # an agent that refuses its seat as its first episode starts (a policy file missing)
+        raise ConfigError(_seat_error(str(error), check or todo)) from None
     except RunStopped as stop:
         raise RunStopped(
             f"{experiment.name}: stopped, as no retry can heal this: {stop}; "
-            f"{len(records.done_keys(out))}/{len(specs)} episodes done in {out}; "
+            f"{_logged(out, specs, todo)}/{len(specs)} episodes done in {out}; "
             "fix it and rerun the same command to resume"
         ) from None
-    except KeyboardInterrupt:
-        raise RunInterrupted(
-            experiment.name, len(records.done_keys(out)), len(specs), out
+    except records.LogWriteError as error:
+        raise RunStopped(
+            f"{experiment.name}: stopped: cannot write {error.filename}: {error.strerror}; "
+            f"{_logged(out, specs, todo)}/{len(specs)} episodes logged in {out}; once the disk "
+            "has room and can be written, rerun the same command to resume"
         ) from None
+    except KeyboardInterrupt:
+        raise RunInterrupted(experiment.name, _logged(out, specs, todo), len(specs), out) from None
     say(f"{experiment.name}: {logged}/{len(specs)} episodes done, {len(failed)} failed this run")
     return Results(experiment, out, len(specs), len(todo), failed)
 
 
-def _write_manifest(
-    experiment: Experiment, out: Path, held: dict | None, grown: dict[str, Any], total: int
-) -> None:
-    """Write the manifest of a new directory, or of one that grows (the first run's facts stay;
-    the growth is recorded)."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = {
-        "config": experiment.config,
-        "cells": [cell for cell, _ in experiment.cells],
-        "episodes_total": total,
-        "llm": llm_models(experiment, out),
-        "versions": package_versions(),
-        "git_commit": git_commit(),
-        "started": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": sys.argv,
-    }
-    if held is not None:
-        manifest = {
-            **held,
-            **{k: manifest[k] for k in ("config", "cells", "episodes_total", "llm")},
-            "grown": [*held.get("grown", []), {**grown, "at": manifest["started"]}],
-        }
-    records.write_manifest(out, manifest)
+def _seat_error(text: str, specs: list[runner.EpisodeSpec]) -> str:
+    """``"path: no policy file..."`` as ``"seats.agent_0.path: no policy file..."`` when one
+    seat's spec holds that key, else as it is."""
+    key = text.partition(":")[0]
+    seats = sorted({seat for spec in specs[:1] for seat, s in spec.seats.items() if key in s})
+    return f"seats.{seats[0]}.{text}" if len(seats) == 1 else text
 
 
-#: Keys that say how a run is played, not what is played: they may change between the runs of
-#: one directory (the manifest records the latest, and what changed).
-HOW_KEYS = ("workers", "max_concurrent", "backend", "cache")
+def _logged(out: Path, specs: list[runner.EpisodeSpec], todo: list[runner.EpisodeSpec]) -> int:
+    """How many episodes ``out`` holds done, read back (those logged before the run when the
+    disk cannot be read: at least that many are there)."""
+    try:
+        return len(records.done_keys(out))
+    except OSError:
+        return len(specs) - len(todo)
 
 
-def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, Any]:
-    """``{}`` when ``out`` holds this experiment (or nothing); what grew or changed when only
-    ``episodes`` grew, grid values were added (the same axes, every old cell kept) or a
-    :data:`HOW_KEYS` setting changed; a config error naming the keys that differ otherwise."""
-    if held is None or held.get("config") == experiment.config:
-        return {}
-    old, new = held.get("config", {}), experiment.config
-    differ = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    changed = [k for k in differ if k not in HOW_KEYS]
-    growth: dict[str, Any] = {}
-    problem = None
-    if "episodes" in changed:
-        if new.get("episodes", 1) > old.get("episodes", 1):
-            growth["episodes"] = [old.get("episodes", 1), new["episodes"]]
-        else:
-            problem = "episodes can only grow"
-    if "grid" in changed:
-        cells = [cell for cell, _ in experiment.cells]
-        kept = all(cell in cells for cell in held.get("cells", []))
-        if kept and set(old.get("grid", {})) == set(new.get("grid", {})):
-            growth["cells"] = [len(held.get("cells", [])), len(cells)]
-        else:
-            problem = "grid values can only be added (the same axes, every old value kept)"
-    if any(k not in ("episodes", "grid") for k in changed):
-        problem = "only episodes and grid values may grow in place"
-    if problem is not None:
-        raise ConfigError(
-            f"--out {out}: the directory holds a different experiment (keys that differ: "
-            f"{', '.join(changed)}); {problem}; choose another directory"
-        )
-    settings = {k: [old.get(k), new.get(k)] for k in differ if k in HOW_KEYS}
-    return {**growth, **({"settings": settings} if settings else {})}
+def read_manifest(directory: Path) -> dict[str, Any] | None:
+    """:func:`records.read_manifest`, a broken manifest a :class:`ConfigError`."""
+    try:
+        return records.read_manifest(directory)
+    except records.ManifestError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _check_credentials(experiment: Experiment) -> None:
+    """Every LLM seat reached through litellm by model name finds its key in the environment
+    (litellm tells which variable): found now, not by the first episodes' failures."""
+    for _, cell in experiment.cells:
+        for seat, spec in cell["seats"].items():
+            model = spec.get("model")
+            model = {"model": model} if isinstance(model, str) else model
+            if not isinstance(model, Mapping):
+                continue
+            from socialsim.llm.build import missing_key
+
+            variable = missing_key(model)
+            if variable is not None:
+                raise ConfigError(
+                    f"seats.{seat}.model.model: {model['model']!r} reads its key from the "
+                    f"environment variable {variable}, which is not set (or empty); export it, "
+                    "or name the variable that holds the key in model.api_key_env"
+                )
 
 
 def plan_lines(
@@ -342,7 +290,7 @@ def plan_lines(
     for cell, config in experiment.cells:
         kinds = sorted({seat["kind"] for seat in config_module.resolve_seats(config).values()})
         lines.append(f"  cell {cell or '(no grid)'}: {config['env']['id']} with {', '.join(kinds)}")
-    for model in llm_models(experiment, out):
+    for model in manifest.llm_models(experiment, out):
         lines.append(f"  LLM {model['config'].get('model')}: reply cache {model['cache']}")
     if grown:
         lines.append(f"  the directory grows: {grown}")

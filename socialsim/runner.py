@@ -34,7 +34,7 @@ from socialsim.episode import (  # noqa: F401 - EpisodeSpec and build_agents are
     SeatError,
     build_agents,
 )
-from socialsim.records import EpisodeRecord, done_keys
+from socialsim.records import EpisodeRecord
 
 
 def _reason(error: Exception) -> str:
@@ -294,9 +294,7 @@ def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
     return list(first.values())
 
 
-def pending(specs: Sequence[EpisodeSpec], directory) -> list[EpisodeSpec]:
-    """The specs whose episode has no ``done`` record in ``directory`` yet."""
-    from socialsim.records import cell_id
-
-    done = done_keys(directory)
-    return [s for s in specs if (cell_id(dict(s.cell)), s.episode) not in done]
+def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[EpisodeSpec]:
+    """The specs whose episode has no ``done`` record (``done``: the logged keys,
+    :func:`~socialsim.records.done_keys`)."""
+    return [s for s in specs if key_of(s) not in done]

@@ -65,12 +65,18 @@ def test_set_overrides_any_key_and_grid_entries(tmp_path):
     [
         (
             "episodse=3",
-            "episodse: unknown key 'episodse'; allowed keys: name, description, episodes, seed",
+            "episodse: unknown key 'episodse' (did you mean 'episodes'?); allowed keys: name, description, episodes, seed",
         ),
         ("episodes='ten'", "episodes: expected an integer, got 'ten' (str)"),
         ("episodes=true", "episodes: expected an integer, got True (bool)"),
-        ("env.kwarg.rounds=3", "env.kwarg: unknown key 'kwarg'; allowed keys: id, form, kwargs"),
-        ("env.kwargs.roundz=3", "env.kwargs: unknown key 'roundz'; allowed keys: rounds"),
+        (
+            "env.kwarg.rounds=3",
+            "env.kwarg: unknown key 'kwarg' (did you mean 'kwargs'?); allowed keys: id, form, kwargs",
+        ),
+        (
+            "env.kwargs.roundz=3",
+            "env.kwargs: unknown key 'roundz' (did you mean 'rounds'?); allowed keys: rounds",
+        ),
         ("grid.env.kwargs.rounds=[0]", "env.kwargs.rounds: must be an integer >= 1, got 0"),
         ("env.id='chess_v9'", "env.id: unknown env 'chess_v9'; allowed: matching_pennies_v0"),
         ("env.form='serial'", "env.form: 'serial' is not allowed; allowed: parallel, aec"),
@@ -78,7 +84,10 @@ def test_set_overrides_any_key_and_grid_entries(tmp_path):
             "seats.mismatcher.kind='genius'",
             "seats.mismatcher.kind: unknown agent kind 'genius'; allowed: ",
         ),
-        ("seats.mismatcher.speed=3", "seats.mismatcher: unknown key 'speed'; allowed keys: (none)"),
+        (
+            "seats.mismatcher.speed=3",
+            "seats.mismatcher: unknown key 'speed'; Copycat takes no keys",
+        ),
         (
             "seats.dealer.kind='pennies_random'",
             "seats.dealer: unknown seat 'dealer'; the env's seats are matcher, mismatcher",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from socialsim import records
+from socialsim import frames, records
 from socialsim.cli import main
 from socialsim.records import EpisodeRecord, EventLog, read_records
 from socialsim.testing import cli
@@ -157,9 +157,9 @@ def test_frames_have_a_row_per_seat_step_and_message(tmp_path):
     )
     assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 0
     recs = read_records(tmp_path / "o")
-    assert len(records.episodes_frame(recs)) == 4
-    assert len(records.steps_frame(recs)) == 2 * 3 * 2
-    assert len(records.messages_frame(recs)) == 2 * (1 + 3 * 2 + 3)  # rules, lucky faces, reveals
+    assert len(frames.episodes_frame(recs)) == 4
+    assert len(frames.steps_frame(recs)) == 2 * 3 * 2
+    assert len(frames.messages_frame(recs)) == 2 * (1 + 3 * 2 + 3)  # rules, lucky faces, reveals
 
 
 def test_worker_processes_log_the_same_episodes_as_one_process(tmp_path):

@@ -15,7 +15,8 @@ from socialsim.analysis import entrant as en
 from socialsim.analysis.interactions import agents_of, game_of
 from socialsim.analysis.stats import bootstrap_ci
 from socialsim.envs.gossip.protocol import DONATION, MARKET, PRISONERS, TRUST
-from socialsim.records import EpisodeRecord, episodes_frame
+from socialsim.frames import episodes_frame
+from socialsim.records import EpisodeRecord
 
 NAN = float("nan")
 

@@ -230,15 +230,38 @@ def resolve(config: dict[str, Any]) -> Experiment:
             reach_named_seats(cell_config, key, value)
         fill_named_seats(cell_config)
         _share_reply_cache(cell_config)
-        check_cell(
-            cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
-        )
+        try:
+            check_cell(
+                cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
+            )
+        except ConfigError as error:
+            raise _for_the_file(error, config, assignment) from None
         cells.append((assignment, cell_config))
     check_models(cells)
     resolved = dict(config)
     if grid:
         resolved["grid"] = grid
     return Experiment(resolved, cells)
+
+
+def _for_the_file(error: ConfigError, config: dict[str, Any], cell: dict[str, Any]) -> ConfigError:
+    """``error`` of grid cell ``cell`` without its ``grid cell {...}:`` prefix when the file
+    without its grid fails the same way: then the error concerns no grid cell."""
+    prefix = f"grid cell {cell}: "
+    text = str(error)
+    if not cell or not text.startswith(prefix):
+        return error
+    plain = copy.deepcopy(config)
+    fill_named_seats(plain)
+    _share_reply_cache(plain)
+    try:
+        check_cell(plain)
+    except ConfigError as same:
+        if str(same) == text[len(prefix) :]:
+            return same
+    except Exception:  # noqa: BLE001 - the file alone may be incomplete without its grid
+        pass
+    return error
 
 
 def _share_reply_cache(config: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ its probes, and the LLM seats of all cells together."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,11 +66,25 @@ def check_cell(
                 raise ConfigError(
                     f"{where}probes[{i}].name: unknown probe {probe['name']!r}; allowed: {', '.join(sorted(table)) or '(none)'}"
                 )
-    except ConfigError:
-        raise
+    except ConfigError as error:
+        raise ConfigError(_top_key_hint(str(error))) from None
     except ValueError as error:  # registry errors already name the key
         text = str(error)
-        raise ConfigError(text if text.startswith(where) else f"{where}{text}") from None
+        text = text if text.startswith(where) else f"{where}{text}"
+        raise ConfigError(_top_key_hint(text)) from None
+
+
+def _top_key_hint(text: str) -> str:
+    """``text``, with a hint when the unknown key it names is a top-level key written below a
+    table's header (``episodes = 3`` after ``[seats."*"]`` belongs to that table in TOML)."""
+    found = re.search(r"(\S+): unknown key '([^']+)'", text)
+    if found is None or found.group(2) not in TOP_KEYS or found.group(1) == found.group(2):
+        return text
+    key = found.group(2)
+    return (
+        f"{text}; {key!r} is a top-level key: in TOML a key below a [table] header belongs to "
+        "that table, so write it above the first header"
+    )
 
 
 def _names_a_model(cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> bool:

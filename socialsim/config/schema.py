@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from socialsim.registry import nearest
+
 
 class ConfigError(ValueError):
     """A bad experiment file or override; the CLI exits with status 2."""
@@ -46,6 +48,7 @@ def check_keys(where: str, table: Mapping[str, Any], allowed: Mapping[str, type]
     for key, value in table.items():
         if key not in allowed:
             raise ConfigError(
-                f"{where}{key}: unknown key {key!r}; allowed keys: {', '.join(allowed)}"
+                f"{where}{key}: unknown key {key!r}{nearest(key, allowed)}; allowed keys: "
+                f"{', '.join(allowed)}"
             )
         check_type(f"{where}{key}", value, allowed[key])

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from socialsim.llm.cache import Cache, forget_stores
-from socialsim.llm.litellm_model import LiteLLMModel
+from socialsim.llm.litellm_model import LiteLLMModel, load_litellm
 from socialsim.llm.model import ChatModel
 from socialsim.llm.openai_http import OpenAICompatibleModel
 from socialsim.llm.server import forget_servers
@@ -182,6 +182,23 @@ def transport_of(config: Mapping[str, Any]) -> str:
     if transport is not None:
         return transport
     return "openai_http" if config.get("api_base") else "litellm"
+
+
+def missing_key(config: Mapping[str, Any]) -> str | None:
+    """The environment variable a model reached through litellm by name (no ``api_base``, no
+    ``api_key_env``) reads its key from, when it is not set: litellm's own answer for the
+    provider (``OPENAI_API_KEY`` for ``openai/...``); ``None`` when none is missing."""
+    model = config.get("model")
+    if config.get("api_key_env") or config.get("api_base") or not isinstance(model, str):
+        return None
+    if transport_of(config) != "litellm":
+        return None
+    try:
+        found = load_litellm().validate_environment(model=model)
+    except Exception:  # noqa: BLE001 - a provider litellm cannot tell about: the call will say
+        return None
+    missing = [name for name in found.get("missing_keys", []) if name.endswith("_API_KEY")]
+    return missing[0] if missing else None
 
 
 def _build(config: dict[str, Any], run_dir: str | os.PathLike | None) -> ChatModel:

@@ -58,6 +58,15 @@ from socialsim.seeding import agent_seed
 _SEED_HIGH = 2**31
 
 
+def _spec(where: str, spec: Any) -> dict[str, Any]:
+    if not isinstance(spec, Mapping):
+        raise ValueError(
+            f"{where}: expected an agent spec, a table with a 'kind' key (e.g. "
+            f"{{'kind': 'stern_judging'}}), got {spec!r}"
+        )
+    return dict(spec)
+
+
 def seat_specs(rest: Sequence[str], others: Any) -> dict[str, Mapping[str, Any]]:
     """The agent spec of each seat of ``rest``: ``others`` is one spec for all of them
     (``{"kind": ...}``), a table seat -> spec, or a list of specs in seat order."""
@@ -71,14 +80,17 @@ def seat_specs(rest: Sequence[str], others: Any) -> dict[str, Mapping[str, Any]]
                 f"others: a table of seat -> agent spec must name exactly the seats {rest}; "
                 f"unknown {unknown}, missing {missing}"
             )
-        return {agent: dict(others[agent]) for agent in rest}
+        return {agent: _spec(f"others.{agent}", others[agent]) for agent in rest}
     if isinstance(others, Sequence) and not isinstance(others, str):
         if len(others) != len(rest):
             raise ValueError(
                 f"others: a list needs one agent spec per other seat ({len(rest)}: {rest}), "
                 f"got {len(others)}"
             )
-        return {agent: dict(spec) for agent, spec in zip(rest, others, strict=True)}
+        return {
+            agent: _spec(f"others[{i}]", spec)
+            for i, (agent, spec) in enumerate(zip(rest, others, strict=True))
+        }
     raise ValueError(
         f"others: expected an agent spec, a table seat -> spec or a list of specs, got {others!r}"
     )
