@@ -120,21 +120,22 @@ def _cell(triple, rating: bool = False) -> str:
 def _table(title: str, kind: str, entries: list[dict[str, Any]]) -> str:
     heads = ["Entrant", *(["Role"] if kind == "decrypto" else []), "Rating (Elo)"]
     heads += [t for _, t in COLUMNS[kind]] + ["Games", "Pool"]
+    text = ("Entrant", "Role", "Pool")
     header = "".join(
-        f'<th scope="col" data-type="{"text" if h in ("Entrant", "Role", "Pool") else "number"}">'
-        f"<button>{html.escape(h)}</button></th>"
+        f'<th scope="col" class="{"text" if h in text else "number"}" '
+        f'data-type="{"text" if h in text else "number"}"><button>{html.escape(h)}</button></th>'
         for h in heads
     )
     rows = []
     ordered = sorted(entries, key=lambda e: -(e["rating"][0] if e["rating"] else -math.inf))
     for e in ordered:
-        cells = [f"<td>{html.escape(e['entrant'])}</td>"]
+        cells = [f'<td class="text">{html.escape(e["entrant"])}</td>']
         if kind == "decrypto":
-            cells.append(f"<td>{html.escape(e['role'])}</td>")
+            cells.append(f'<td class="text">{html.escape(e["role"])}</td>')
         cells.append(_cell(e["rating"], rating=True))
         cells += [_cell(e["scores"].get(k)) for k, _ in COLUMNS[kind]]
         cells.append(f'<td data-value="{e["games"]}">{e["games"]}</td>')
-        cells.append(f"<td>{html.escape(e['pool'])}</td>")
+        cells.append(f'<td class="text">{html.escape(e["pool"])}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<h2>{html.escape(title)}</h2>\n<table class="board" data-game="{html.escape(title)}">'
@@ -146,7 +147,8 @@ _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin-bottom: 2em; }
 th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
-td:first-child, th:first-child { text-align: left; }
+td { white-space: nowrap; }
+.text { text-align: left; }
 th button { font: inherit; font-weight: bold; background: none; border: none; cursor: pointer; }
 th[aria-sort="ascending"] button::after { content: " \\25B2"; }
 th[aria-sort="descending"] button::after { content: " \\25BC"; }
@@ -200,8 +202,8 @@ def page(entries: list[dict[str, Any]]) -> str:
 <h1>socialsim leaderboard</h1>
 <p class="note">Reference pool: {html.escape(pools)}. Brackets: 95% percentile bootstrap
 intervals over the pool's seeds. Ratings are comparable within one pool version and one game
-(and, in Decrypto, one role; a team's rating is its encoder's plus its decoder's). Click a
-header to sort.</p>
+(and, in Decrypto, one role; a team's rating is its encoder's plus its decoder's). An interval
+of one point: the entrant's games went the same way on every seed. Click a header to sort.</p>
 {notes}
 {tables or "<p>No ratings yet.</p>"}
 <script>{_SCRIPT}</script>
