@@ -221,6 +221,7 @@ def test_always_cooperate_cooperates_but_never_refuses_and_a_norm_does_both(tmp_
         (["glove_decoder", "--game", "donation"], "SPEC: glove_decoder cannot play donation: it plays decrypto games"),
         (["always_cooperate", "--game", "decrypto", "--pool", "v9"], "--pool: no reference pool 'v9'"),
         (["glove_decoder", "--game", "decrypto", "--episodes", "0"], "--episodes: must be >= 1, got 0"),
+        (['{kind = "glove_encoder", k = 0}', "--game", "decrypto"], "SPEC: k: must be an integer >= 1, got 0"),
     ],
 )  # fmt: skip
 def test_a_bad_rating_request_exits_2_naming_the_field_and_writes_nothing(tmp_path, args, message):

@@ -173,7 +173,12 @@ def play(config: dict[str, Any], out: Path, say: Callable[[str], None], progress
 
 
 def _agent_class(spec: dict[str, Any]):
+    """The entrant's class, once its spec has built an agent (a bad parameter is named here,
+    not as a failure of every seat)."""
     try:
+        registry.check_agent_spec("SPEC", spec)
+        registry.build_agent(spec)
         return registry.agent_class(spec["kind"])
     except (ValueError, ImportError) as error:
-        raise ConfigError(f"SPEC.{error}") from None
+        text = str(error)
+        raise ConfigError(text if text.startswith("SPEC") else f"SPEC: {text}") from None
