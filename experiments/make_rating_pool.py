@@ -102,6 +102,10 @@ GOSSIP = {
             "env": "prisoners_v0",
             "kwargs": {"n_agents": 9, "rounds": 36, "schedule": "random", "gossip": True},
         },
+        "trust": {
+            "env": "trust_v0",
+            "kwargs": {"n_agents": 9, "rounds": 36, "schedule": "random", "gossip": True},
+        },
     },
 }
 
@@ -197,7 +201,7 @@ def write_pool(version: str, decrypto: dict[str, float], gossip: dict[str, dict[
                 "RL policies the project trains (experiments/train/; none shipped)",
                 "replayed human Decrypto games (the human-data form; none shipped)",
                 "LLM agents replayed from records",
-                "the trust game and the market (their moves are not binary; not scored yet)",
+                "the market (its roles are fixed by seat; not scored yet)",
             ]
         ),
         "",

@@ -7,12 +7,13 @@ from __future__ import annotations
 import csv
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from socialsim.config import ConfigError
-from socialsim.rating import entrant, leaderboard, model, pool
+from socialsim.rating import entrant, leaderboard, model, pool, scores
 from socialsim.testing import cli
 
 # -- the model ------------------------------------------------------------------------------------
@@ -216,7 +217,7 @@ def test_always_cooperate_cooperates_but_never_refuses_and_a_norm_does_both(tmp_
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["glove_decoder", "--game", "chess"], "--game: 'chess' is not rated by pool v1; allowed: decrypto, donation, prisoners"),
+        (["glove_decoder", "--game", "chess"], "--game: 'chess' is not rated by pool v1; allowed: decrypto, donation, prisoners, trust"),
         (["glove_decodr", "--game", "decrypto"], "SPEC.kind: unknown agent kind 'glove_decodr' (did you mean 'glove_decoder'"),
         (["glove_decoder", "--game", "donation"], "SPEC: glove_decoder cannot play donation: it plays decrypto games"),
         (["always_cooperate", "--game", "decrypto", "--pool", "v9"], "--pool: no reference pool 'v9'"),
@@ -229,6 +230,31 @@ def test_a_bad_rating_request_exits_2_naming_the_field_and_writes_nothing(tmp_pa
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "ratings.jsonl").exists()
+
+
+def test_trust_exchanges_read_as_moves_and_gossip_is_checked_against_them():
+    # agent_0 invests 5 in a cooperator (a move), is repaid 10 and praises it (truthful); then,
+    # responding, keeps a defector's 5 (a refusal) and calls it out although it trusted (untrue)
+    interactions = [
+        {"investor": "agent_0", "responder": "agent_1", "investor_before": 5.0,
+         "investment": 5.0, "returned": 10.0, "tones": {"agent_0": "praising"}},
+        {"investor": "agent_2", "responder": "agent_0", "investor_before": 5.0,
+         "investment": 5.0, "returned": 0.0, "tones": {"agent_0": "criticism"}},
+        {"investor": "agent_2", "responder": "agent_0", "investor_before": 5.0,
+         "investment": 0.0, "returned": 0.0, "tones": {"agent_0": "neutral"}},
+    ]  # fmt: skip
+    record = SimpleNamespace(
+        summary={"game": "trust", "interactions": interactions}, returns={"agent_0": 7.0}
+    )
+    labels = {"agent_1": "always_cooperate", "agent_2": "always_defect"}
+    tally = scores.gossip_counts(record, "agent_0", labels, pool.load("v1"))
+    assert (tally["cooperates_with_cooperators"], tally["cooperates_with_cooperators/"]) == (1, 1)
+    assert (tally["refuses_defectors"], tally["refuses_defectors/"]) == (
+        1,
+        1,
+    )  # nothing invested: no move
+    assert (tally["truthful_gossip"], tally["truthful_gossip/"]) == (1, 2)
+    assert tally["return"] == 7.0
 
 
 # -- the ratings file and the leaderboard ---------------------------------------------------------

@@ -22,6 +22,9 @@ The gossip games (the entrant's own moves, counterparts classed by the pool's di
 * ``rating``: Bradley–Terry over payoffs: in each game the entrant meets every other seat, and
   wins where its return is higher (a tie is half).
 
+In the trust game an investment above 0 cooperates (an investor with nothing has no move), and
+so does a return of at least the investment (nothing invested: no move).
+
 Every interval is the 95% percentile bootstrap over the pool's seeds (:mod:`.model`).
 """
 
@@ -35,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from socialsim.envs.gossip.norms import valence
-from socialsim.envs.gossip.protocol import DONATION, GAMES, PRISONERS
+from socialsim.envs.gossip.protocol import DONATION, GAMES, PRISONERS, TRUST
 from socialsim.rating import model
 from socialsim.rating.play import TEAM, Matchup, cell_key
 from socialsim.rating.pool import Pool
@@ -50,8 +53,8 @@ GOSSIP_SCORES = (
     "truthful_gossip",
     "return",
 )
-#: the gossip games whose moves are binary and scored (trust and market: not yet)
-SCORED_GAMES = (DONATION.name, PRISONERS.name)
+#: the gossip games scored (the market's roles are fixed by seat: not yet)
+SCORED_GAMES = (DONATION.name, PRISONERS.name, TRUST.name)
 
 
 @dataclass
@@ -134,7 +137,7 @@ def _share(numerator: float, denominator: float) -> float:
 def gossip_counts(record, seat: str, labels: dict[str, str], pool: Pool) -> dict[str, float]:
     """Numerators and denominators of the entrant's gossip scores in one record."""
     game = GAMES[record.summary["game"]]
-    cooperate = game.cooperative[game.decisions[0]][0]
+    cooperate = game.cooperative[game.decisions[0]][0] if game.cooperative else "cooperate"
     tally: dict[str, float] = defaultdict(float)
 
     def moved(counterpart: str, action: str | None) -> None:
@@ -151,13 +154,15 @@ def gossip_counts(record, seat: str, labels: dict[str, str], pool: Pool) -> dict
             tally["exploits/"] += 1
 
     def gossiped(tone: str | None, about_action: str | None) -> None:
-        if tone is None or valence(tone) == 0:
-            return
+        if tone is None or about_action is None or valence(tone) == 0:
+            return  # no claim, or nothing done to check it against
         tally["truthful_gossip"] += (valence(tone) > 0) == (about_action == cooperate)
         tally["truthful_gossip/"] += 1
 
     for interaction in record.summary.get("interactions", []):
-        if game is DONATION:
+        if game is TRUST:
+            _trust(interaction, seat, tally_move=moved, tally_tone=gossiped, cooperate=cooperate)
+        elif game is DONATION:
             if interaction["donor"] == seat:
                 moved(interaction["recipient"], interaction["action"])
             elif interaction["recipient"] == seat:
@@ -169,6 +174,25 @@ def gossip_counts(record, seat: str, labels: dict[str, str], pool: Pool) -> dict
     tally["return"] = float(record.returns.get(seat, 0.0))
     tally["return/"] = 1
     return tally
+
+
+def _trust(interaction, seat: str, tally_move, tally_tone, cooperate: str) -> None:
+    """A trust exchange as moves: an investment is cooperation if it is above 0 (an investor
+    with nothing had no move), a return if it gives back at least the investment (nothing
+    invested: no move); the gossip is judged against the same reading of the other's move."""
+    investor, responder = interaction["investor"], interaction["responder"]
+    invested, returned = interaction["investment"], interaction["returned"]
+    could_invest = interaction["investor_before"] > 0
+    invest_move = cooperate if invested > 0 else "defect"
+    return_move = cooperate if returned >= invested - 1e-9 else "defect"
+    if seat == investor:
+        if could_invest:
+            tally_move(responder, invest_move)
+        tally_tone(interaction["tones"].get(seat), return_move if invested > 0 else None)
+    elif seat == responder:
+        if invested > 0:
+            tally_move(investor, return_move)
+        tally_tone(interaction["tones"].get(seat), invest_move if could_invest else None)
 
 
 def rate_gossip(records, matchups: list[Matchup], pool: Pool, game: str, episodes: int, seed: int):
