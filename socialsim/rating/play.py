@@ -81,18 +81,15 @@ def decrypto_roles(entrant: Entrant, pool: Pool, say: Callable[[str], None]) -> 
 
 
 def decrypto_matchups(entrant: Entrant, pool: Pool, roles: list[str]) -> list[Matchup]:
-    members = {role: pool.members(role) for role in DECRYPTO_ROLES}
+    """Every matchup of each role: the entrant's seats fixed, each other seat crossed over the
+    pool's members of that role (in the pool's order)."""
     out = []
     for role in roles:
-        if role == TEAM:
-            fixed = {seat: (f"{entrant.name}", spec) for seat, spec in entrant.team.items()}
-            others = [("interceptor",)]
-        else:
-            fixed = {role: (entrant.name, entrant.spec)}
-            others = [tuple(s for s in DECRYPTO_ROLES if s != role)]
-        for combo in _cross([members[s] for s in others[0]]):
-            seats = dict(fixed)
-            seats.update({m.role: (m.name, m.spec) for m in combo})
+        mine = entrant.team if role == TEAM else {role: entrant.spec}
+        fixed = {seat: (entrant.name, spec) for seat, spec in mine.items()}
+        others = [pool.members(seat) for seat in DECRYPTO_ROLES if seat not in mine]
+        for combo in _cross(others):
+            seats = {**fixed, **{m.role: (m.name, m.spec) for m in combo}}
             out.append(
                 Matchup(
                     role,
