@@ -116,10 +116,11 @@ def cmd_rate(args: argparse.Namespace) -> int:
     )
     config = play.experiment(who, args.game, game_section, episodes, seed, matchups)
     held = play.play(config, out, say, progress=not args.quiet)
+    played = scores.join(held, matchups)
     if args.game == DECRYPTO:
-        rated = scores.rate_decrypto(held, matchups, pool, episodes, seed)
+        rated = scores.rate_decrypto(played, pool, episodes, seed)
     else:
-        rated = scores.rate_gossip(held, matchups, pool, args.game, episodes, seed)
+        rated = scores.rate_gossip(played, pool, args.game, pool.gossip["seat"], episodes, seed)
     entries = [_entry(who, args.game, r, pool.version, seed, episodes, out) for r in rated]
     print(_text(who, args.game, rated, pool, seed, episodes))
     _write_crossplay(out / "crossplay.csv", rated)

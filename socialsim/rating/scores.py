@@ -68,37 +68,39 @@ class Rated:
     crossplay: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _by_matchup(records, matchups: list[Matchup]) -> dict[str, list]:
-    wanted = {m.key for m in matchups}
-    out: dict[str, list] = defaultdict(list)
+#: the games of each matchup, each with its group: the seed index the bootstrap resamples
+Played = list[tuple[Matchup, list[tuple[int, Any]]]]
+
+
+def join(records, matchups: list[Matchup]) -> Played:
+    """The cross-play's records under their matchups (by the cell's seat table), each in the
+    group of its episode index (its seed)."""
+    held: dict[str, list] = defaultdict(list)
     for record in records:
-        key = cell_key(record.cell.get("seats", {}))
-        if key in wanted:
-            out[key].append(record)
-    return out
+        held[cell_key(record.cell.get("seats", {}))].append((record.episode, record))
+    return [(m, held.get(m.key, [])) for m in matchups]
 
 
 # -- Decrypto -------------------------------------------------------------------------------------
 
 
-def rate_decrypto(records, matchups: list[Matchup], pool: Pool, episodes: int, seed: int):
-    held = _by_matchup(records, matchups)
-    counts = model.resample_counts(episodes, seed)
+def rate_decrypto(played: Played, pool: Pool, groups: int, seed: int) -> list[Rated]:
+    counts = model.resample_counts(groups, seed)
     frozen = pool.decrypto_ratings()
     rated = []
-    for role in dict.fromkeys(m.role for m in matchups):
-        per_seed = np.zeros((len(DECRYPTO_SCORES) + 1, episodes))  # numerators, then games
+    for role in dict.fromkeys(m.role for m, _ in played):
+        per_seed = np.zeros((len(DECRYPTO_SCORES) + 1, groups))  # numerators, then games
         matches, crossplay = [], []
-        for matchup in (m for m in matchups if m.role == role):
+        for matchup, games in (p for p in played if p[0].role == role):
             cell = np.zeros(len(DECRYPTO_SCORES) + 1)
-            for record in held.get(matchup.key, []):
+            for group, record in games:
                 summary = record.summary
                 survived = summary["ending"] == "survived"
                 won = survived if role != "interceptor" else not survived
                 row = [won, summary["miscommunications"] / 2, summary["interceptions"] / 2, 1]
-                per_seed[:, record.episode] += row
+                per_seed[:, group] += row
                 cell += row
-                matches.append(_decrypto_match(matchup, role, survived, record.episode))
+                matches.append(_decrypto_match(matchup, role, survived, group))
             crossplay.append(
                 {
                     "role": role,
@@ -195,20 +197,20 @@ def _trust(interaction, seat: str, tally_move, tally_tone, cooperate: str) -> No
         tally_tone(interaction["tones"].get(seat), invest_move if could_invest else None)
 
 
-def rate_gossip(records, matchups: list[Matchup], pool: Pool, game: str, episodes: int, seed: int):
-    held = _by_matchup(records, matchups)
-    counts = model.resample_counts(episodes, seed)
-    seat = pool.gossip["seat"]
-    numerators = {s: np.zeros(episodes) for s in GOSSIP_SCORES}
-    denominators = {s: np.zeros(episodes) for s in GOSSIP_SCORES}
+def rate_gossip(
+    played: Played, pool: Pool, game: str, seat: str, groups: int, seed: int
+) -> list[Rated]:
+    counts = model.resample_counts(groups, seed)
+    numerators = {s: np.zeros(groups) for s in GOSSIP_SCORES}
+    denominators = {s: np.zeros(groups) for s in GOSSIP_SCORES}
     matches, crossplay = [], []
-    for matchup in matchups:
+    for matchup, games in played:
         cell: dict[str, float] = defaultdict(float)
-        for record in held.get(matchup.key, []):
+        for group, record in games:
             tally = gossip_counts(record, seat, matchup.names, pool)
             for s in GOSSIP_SCORES:
-                numerators[s][record.episode] += tally[s]
-                denominators[s][record.episode] += tally[s + "/"]
+                numerators[s][group] += tally[s]
+                denominators[s][group] += tally[s + "/"]
                 cell[s] += tally[s]
                 cell[s + "/"] += tally[s + "/"]
             mine = record.returns.get(seat, 0.0)
@@ -216,7 +218,7 @@ def rate_gossip(records, matchups: list[Matchup], pool: Pool, game: str, episode
                 if other != seat:
                     theirs = record.returns.get(other, 0.0)
                     y = 1.0 if mine > theirs else 0.0 if mine < theirs else 0.5
-                    matches.append(model.Match((ENTRANT,), (name,), y, record.episode))
+                    matches.append(model.Match((ENTRANT,), (name,), y, group))
         crossplay.append(
             {
                 "society": matchup.role,
