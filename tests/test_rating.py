@@ -257,6 +257,28 @@ def test_trust_exchanges_read_as_moves_and_gossip_is_checked_against_them():
     assert tally["return"] == 7.0
 
 
+@pytest.mark.slow
+def test_recorded_games_rate_the_seat_where_its_partners_are_pool_members(tmp_path):
+    # games already played (a person's, in the browser, are logged the same way): the decoder
+    # seat of a GloVe team against the GloVe interceptor, both pool members
+    played = tmp_path / "played"
+    run = cli.run(
+        "run", "decrypto_quickstart", "--set", "episodes=3", "--out", str(played), "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    done = rate(tmp_path, str(played), "--seat", "decoder", "--game", "decrypto", "--name", "ada")
+    assert done.returncode == 0, done.stderr
+    assert "seat decoder of 6 recorded games" in done.stdout and "0 skipped" in done.stdout
+    [rated] = entries(tmp_path)
+    assert (rated["entrant"], rated["role"], rated["games"], rated["pool"]) == (
+        "ada", "decoder", 6, "v1"
+    )  # fmt: skip
+    # none of these games had a pool society around the seat
+    refused = rate(tmp_path, str(played), "--seat", "decoder", "--game", "donation", out="x")
+    assert refused.returncode == 2 and "none of the 6 games" in refused.stderr
+
+
 # -- the ratings file and the leaderboard ---------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
     socialsim rate SPEC --game GAME [--episodes N] [--pool VERSION] [--seed S] [--out DIR]
                    [--seat SEAT] [--name NAME] [--ratings FILE]
+    socialsim rate RESULTS_DIR --seat SEAT --game GAME      (games already played, see .recorded)
     socialsim leaderboard [FILE] [--out DIR]
 
 ``rate`` checks everything before it writes: the pool, the game, the entrant (its kind, its
@@ -24,7 +25,7 @@ from typing import Any
 
 from socialsim.config import ConfigError
 from socialsim.rating import entrant as entrant_module
-from socialsim.rating import leaderboard, model, play, scores
+from socialsim.rating import leaderboard, model, play, recorded, scores
 from socialsim.rating import pool as pool_module
 
 DECRYPTO = "decrypto"
@@ -51,8 +52,9 @@ def add_rate_command(sub) -> None:
         "spec",
         metavar="SPEC",
         help="an agent kind (glove_decoder), a seat spec as a TOML inline table or JSON "
-        "('{kind = \"glove_encoder\", k = 4}'), a team ENCODER+DECODER, a policy .zip, or an "
-        "experiment file with --seat",
+        "('{kind = \"glove_encoder\", k = 4}'), a team ENCODER+DECODER, a policy .zip, an "
+        "experiment file with --seat, or a results directory with --seat (its recorded games: "
+        "a person's browser games, say)",
     )
     rate.add_argument("--game", required=True, help="decrypto, or a gossip game of the pool")
     rate.add_argument("--episodes", type=int, help="games per matchup (default: the pool's)")
@@ -97,11 +99,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--episodes: must be >= 1, got {episodes}")
     if seed < 0:
         raise ConfigError(f"--seed: must be an integer >= 0, got {seed}")
+    if Path(args.spec).is_dir():
+        return _rate_recorded(args, pool, seed)
     who = entrant_module.parse(args.spec, args.seat, args.name)
-
-    def say(line: str) -> None:
-        print(line, file=sys.stderr)
-
     if args.game == DECRYPTO:
         roles = play.decrypto_roles(who, pool, say)
         matchups = play.decrypto_matchups(who, pool, roles)
@@ -121,8 +121,41 @@ def cmd_rate(args: argparse.Namespace) -> int:
         rated = scores.rate_decrypto(played, pool, episodes, seed)
     else:
         rated = scores.rate_gossip(played, pool, args.game, pool.gossip["seat"], episodes, seed)
-    entries = [_entry(who, args.game, r, pool.version, seed, episodes, out) for r in rated]
-    print(_text(who, args.game, rated, pool, seed, episodes))
+    title = (
+        f"{who.name} in {args.game}, against reference pool {pool.version} "
+        f"({episodes} games per matchup, seeds {seed}-{seed + episodes - 1})"
+    )
+    return _finish(args, who, rated, pool, seed, episodes, out, title, "seeds")
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _rate_recorded(args: argparse.Namespace, pool, seed: int) -> int:
+    """SPEC is a results directory: its games where every other seat was a pool member."""
+    directory = Path(args.spec)
+    spec, played, groups, skipped = recorded.read(directory, args.seat, args.game, pool)
+    who = entrant_module.Entrant(
+        args.name or f"{entrant_module.label(spec)} ({directory.name})", spec=spec
+    )
+    if args.game == DECRYPTO:
+        rated = scores.rate_decrypto(played, pool, groups, seed)
+    else:
+        rated = scores.rate_gossip(played, pool, args.game, args.seat, groups, seed)
+    name = f"rate_{pool.version}_{args.game}_{entrant_module.slug(who.name)}_recorded"
+    out = Path(args.out or Path("results") / name)
+    out.mkdir(parents=True, exist_ok=True)
+    title = (
+        f"{who.name}: seat {args.seat} of {groups} recorded games in {directory}, against "
+        f"reference pool {pool.version} ({skipped} skipped: a partner not in the pool)"
+    )
+    return _finish(args, who, rated, pool, seed, groups, out, title, "recorded games")
+
+
+def _finish(args, who, rated, pool, seed, groups, out: Path, title: str, unit: str) -> int:
+    entries = [_entry(who, args.game, r, pool.version, seed, groups, out) for r in rated]
+    print(_text(title, args.game, rated, pool, seed, f"{groups} {unit}"))
     _write_crossplay(out / "crossplay.csv", rated)
     (out / "rating.json").write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
     leaderboard.append(Path(args.ratings), entries)
@@ -159,7 +192,7 @@ def _format(triple, digits: int) -> str:
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def _text(who, game, rated, pool, seed, episodes) -> str:
+def _text(title: str, game: str, rated, pool, seed: int, groups: str) -> str:
     keys = list(rated[0].scores)
     first = "role" if game == DECRYPTO else "game"
     header = [first, "games", "rating (Elo)", *(TITLES[k] for k in keys)]
@@ -169,12 +202,11 @@ def _text(who, game, rated, pool, seed, episodes) -> str:
     ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
-        f"{who.name} in {game}, against reference pool {pool.version} "
-        f"({episodes} games per matchup, seeds {seed}-{seed + episodes - 1})",
+        title,
         "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
         *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows),
         f"rating model: {model.DESCRIPTION} (pool {pool.version}).",
-        f"intervals: 95% percentile bootstrap over the {episodes} seeds ({model.RESAMPLES} "
+        f"intervals: 95% percentile bootstrap over the {groups} ({model.RESAMPLES} "
         f"resamples, seeded {seed}).",
     ]
     return "\n".join(line.rstrip() for line in lines)
