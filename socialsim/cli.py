@@ -6,6 +6,8 @@
     socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
     socialsim serve [--host 127.0.0.1] [--port 8000] [--public]
     socialsim replay GAMES [--as decoder|interceptor ...] [--with SEAT=KIND|FILE ...]
+    socialsim rate SPEC --game GAME [--episodes N] [--pool VERSION] [--seed S] [--out DIR]
+    socialsim leaderboard [FILE] [--out DIR]
 
 A bad experiment file or override exits with status 2 and writes nothing.
 """
@@ -185,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     from socialsim.replay import add_replay_command
 
     add_replay_command(sub)
+    from socialsim.rating.command import add_leaderboard_command, add_rate_command
+
+    add_rate_command(sub)
+    add_leaderboard_command(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -1,0 +1,1 @@
+"""The shipped reference pools of ``socialsim rate``, one TOML file per version."""
