@@ -21,7 +21,6 @@ check is a config error with nothing written.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -163,7 +162,7 @@ def _run(
         _check_credentials(experiment)  # a finished run needs no key
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:
-            experiment = dataclasses.replace(experiment, cells=cells)
+            experiment = experiment.with_cells(cells)
             specs = experiment.specs()
             todo = runner.pending(specs, scan.done)
     check = runner.check_specs(todo)

@@ -123,6 +123,13 @@ class Experiment:
     def backend(self) -> str:
         return self.config.get("backend", "local")
 
+    def with_cells(self, cells: list[tuple[dict[str, Any], dict[str, Any]]]) -> Experiment:
+        """The same experiment with its cells resolved further (subclasses keep their own
+        fields, which :func:`dataclasses.replace` would not pass to their ``__init__``)."""
+        changed = copy.copy(self)
+        object.__setattr__(changed, "cells", cells)
+        return changed
+
     def specs(self) -> list[EpisodeSpec]:
         """Every episode of the experiment, cell by cell."""
         specs = []
