@@ -2,9 +2,12 @@
 
 The inbox is read by the protocol's one parser (:class:`~socialsim.envs.gossip.notebook.Notebook`),
 as every agent family does. The view is plain JSON: the game and round, this round's role and
-counterpart, both stocks at the start of the round (from the ``match`` message), what the
-counterpart did to the seat this round, and the public gossip about the counterpart and about
-the seat. Moves are checked against the game's action table (names and aliases), amounts
+counterpart, both stocks as they are at the decision (the round's start, from the ``match``
+message, plus what the counterpart's move has paid the seat: a recipient gossips with the
+donation it just received), what the counterpart did to the seat this round, the public gossip
+about the counterpart and about the seat, and ``names``: the name each agent goes by in LLM
+seats' prompts and gossip (:meth:`Notebook.name`), which the front ends show beside the ids of
+the record ("John (agent_0)"). Moves are checked against the game's action table (names and aliases), amounts
 against what the seat may send, tones against the five tones.
 """
 
@@ -96,6 +99,26 @@ def _gossip_json(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def who(notebook: Notebook, agent_id: str | None) -> str | None:
+    """``"John (agent_0)"``: the name LLM seats use and the id of the record."""
+    if agent_id is None:
+        return None
+    name = notebook.name(agent_id)
+    return agent_id if name == agent_id else f"{name} ({agent_id})"
+
+
+def _stocks_now(notebook: Notebook, meeting: Any) -> tuple[Any, Any]:
+    """(own, counterpart's) stock now: the round's start, plus the round's payoffs once what
+    they depend on is known here (the counterpart's move, from the bus; a seat's own move is
+    not on its inbox, so only a donation recipient's stock moves before the next round)."""
+    if meeting is None:
+        return None, None
+    if meeting.game == "donation" and meeting.role == "recipient" and "move" in meeting.received:
+        mine, theirs = notebook.payoffs(meeting)
+        return meeting.own + mine, meeting.theirs + theirs
+    return meeting.own, meeting.theirs
+
+
 def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dict[str, Any]:
     """What ``seat`` may see now: read from its ``info`` and inbox, nothing else."""
     notebook = _notebook(seat, messages)
@@ -104,6 +127,15 @@ def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dic
     counterpart = info.get("counterpart")
     meeting = notebook.meetings.get(number)
     stock = "total payoff" if game.name in ("prisoners", "market") else "resources"
+    own, theirs = _stocks_now(notebook, meeting)
+    n_agents = int(notebook.rule("n_agents", 0) or 0)
+    known = {seat, *(f"agent_{i}" for i in range(n_agents)), *notebook.tones}
+    known |= {g["author"] for g in notebook.gossip} | {m.other for m in notebook.meetings.values()}
+    if counterpart is not None:
+        known.add(counterpart)
+    entrant = notebook.rule("entrant")
+    if entrant:
+        known.add(entrant)
     out: dict[str, Any] = {
         "game": game.name,
         "title": game.title,
@@ -116,13 +148,14 @@ def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dic
         "role": info.get("role"),
         "counterpart": counterpart,
         "stock_name": stock,
-        "resources": meeting.own if meeting else None,
-        "counterpart_resources": meeting.theirs if meeting else None,
+        "resources": own,
+        "counterpart_resources": theirs,
         "received": dict(meeting.received) if meeting else {},
         "about_counterpart": _gossip_json(
             [g for g in notebook.gossip if g["about"] == counterpart]
         ),
         "about_me": _gossip_json([g for g in notebook.gossip if g["about"] == seat]),
+        "names": {agent: notebook.name(agent) for agent in sorted(known)},
     }
     return out
 
@@ -172,7 +205,7 @@ def request(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> 
     notebook = _notebook(seat, messages)
     game = notebook.game
     decision = info["decision"]
-    counterpart = info.get("counterpart")
+    counterpart = who(notebook, info.get("counterpart"))
     if decision == GOSSIP:
         return Request(
             decision=GOSSIP,
