@@ -99,10 +99,14 @@ def cluster():
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # the head's own group, by its id
         try:
-            head.wait(timeout=60)
+            head.wait(timeout=15)
         except subprocess.TimeoutExpired:
+            pass
+        try:  # what outlived the head (its GCS server can): the same group
             os.killpg(head.pid, signal.SIGKILL)
-            head.wait()
+        except ProcessLookupError:
+            pass
+        head.wait()
 
 
 @pytest.fixture
