@@ -44,7 +44,7 @@ from socialsim.config.schema import ConfigError
 from socialsim.records import EpisodeRecord
 
 #: seconds the driver waits for a cluster to answer before it refuses the address
-CONNECT_TIMEOUT_S = 30.0
+CONNECT_TIMEOUT_S = 60.0
 
 
 class _Lines:

@@ -2,6 +2,7 @@
 (two CPUs, no dashboard), started by this module and stopped after it."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -78,7 +79,7 @@ def cluster():
     """``(gcs address, client address)`` of a head started here; its processes are ended with
     it (``--block``: ending the head's own process group stops what it started, and no other
     Ray on this machine)."""
-    gcs, client = free_port(), free_port()
+    gcs, client, agent = free_port(), free_port(), free_port()
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
@@ -86,6 +87,9 @@ def cluster():
         [sys.executable, "-c", "from ray.scripts.scripts import main; main()", "start", "--head"]
         + [f"--port={gcs}", f"--ray-client-server-port={client}", "--num-cpus=2"]
         + ["--include-dashboard=false", "--node-ip-address=127.0.0.1", f"--temp-dir={temp}"]
+        # a port of its own for the runtime-env agent: the client server is told it at its
+        # start (with a port chosen later, a busy head told it port 0 and no client joined)
+        + [f"--runtime-env-agent-port={agent}"]
         + ["--disable-usage-stats", "--block"],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -107,6 +111,7 @@ def cluster():
         except ProcessLookupError:
             pass
         head.wait()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.fixture
@@ -115,6 +120,8 @@ def experiment(tmp_path, monkeypatch):
     importable through the driver's path only."""
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     monkeypatch.setenv("RAY_ADDRESS", "")  # set by --ray-address; monkeypatch restores it
+    # a client connection starts a server process of its own: slow on two busy cores
+    monkeypatch.setenv("SOCIALSIM_RAY_TIMEOUT", "180")
     lab = tmp_path / "lab"
     lab.mkdir()
     (lab / "labagents_32.py").write_text(LAB_AGENTS)
@@ -186,3 +193,28 @@ def test_a_task_whose_worker_dies_is_a_failed_episode_with_its_reason(
     assert [r.episode for r in failed] == [1, 2]
     assert all(r.error.startswith("Ray task failed: ") for r in failed)
     assert "Ray task failed" in err  # the failure summary
+
+
+def test_an_address_that_listens_but_never_answers_exits_2_after_the_wait(experiment, tmp_path):
+    """A port that accepts connections and says nothing (ray.init would retry for minutes):
+    refused once SOCIALSIM_RAY_TIMEOUT has passed. In a process of its own, as the abandoned
+    connection attempt is left behind in the process that gives up."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    address = f"127.0.0.1:{silent.getsockname()[1]}"
+    out = tmp_path / "out"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "socialsim", "run", str(experiment("pennies_random"))]
+            + ["--out", str(out), "--ray-address", address, "--quiet"],
+            env={**os.environ, "SOCIALSIM_RAY_TIMEOUT": "5", "PYTHONPATH": ""},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        silent.close()
+    assert done.returncode == 2, done.stderr
+    assert f"{address}: no Ray cluster answered within 5 s" in done.stderr
+    assert not out.exists()
