@@ -51,3 +51,27 @@ def test_the_view_names_each_agent_as_the_llm_prompts_do():
     assert seen["names"]["agent_0"] == "John"
     title = human_gossip.request(recipient, inboxes[recipient], infos[recipient]).title
     assert title.startswith(f"Gossip about {prompts.name(donor)} ({donor})")
+
+
+def test_both_players_gossip_with_the_round_of_the_dilemma_counted_in_their_stocks():
+    env = registry.make_env("prisoners_v0", "parallel", n_agents=4, gossip=True)
+    _, infos = env.reset(seed=0)
+    bus = env.unwrapped.bus
+    inboxes = {a: list(bus.read(a)) for a in env.possible_agents}
+    player = next(a for a in env.agents if infos[a].get("decision") == "play")
+    other = infos[player]["counterpart"]
+    played = dict(infos[player])
+    start = human_gossip.view(player, inboxes[player], played)
+    game = GAMES["prisoners"]
+    _, _, _, _, infos = env.step(
+        {player: game.action_index("play", "C"), other: game.action_index("play", "D")}
+    )
+    inboxes[player] += bus.read(player)
+    assert infos[player]["decision"] == GOSSIP
+    # the seat's own move is on no inbox: the person's answers tell the view
+    seen = human_gossip.view(player, inboxes[player], infos[player], [(played, {"action": "C"})])
+    notebook = Notebook(player)
+    notebook.read(inboxes[player])
+    cost, benefit = notebook.rule("cost"), notebook.rule("benefit")
+    assert seen["resources"] == start["resources"] - cost  # paid for C, got nothing for D
+    assert seen["counterpart_resources"] == start["counterpart_resources"] + benefit
