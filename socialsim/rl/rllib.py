@@ -39,7 +39,14 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ModuleNotFoundError as error:  # RLlib's own dependencies (dm_tree...) come with the extra
+    raise ModuleNotFoundError(
+        f"socialsim.rl.rllib needs RLlib ({error.name} is missing): pip install -e '.[rllib]'",
+        name=error.name,
+    ) from error
 
 from socialsim import registry
 from socialsim.rl import features as features_module
