@@ -76,17 +76,19 @@ def wait_for(port: int, process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def cluster():
-    """``(gcs address, client address)`` of a head started here; its processes are ended with
+    """``(gcs address, client address, its RAY_TMPDIR)`` of a head started here; its processes are ended with
     it (``--block``: ending the head's own process group stops what it started, and no other
     Ray on this machine)."""
     gcs, client, agent = free_port(), free_port(), free_port()
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    # RAY_TMPDIR, not --temp-dir: ray.init() of a process given the same finds this cluster
+    # as the machine's own, and no other Ray of the machine sees it
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": temp}
     env.pop("RAY_ADDRESS", None)
     head = subprocess.Popen(
         [sys.executable, "-c", "from ray.scripts.scripts import main; main()", "start", "--head"]
         + [f"--port={gcs}", f"--ray-client-server-port={client}", "--num-cpus=2"]
-        + ["--include-dashboard=false", "--node-ip-address=127.0.0.1", f"--temp-dir={temp}"]
+        + ["--include-dashboard=false", "--node-ip-address=127.0.0.1"]
         # a port of its own for the runtime-env agent: the client server is told it at its
         # start (with a port chosen later, a busy head told it port 0 and no client joined)
         + [f"--runtime-env-agent-port={agent}"]
@@ -99,7 +101,7 @@ def cluster():
     try:
         wait_for(gcs, head)
         wait_for(client, head)
-        yield f"127.0.0.1:{gcs}", f"ray://127.0.0.1:{client}"
+        yield f"127.0.0.1:{gcs}", f"ray://127.0.0.1:{client}", temp
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # the head's own group, by its id
         try:
@@ -162,6 +164,18 @@ def test_a_labs_own_agent_from_outside_the_package_plays_on_the_cluster(
     assert len(records) == 3
     # always heads, every round of every episode
     assert {s["actions"]["matcher"] for r in records for s in r.steps} == {0}
+
+
+def test_backend_ray_without_an_address_starts_a_ray_of_its_own_beside_the_cluster(
+    cluster, experiment, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("RAY_TMPDIR", cluster[2])  # where ray.init() finds the machine's cluster
+    path = experiment("pennies_random")
+    own = ["--set", "backend='ray'", "--quiet"]
+    assert main(["run", str(path), "--out", str(tmp_path / "own"), *own]) == 0
+    assert "Ray: a local Ray of this run with 1 CPUs" in capsys.readouterr().err
+    assert main(["run", str(path), "--out", str(tmp_path / "one"), "--quiet"]) == 0
+    assert contents(tmp_path / "own") == contents(tmp_path / "one")
 
 
 def test_a_ray_client_address_plays_on_the_cluster(cluster, experiment, tmp_path):
