@@ -96,6 +96,15 @@ def test_other_seats_are_played_by_their_agents():
     assert total > 0  # the cooperators gave to it
 
 
+def test_features_are_appended_to_the_observation():
+    plain = RLlibSeats(DONATION)
+    featured = RLlibSeats({**DONATION, "features": ["counterpart"]})
+    size = plain.observation_spaces["agent_0"]["observations"].shape[0]
+    assert featured.observation_spaces["agent_0"]["observations"].shape == (size + 11,)
+    observations, _ = featured.reset(seed=0)
+    assert featured.observation_spaces["agent_0"].contains(observations["agent_0"])
+
+
 @pytest.mark.slow  # about a minute on two busy cores
 def test_ppo_with_one_shared_policy_learns_donation_beyond_random_legal_play():
     torch.set_num_threads(1)
