@@ -59,6 +59,14 @@ class Agent:
     #: not declared here before anything is written; ``None`` (an agent of one's own, a trained
     #: policy, a person) is not checked.
     plays: ClassVar[Mapping[str, Collection[str]] | None] = None
+    #: the parameters that name files: a relative one in an experiment file is read against
+    #: the file's folder (one given on the command line, against the working directory)
+    file_params: ClassVar[tuple[str, ...]] = ()
+
+    def check_seat(self, agent_id: str, observation_space: Any, action_space: Any) -> None:
+        """Raise ``ValueError`` if this agent cannot play seat ``agent_id`` of an env with these
+        spaces: called when an experiment is checked, before anything is written (a trained
+        policy checks its file's spaces). Any seat is accepted by default."""
 
     def attach(self, run: RunContext) -> None:
         """Called once before :meth:`reset` with what the whole run shares (its directory, and

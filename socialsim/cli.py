@@ -36,8 +36,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     overrides = list(args.set or [])
     if args.ray_address:
-        # Ray reads the cluster's address from RAY_ADDRESS; the flag implies the Ray backend
+        # the backend reads the cluster's address from RAY_ADDRESS, as Ray's own tools do
         os.environ["RAY_ADDRESS"] = args.ray_address
+    if (os.environ.get("RAY_ADDRESS") or "").strip():  # the flag, or the variable alone
         overrides.append("backend=ray")
     try:
         results = run_experiment(
@@ -161,8 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--ray-address",
         metavar="ADDRESS",
-        help="play on the Ray cluster at ADDRESS (e.g. ray://head:10001; implies "
-        "backend=ray; without it, backend=ray uses RAY_ADDRESS or starts a local Ray)",
+        help="play on the Ray cluster at ADDRESS (HOST:6379 as `ray start --head` prints, or "
+        "ray://HOST:10001; sets RAY_ADDRESS). A set RAY_ADDRESS does the same; either implies "
+        "backend=ray. Without both, backend=ray starts a local Ray of its own",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)

@@ -187,7 +187,7 @@ def _run(
 
     try:
         with runner.players(
-            todo, experiment.max_concurrent, experiment.workers, experiment.backend, out
+            todo, experiment.max_concurrent, experiment.workers, experiment.backend, out, say
         ) as play:
             if experiment.backend == "ray":  # a handful of model-free episodes: not worth tasks
 

@@ -218,16 +218,17 @@ def players(
     workers: int = 1,
     backend: str = "local",
     directory=None,
+    say: Callable[[str], None] | None = None,
 ) -> Iterator[Play]:
     """What plays the episodes of one run, ``specs`` or some of them, as :func:`run_specs`
-    describes: this process, Ray, or worker processes started once on entering, so that the
-    check episodes and the rest of a run are played by the same workers."""
+    describes: this process, Ray (joined on entering, before anything is written; ``say``
+    hears which), or worker processes started once on entering, so that the check episodes
+    and the rest of a run are played by the same workers."""
     if backend == "ray":
-        from socialsim.ray_backend import run_on_ray
+        from socialsim.ray_backend import ray_players
 
-        yield lambda some, log, on_done=None: run_on_ray(
-            some, log, max_concurrent, workers, on_done
-        )
+        with ray_players(specs, max_concurrent, workers, say) as play:
+            yield play
         return
     batches = -(-len(specs) // max(1, max_concurrent))
     if workers <= 1 or batches <= 1:

@@ -1,6 +1,7 @@
 """Every backend plays the same episodes: in-process, a process pool, and a local Ray."""
 
 import os
+import socket
 
 import pytest
 
@@ -49,15 +50,37 @@ def test_an_unknown_backend_is_a_config_error(tmp_path):
 def test_ray_address_names_the_cluster_and_implies_the_ray_backend(tmp_path, monkeypatch, capsys):
     pytest.importorskip("ray")
     monkeypatch.setenv("RAY_ADDRESS", "")  # recorded, so the flag's value is undone afterwards
+    address = f"127.0.0.1:{unused_port()}"
+    out = tmp_path / "out"
+    assert main(["run", str(pennies(tmp_path)), "--out", str(out), "--ray-address", address]) == 2
+    err = capsys.readouterr().err
+    assert f"RAY_ADDRESS (--ray-address) {address}: no Ray cluster answers there" in err
+    assert os.environ["RAY_ADDRESS"] == address  # what the backend reads; monkeypatch restores it
+    assert not out.exists()  # refused before anything is written
+
+
+def test_ray_address_alone_selects_the_ray_backend_and_is_checked_at_check(
+    tmp_path, monkeypatch, capsys
+):
+    pytest.importorskip("ray")
+    address = f"127.0.0.1:{unused_port()}"
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    out = tmp_path / "out"
+    assert main(["run", str(pennies(tmp_path)), "--out", str(out), "--check"]) == 2
+    assert f"{address}: no Ray cluster answers there" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again: nothing listens there
+
+
+def pennies(tmp_path):
     toml = tmp_path / "pennies.toml"
     toml.write_text(
         'name = "backends"\nepisodes = 3\n[env]\nid = "matching_pennies_v0"\n'
         '[seats.matcher]\nkind = "pennies_random"\n[seats.mismatcher]\nkind = "pennies_copycat"\n'
     )
-    address = "ray://head.example:10001"
-    out = tmp_path / "out"
-    assert main(["run", str(toml), "--out", str(out), "--ray-address", address, "--check"]) == 0
-    printed = capsys.readouterr()
-    assert "backend ray" in printed.out + printed.err
-    assert os.environ["RAY_ADDRESS"] == address  # what ray.init reads; monkeypatch restores it
-    assert not out.exists()  # --check writes nothing
+    return toml

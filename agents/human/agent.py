@@ -116,6 +116,8 @@ class Human(Agent):
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
         self.inbox: list[Message] = []
+        #: ``(info, action)`` of each answer: the seat's own moves, which no inbox holds
+        self.moves: list[tuple[dict[str, Any], Any]] = []
         self.game: Any = None  # the game's view module, chosen from the rules message
 
     def console(self) -> Console:
@@ -134,7 +136,7 @@ class Human(Agent):
         self.inbox.extend(messages)
         if self.game is None:
             self.game = game_module(self.inbox)
-        view = self.game.view(self.agent_id, self.inbox, info)
+        view = self.game.view(self.agent_id, self.inbox, info, self.moves)
         request = self.game.request(self.agent_id, self.inbox, info)
         console = self.console()
         error = None
@@ -154,6 +156,7 @@ class Human(Agent):
                     "seconds": round(time.monotonic() - started, 3),
                 }
             )
+            self.moves.append((dict(info), action))
             return action
 
 

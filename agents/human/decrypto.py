@@ -66,8 +66,14 @@ def _rules(messages: Sequence[Message]) -> Rules:
     return rules
 
 
-def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``seat`` may see now: read from its ``info`` and inbox, nothing else."""
+def view(
+    seat: str,
+    messages: Sequence[Message],
+    info: Mapping[str, Any],
+    moves: Sequence[tuple[Mapping[str, Any], Any]] = (),
+) -> dict[str, Any]:
+    """What ``seat`` may see now: read from its ``info`` and inbox, nothing else (``moves``, its
+    own earlier answers, tell a Decrypto seat nothing its inbox does not)."""
     rules = _rules(messages)
     team = next(name for name, seats in TEAMS.items() if seat in seats)
     out: dict[str, Any] = {

@@ -2,9 +2,12 @@
 
 The inbox is read by the protocol's one parser (:class:`~socialsim.envs.gossip.notebook.Notebook`),
 as every agent family does. The view is plain JSON: the game and round, this round's role and
-counterpart, both stocks at the start of the round (from the ``match`` message), what the
-counterpart did to the seat this round, and the public gossip about the counterpart and about
-the seat. Moves are checked against the game's action table (names and aliases), amounts
+counterpart, both stocks as they are at the decision (the round's start, from the ``match``
+message; at a gossip decision, plus the round's payoffs: a recipient gossips with the donation
+it just received counted), what the counterpart did to the seat this round, the public gossip
+about the counterpart and about the seat, and ``names``: the name each agent goes by in LLM
+seats' prompts and gossip (:meth:`Notebook.name`), which the front ends show beside the ids of
+the record ("John (agent_0)"). Moves are checked against the game's action table (names and aliases), amounts
 against what the seat may send, tones against the five tones.
 """
 
@@ -96,14 +99,63 @@ def _gossip_json(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``seat`` may see now: read from its ``info`` and inbox, nothing else."""
+def who(notebook: Notebook, agent_id: str | None) -> str | None:
+    """``"John (agent_0)"``: the name LLM seats use and the id of the record."""
+    if agent_id is None:
+        return None
+    name = notebook.name(agent_id)
+    return agent_id if name == agent_id else f"{name} ({agent_id})"
+
+
+def _stocks_now(notebook: Notebook, meeting: Any, decision: str | None) -> tuple[Any, Any]:
+    """(own, counterpart's) stock now: the round's start, plus the round's payoffs at a gossip
+    decision (every move of the round is made by then: the counterpart's is on the inbox, the
+    seat's own noted from its answers)."""
+    if meeting is None:
+        return None, None
+    if decision == GOSSIP:
+        try:
+            mine, theirs = notebook.payoffs(meeting)
+        except (KeyError, TypeError, ValueError):  # a move this seat was not told of
+            return meeting.own, meeting.theirs
+        return meeting.own + mine, meeting.theirs + theirs
+    return meeting.own, meeting.theirs
+
+
+def _note_moves(notebook: Notebook, moves: Sequence[tuple[Mapping[str, Any], Any]]) -> None:
+    """The seat's own earlier moves (``(info, action)`` of each answer): not on its inbox."""
+    for info, action in moves:
+        decision = info.get("decision")
+        if decision == GOSSIP or not isinstance(action, Mapping):
+            continue
+        choice = action.get("action", action.get("amount"))
+        notebook.note_move(int(info["round"]), decision, choice)
+
+
+def view(
+    seat: str,
+    messages: Sequence[Message],
+    info: Mapping[str, Any],
+    moves: Sequence[tuple[Mapping[str, Any], Any]] = (),
+) -> dict[str, Any]:
+    """What ``seat`` may see now: read from its ``info``, its inbox and its own earlier answers
+    (``moves``: ``(info, action)`` of each), nothing else."""
     notebook = _notebook(seat, messages)
+    _note_moves(notebook, moves)
     game = notebook.game
     number = int(info["round"])
     counterpart = info.get("counterpart")
     meeting = notebook.meetings.get(number)
     stock = "total payoff" if game.name in ("prisoners", "market") else "resources"
+    own, theirs = _stocks_now(notebook, meeting, info.get("decision"))
+    n_agents = int(notebook.rule("n_agents", 0) or 0)
+    known = {seat, *(f"agent_{i}" for i in range(n_agents)), *notebook.tones}
+    known |= {g["author"] for g in notebook.gossip} | {m.other for m in notebook.meetings.values()}
+    if counterpart is not None:
+        known.add(counterpart)
+    entrant = notebook.rule("entrant")
+    if entrant:
+        known.add(entrant)
     out: dict[str, Any] = {
         "game": game.name,
         "title": game.title,
@@ -116,13 +168,14 @@ def view(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> dic
         "role": info.get("role"),
         "counterpart": counterpart,
         "stock_name": stock,
-        "resources": meeting.own if meeting else None,
-        "counterpart_resources": meeting.theirs if meeting else None,
+        "resources": own,
+        "counterpart_resources": theirs,
         "received": dict(meeting.received) if meeting else {},
         "about_counterpart": _gossip_json(
             [g for g in notebook.gossip if g["about"] == counterpart]
         ),
         "about_me": _gossip_json([g for g in notebook.gossip if g["about"] == seat]),
+        "names": {agent: notebook.name(agent) for agent in sorted(known)},
     }
     return out
 
@@ -172,7 +225,7 @@ def request(seat: str, messages: Sequence[Message], info: Mapping[str, Any]) -> 
     notebook = _notebook(seat, messages)
     game = notebook.game
     decision = info["decision"]
-    counterpart = info.get("counterpart")
+    counterpart = who(notebook, info.get("counterpart"))
     if decision == GOSSIP:
         return Request(
             decision=GOSSIP,

@@ -24,8 +24,6 @@ from typing import Any
 from socialsim.agents.llm.base import render
 from socialsim.envs.gossip.notebook import Meeting, Notebook
 from socialsim.envs.gossip.protocol import (
-    REFERENCE_ENTRANT_NAME,
-    REFERENCE_NAMES,
     trust_received,
 )
 
@@ -122,12 +120,8 @@ class SeatPrompts:
         """The name an agent goes by in the prompts."""
         if isinstance(self.display_names, Mapping):
             return str(self.display_names.get(agent_id, agent_id))
-        if self.display_names:
-            if agent_id == self.notebook.rule("entrant"):
-                return REFERENCE_ENTRANT_NAME
-            found = re.fullmatch(r"agent_(\d+)", agent_id)
-            if found and int(found.group(1)) < len(REFERENCE_NAMES):
-                return REFERENCE_NAMES[int(found.group(1))]
+        if self.display_names:  # the names a person's view shows too: one per agent
+            return self.notebook.name(agent_id)
         return agent_id
 
     def received(self, meeting: Meeting) -> float:

@@ -10,6 +10,8 @@ from typing import Any
 from socialsim.envs.gossip.protocol import (
     GAME_OF_ROLE,
     GAMES,
+    REFERENCE_ENTRANT_NAME,
+    REFERENCE_NAMES,
     Game,
     GossipPayload,
     RulesPayload,
@@ -110,6 +112,17 @@ class Notebook:
                 )
             elif kind == "rules":
                 self.rules = check_rules(payload)
+
+    def name(self, agent_id: str) -> str:
+        """The name ``agent_id`` goes by with every seat that shows names (LLM prompts and
+        gossip, a person's view): the reference's (John for ``agent_0``, Kate, ...; Max for the
+        entrant the rules name), else the id itself."""
+        if agent_id == self.rule("entrant"):
+            return REFERENCE_ENTRANT_NAME
+        head, _, index = agent_id.rpartition("_")
+        if head == "agent" and index.isdigit() and int(index) < len(REFERENCE_NAMES):
+            return REFERENCE_NAMES[int(index)]
+        return agent_id
 
     def note_move(self, round_: int, decision: str, choice: Any) -> None:
         """Record my own move of ``round_`` (what the bus does not tell me)."""

@@ -198,11 +198,51 @@ def load(
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
     config = expand_variables(config)
+    if not isinstance(source, Mapping):
+        _read_file_params_from(config, path.parent)
     notes = []
     for assignment in overrides:
         notes += apply_override(config, assignment)
     fill_named_seats(config)
     return dataclasses.replace(resolve(config), notes=tuple(notes))
+
+
+def _read_file_params_from(config: dict[str, Any], folder: Path) -> None:
+    """Make the relative paths that a file's seats give in their kind's ``file_params`` (an
+    ``rl`` seat's policy ``path``; a grid axis over one too) absolute against ``folder``, the
+    experiment file's, so that a file means the same files from any working directory."""
+    seats = config.get("seats")
+    if not isinstance(seats, dict):
+        return  # the checks name what is wrong
+
+    def params(seat: str) -> tuple[str, ...]:
+        spec = seats.get(seat)
+        default = seats.get(DEFAULT_SEAT)
+        kind = (spec if isinstance(spec, dict) else {}).get("kind") or (
+            default.get("kind") if isinstance(default, dict) else None
+        )
+        try:
+            return tuple(getattr(registry.agent_class(kind), "file_params", ()))
+        except (TypeError, ValueError):
+            return ()  # an unknown kind: the checks name it
+
+    def absolute(value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            return value
+        given = Path(value).expanduser()
+        return value if given.is_absolute() else os.path.normpath(folder.resolve() / given)
+
+    for seat, spec in seats.items():
+        if isinstance(spec, dict):
+            for param in params(seat):
+                if param in spec:
+                    spec[param] = absolute(spec[param])
+    grid = config.get("grid")
+    for key, values in grid.items() if isinstance(grid, dict) else ():
+        parts = key.split(".")
+        if len(parts) == 3 and parts[0] == "seats" and parts[2] in params(parts[1]):
+            if isinstance(values, list):
+                grid[key] = [absolute(value) for value in values]
 
 
 def resolve(config: dict[str, Any]) -> Experiment:

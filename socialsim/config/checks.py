@@ -56,6 +56,7 @@ def check_cell(
             if fit not in built:  # the fit depends on the kind only, not on its parameters
                 registry.check_fit(f"{where}seats.{name}", seats[name], env["id"], agent_id)
                 built[fit] = None
+            _check_seat_spaces(f"{where}seats.{name}", seats[name], env, agent_id, built)
         for i, probe in enumerate(config.get("probes", [])):
             if not isinstance(probe, dict) or "name" not in probe:
                 raise ConfigError(
@@ -154,7 +155,8 @@ def _env_seats(where: str, env: Mapping[str, Any], built: dict[str, Any]) -> lis
         module = registry.env_module(env["id"])
         registry.check_kwargs(f"{where}env.kwargs", module.raw_env, kwargs)
         try:
-            built[key] = list(module.raw_env(**kwargs).possible_agents)
+            built[f"{key}:env"] = made = module.raw_env(**kwargs)  # its spaces, for the seats
+            built[key] = list(made.possible_agents)
         except (TypeError, ValueError) as error:  # "name: must be ..." names the keyword
             raise ConfigError(f"{where}env.kwargs{_dotted(str(error))}") from None
         except MemoryError as error:  # numpy names the size it could not allocate
@@ -174,10 +176,29 @@ def _check_seat_once(where: str, spec: Mapping[str, Any], built: dict[str, Any])
         return
     registry.check_agent_spec(where, spec)
     try:
-        registry.build_agent(spec)
+        agent = registry.build_agent(spec)
     except (TypeError, ValueError, ImportError) as error:
         raise ConfigError(f"{where}: {spec['kind']}: {error}") from None
     _check_key_variable(where, spec)
+    built[key] = agent  # kept for its seats' spaces check
+
+
+def _check_seat_spaces(
+    where: str, spec: Mapping[str, Any], env: Mapping[str, Any], agent_id: str, built: dict
+) -> None:
+    """The agent built for ``spec`` checks the spaces of seat ``agent_id`` (a trained policy:
+    its file's), once per distinct spec, env and seat."""
+    env_key = f"env:{env['id']}:{canonical_json(env.get('kwargs', {}))}"
+    key = f"spaces:{canonical_json(spec)}:{env_key}:{agent_id}"
+    if key in built:
+        return
+    made = built[f"{env_key}:env"]
+    try:
+        built[f"seat:{canonical_json(spec)}"].check_seat(
+            agent_id, made.observation_space(agent_id), made.action_space(agent_id)
+        )
+    except (TypeError, ValueError, ImportError) as error:
+        raise ConfigError(f"{where}: {spec['kind']}: {error}") from None
     built[key] = None
 
 

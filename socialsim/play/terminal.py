@@ -132,19 +132,26 @@ def _decrypto(view: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _gossip_lines(items) -> list[str]:
+def _who(view: Mapping[str, Any], agent_id: Any) -> str:
+    """``John (agent_0)``: the name the LLM seats use, beside the id of the record."""
+    name = (view.get("names") or {}).get(agent_id)
+    return clean(f"{name} ({agent_id})" if name and name != agent_id else str(agent_id))
+
+
+def _gossip_lines(items, view: Mapping[str, Any]) -> list[str]:
     return [
-        f"  round {g['round']}, {clean(g['author'])} ({g['tone']}): {clean(g['message'] or '')}"
+        f"  round {g['round']}, {_who(view, g['author'])} ({g['tone']}): {clean(g['message'] or '')}"
         for g in items
     ]
 
 
 def _gossip(view: Mapping[str, Any]) -> str:
     stock = view["stock_name"]
-    other = view.get("counterpart")
+    other = _who(view, view.get("counterpart"))
     lines = [
         RULE,
-        f"Round {view['round']} of {view['rounds']} - you are {view['seat']}, the {view['role']}",
+        f"Round {view['round']} of {view['rounds']} - you are {_who(view, view['seat'])}, "
+        f"the {view['role']}",
         f"Counterpart: {other}",
         f"Your {stock}: {view['resources']:g}   {other}'s {stock}: {view['counterpart_resources']:g}",
     ]
@@ -152,10 +159,10 @@ def _gossip(view: Mapping[str, Any]) -> str:
     for decision, choice in received.items():
         lines.append(f"{other} did to you this round: {decision} {choice}")
     lines.append(f"Gossip about {other}:")
-    lines += _gossip_lines(view["about_counterpart"]) or ["  (none yet)"]
+    lines += _gossip_lines(view["about_counterpart"], view) or ["  (none yet)"]
     if view["about_me"]:
         lines.append("Gossip about you:")
-        lines += _gossip_lines(view["about_me"])
+        lines += _gossip_lines(view["about_me"], view)
     return "\n".join(lines)
 
 

@@ -8,11 +8,15 @@
   registered when ``socialsim`` is imported.
 * :class:`~socialsim.rl.seats.SharedSeats`: parameter sharing, the learner seats of several
   Parallel games as one Stable-Baselines3 ``VecEnv`` (needs the ``rl`` extra).
+* :class:`~socialsim.rl.rllib.RLlibSeats`: the learner seats of one game as an RLlib
+  ``MultiAgentEnv``, and ``shared_ppo``, one masked PPO policy for all of them (needs the
+  ``rllib`` extra). Both play their games through :class:`~socialsim.rl.games.LearnerGame`.
 * :class:`~socialsim.rl.vector.ProcessVectorEnv`: a Gymnasium vector env with several envs per
   worker process, one round trip per worker and step.
 
 Training scripts that use them: ``experiments/train/`` (``donor.py``, ``interceptor.py``,
-``shared_donors.py``); a saved policy plays a seat as the ``rl`` agent kind.
+``shared_donors.py``, ``rllib_donation.py``); a saved SB3 policy plays a seat as the ``rl``
+agent kind.
 
 Importing this package loads none of them (``import socialsim`` stays light); ``SeatView`` is
 imported on first use.

@@ -32,7 +32,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,64 +42,8 @@ from stable_baselines3.common.vec_env import VecEnv
 from socialsim import registry
 from socialsim.agent import RunContext
 from socialsim.rl import features as features_module
-from socialsim.rl.view import flat_mask, flat_mask_space, seat_specs
-from socialsim.runner import EpisodeSpec, build_agents
-
-_SEED_HIGH = 2**31
-#: what a slot is rewarded: its seat's own reward, or the mean of its game's learner seats'
-REWARDS = ("own", "mean")
-
-
-class _Game:
-    """One copy of the env, its other seats' agents and its learners' features."""
-
-    def __init__(self, owner: SharedSeats, index: int):
-        self.owner = owner
-        self.env = registry.make_env(owner.env_id, "parallel", **owner.env_kwargs)
-        self.rng = np.random.default_rng(owner.base_seed + index)
-
-    def reset(self) -> None:
-        owner = self.owner
-        seed = int(self.rng.integers(_SEED_HIGH))
-        spec = EpisodeSpec(owner.env_id, seed, owner.others, owner.env_kwargs)
-        self.agents = build_agents(spec, list(owner.others), owner.run)
-        self.features = {
-            seat: features_module.build(owner.feature_specs) for seat in owner.learners
-        }
-        for seat, built in self.features.items():
-            for feature in built:
-                feature.reset(seat)
-        self.observations, self.infos = self.env.reset(seed=seed)
-
-    @property
-    def bus(self):
-        return self.env.unwrapped.bus
-
-    def observe(self, seat: str) -> dict[str, np.ndarray]:
-        raw, info = self.observations[seat], self.infos[seat]
-        out = {"observation": raw["observation"], "action_mask": flat_mask(raw["action_mask"])}
-        messages = self.bus.read(seat)
-        for feature in self.features[seat]:
-            out[feature.name] = feature(raw, messages, info)
-        return out
-
-    def step(self, learner_actions: Mapping[str, Any]) -> tuple[dict[str, float], bool, bool]:
-        """One env step: the learners' actions where they decide, the others' own."""
-        env, infos, observations = self.env, self.infos, self.observations
-        actions = {}
-        for agent in env.agents:
-            if not (infos.get(agent) or {}).get("decision"):
-                continue
-            if agent in learner_actions:
-                actions[agent] = learner_actions[agent]
-            else:
-                actions[agent] = self.agents[agent].act(
-                    observations[agent], self.bus.read(agent), infos[agent]
-                )
-        self.observations, rewards, terminations, truncations, self.infos = env.step(actions)
-        ended = not env.agents
-        truncated = ended and any(truncations.values()) and not any(terminations.values())
-        return rewards, ended, truncated
+from socialsim.rl.games import REWARDS, LearnerGame
+from socialsim.rl.view import flat_mask_space, seat_specs
 
 
 class SharedSeats(VecEnv):
@@ -164,7 +108,7 @@ class SharedSeats(VecEnv):
         super().__init__(n_games * len(self.learners), observation_space, action_space)
         self.base_seed = int(seed)
         self.n_games = n_games
-        self._games: list[_Game] = []
+        self._games: list[LearnerGame] = []
         self._actions: np.ndarray | None = None
 
     # -- VecEnv -----------------------------------------------------------------------------------
@@ -177,7 +121,18 @@ class SharedSeats(VecEnv):
     def reset(self):
         for game in self._games:
             game.env.close()
-        self._games = [_Game(self, g) for g in range(self.n_games)]
+        self._games = [
+            LearnerGame(
+                self.env_id,
+                self.env_kwargs,
+                self.learners,
+                self.others,
+                self.feature_specs,
+                self.run,
+                self.base_seed + g,
+            )
+            for g in range(self.n_games)
+        ]
         for game in self._games:
             game.reset()
         return self._observe_all()[0]

@@ -63,11 +63,17 @@
     return [top, parts];
   }
 
-  function gossipList(items) {
+  // "John (agent_0)": the name the LLM seats use, beside the id of the record
+  function who(v, id) {
+    const name = (v.names || {})[id];
+    return name && name !== id ? name + " (" + id + ")" : String(id);
+  }
+
+  function gossipList(items, v) {
     if (!items.length) return el("p", { class: "muted" }, "none yet");
     return el("ul", { class: "gossip" }, ...items.map((g) =>
       el("li", {}, el("span", { class: "tag tone-" + g.tone }, g.tone), " ",
-        el("span", { class: "who" }, "round " + g.round + ", " + g.author + ": "), g.message || "")));
+        el("span", { class: "who" }, "round " + g.round + ", " + who(v, g.author) + ": "), g.message || "")));
   }
 
   function gossipBoard(v) {
@@ -76,14 +82,14 @@
       el("div", { class: "score" }, el("span", { class: "label" }, "Round"), el("span", { class: "big" }, v.round + " / " + v.rounds)),
       el("div", { class: "score" }, el("span", { class: "label" }, "You are"), el("span", { class: "big" }, v.role || "sitting out")),
       el("div", { class: "score" }, el("span", { class: "label" }, "Your " + v.stock_name), el("span", { class: "big" }, v.resources === null ? "?" : String(v.resources))),
-      el("div", { class: "score" }, el("span", { class: "label" }, (v.counterpart || "—") + "'s " + v.stock_name), el("span", { class: "big" }, v.counterpart_resources === null ? "?" : String(v.counterpart_resources)))));
+      el("div", { class: "score" }, el("span", { class: "label" }, (v.counterpart ? who(v, v.counterpart) : "—") + "'s " + v.stock_name), el("span", { class: "big" }, v.counterpart_resources === null ? "?" : String(v.counterpart_resources)))));
     const received = Object.entries(v.received || {});
     if (received.length) {
-      parts.push(card(v.counterpart + " did to you this round",
+      parts.push(card(who(v, v.counterpart) + " did to you this round",
         el("p", {}, received.map(([k, x]) => k + ": " + x).join(", "))));
     }
-    parts.push(card("Gossip about " + v.counterpart, gossipList(v.about_counterpart)));
-    parts.push(card("Gossip about you", gossipList(v.about_me)));
+    parts.push(card("Gossip about " + who(v, v.counterpart), gossipList(v.about_counterpart, v)));
+    parts.push(card("Gossip about you", gossipList(v.about_me, v)));
     return [parts.splice(0, 1), parts];
   }
 
@@ -142,7 +148,7 @@
     const view = state.view || null;
     if (view) {
       const game = state.game === "decrypto" ? "Decrypto" : view.title;
-      $("heading").textContent = game + " · you are " + (state.game === "decrypto" ? "the " + view.title : seat);
+      $("heading").textContent = game + " · you are " + (state.game === "decrypto" ? "the " + view.title : who(view, seat));
     }
     else $("heading").textContent = "you are the " + seat;
     document.title = "socialsim · " + seat;
