@@ -408,6 +408,31 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
+#: the child of an episode's (or replicate's) Generator that draws who knows whom: see
+#: :func:`reach_generator`
+REACH_STREAM = 0
+
+
+def check_gossip_reach(value: Any) -> float:
+    """``gossip_reach`` q, the probability that a donor knows its recipient's reputation
+    (Nowak & Sigmund 1998): a number in [0, 1]."""
+    return check_number("gossip_reach", value, 0.0, 1.0)
+
+
+def reach_generator(rng: np.random.Generator) -> np.random.Generator:
+    """The Generator of the reach draws of a game played with ``rng``: the first child of
+    ``rng``'s seed (``rng.spawn(1)[0]`` of a fresh ``rng``), so drawing who knows whom never
+    moves ``rng``'s own stream. Each round with ``gossip_reach`` q < 1 draws
+    ``random(pairs)`` from it: pair ``k``'s donor knows its recipient's reputation when its
+    draw is below q."""
+    seed = rng.bit_generator.seed_seq
+    return np.random.default_rng(
+        np.random.SeedSequence(
+            seed.entropy, spawn_key=(*seed.spawn_key, REACH_STREAM), pool_size=seed.pool_size
+        )
+    )
+
+
 def default_random_rounds(n: int) -> int:
     """Random matching lasts ``2 (n - 1)`` rounds unless told otherwise."""
     return 2 * (n - 1)

@@ -1,0 +1,74 @@
+"""How :meth:`ReplicatedSociety.run <socialsim.society.vectorised.ReplicatedSociety.run>` uses a
+second CPU: the replicates split between this process and a fork, or a lone replicate's next
+round drawn in a thread. Each replicate's draws are made from its own Generators in order, so
+either way gives the results of playing in one process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+
+def run_drawing_ahead(society: Any, rounds: int) -> None:
+    """Play ``rounds`` rounds, a thread drawing each next round while this one is played
+    (``shuffle`` and ``random`` release the GIL)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
+        pending = pool.submit(society._draw, 0)
+        for played in range(rounds):
+            buffer = played % 2
+            pending.result()
+            if played + 1 < rounds:
+                pending = pool.submit(society._draw, 1 - buffer)
+            society._play(buffer)
+
+
+def run_split(society: Any, rounds: int, block_agents: int) -> None:
+    """Play ``rounds`` rounds, the first half of the replicates in a forked process.
+
+    Forked even when other threads run (a notebook's): the fork only plays its part with
+    numpy and its own Generators and writes to a pipe, so it takes no lock another thread
+    could hold at the fork (OpenBLAS, for each round's small product, quiesces its threads
+    around a fork). Python 3.12 and later warn about any fork of a threaded process.
+    """
+    forked = (society.replicates + 1) // 2
+    context = multiprocessing.get_context("fork")
+    results, results_writer = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_play_part,
+        args=(society._part(0, forked), rounds, block_agents, results_writer),
+        name="society-replicates",
+        daemon=True,
+    )
+    try:
+        process.start()
+    except BaseException:  # no fork: its error as it is, the pipe closed
+        results.close()
+        raise
+    finally:
+        results_writer.close()  # the fork's end: EOF here when it ends
+    try:
+        mine = society._part(forked, society.replicates)
+        mine._play_rounds(rounds, block_agents)
+        try:
+            theirs = results.recv()
+        except EOFError:
+            process.join()
+            raise RuntimeError(
+                f"society: the process playing replicates 0-{forked - 1} ended (exit code"
+                f" {process.exitcode}) before sending them back"
+            ) from None
+    finally:
+        results.close()
+        if process.is_alive():
+            process.terminate()
+        process.join()
+    society._take([theirs, mine._played(generators=False)])
+
+
+def _play_part(part: Any, rounds: int, block_agents: int, results: Any) -> None:
+    """The forked process of :func:`run_split`: play ``part``, send it back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's interrupt ends it
+    part._play_rounds(rounds, block_agents)
+    results.send(part._played(generators=True))
