@@ -19,6 +19,7 @@ from socialsim.envs.gossip.protocol import (
     prisoners_payoff,
     trust_payoffs,
 )
+from socialsim.envs.gossip.reach import REPUTATION
 
 
 @dataclass
@@ -64,6 +65,8 @@ class Notebook:
         self.meetings: dict[int, Meeting] = {}
         self.gossip: list[GossipPayload] = []
         self.tones: dict[str, list[str]] = {}
+        #: (round, agent) -> the tones about it that a ``reputation`` message told this seat
+        self.told: dict[tuple[int, str], list[str]] = {}
 
     @property
     def game(self) -> Game:
@@ -110,6 +113,8 @@ class Notebook:
                 )
             elif kind == "rules":
                 self.rules = check_rules(payload)
+            elif kind == REPUTATION:
+                self.told[payload["round"], payload["about"]] = list(payload["tones"])
 
     def note_move(self, round_: int, decision: str, choice: Any) -> None:
         """Record my own move of ``round_`` (what the bus does not tell me)."""

@@ -246,6 +246,7 @@ class GameOptions(TypedDict, total=False):
     n_buyers: int
     discount: float
     gossip: bool
+    gossip_reach: float  # the donation game's, stated only when below 1: see :mod:`.reach`
     schedule: str
     pairs_per_round: int | None
     entrant_round: int | None
@@ -406,31 +407,6 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name}: must be true or false, got {value!r}")
     return value
-
-
-#: the child of an episode's (or replicate's) Generator that draws who knows whom: see
-#: :func:`reach_generator`
-REACH_STREAM = 0
-
-
-def check_gossip_reach(value: Any) -> float:
-    """``gossip_reach`` q, the probability that a donor knows its recipient's reputation
-    (Nowak & Sigmund 1998): a number in [0, 1]."""
-    return check_number("gossip_reach", value, 0.0, 1.0)
-
-
-def reach_generator(rng: np.random.Generator) -> np.random.Generator:
-    """The Generator of the reach draws of a game played with ``rng``: the first child of
-    ``rng``'s seed (``rng.spawn(1)[0]`` of a fresh ``rng``), so drawing who knows whom never
-    moves ``rng``'s own stream. Each round with ``gossip_reach`` q < 1 draws
-    ``random(pairs)`` from it: pair ``k``'s donor knows its recipient's reputation when its
-    draw is below q."""
-    seed = rng.bit_generator.seed_seq
-    return np.random.default_rng(
-        np.random.SeedSequence(
-            seed.entropy, spawn_key=(*seed.spawn_key, REACH_STREAM), pool_size=seed.pool_size
-        )
-    )
 
 
 def default_random_rounds(n: int) -> int:

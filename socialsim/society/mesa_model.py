@@ -60,7 +60,7 @@ model.datacollector.get_model_vars_dataframe()
    donation env's random schedule pairs its permutations. With `error > 0`, then
    `slips = rng.random(n_agents // 2) < error`, one per pair. With `gossip_reach < 1`, then
    `knows = reach.random(n_agents // 2) < gossip_reach`, one per pair, where `reach` is the
-   reach child of the model's Generator (`protocol.reach_generator`).
+   reach child of the model's Generator (`reach.reach_generator`).
 2. Donations, all from the reputations at the start of the round: `always_cooperate` helps,
    `always_defect` refuses, a discriminator helps unless the recipient's reputation under its
    own norm is bad (`norms.decide`; strangers are helped, and so is a recipient whose
@@ -94,7 +94,7 @@ from typing import Any
 import mesa
 
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.protocol import reach_generator
+from socialsim.envs.gossip.reach import reach_generator
 from socialsim.society.population import (
     STRATEGIES,
     check_count,

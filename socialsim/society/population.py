@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from socialsim.envs.gossip.norms import NORMS
-from socialsim.envs.gossip.protocol import check_gossip_reach
+from socialsim.envs.gossip.reach import check_gossip_reach
 
 STRATEGIES: tuple[str, ...] = ("always_cooperate", "always_defect", *NORMS)
 STATISTICS = ("cooperation_rate", "reputation_accuracy")

@@ -7,7 +7,7 @@ pairs it: ``order[0]`` donates to ``order[1]``, ``order[2]`` to ``order[3]``...;
 sits out when ``n_agents`` is odd), then, only when ``error > 0``, ``rng.random(n_agents // 2)``
 (the pair's donor slips when its draw is below ``error``); and, only when ``gossip_reach < 1``,
 ``random(n_agents // 2)`` from the Generator's reach child
-(:func:`~socialsim.envs.gossip.protocol.reach_generator`: pair ``k``'s donor knows its
+(:func:`~socialsim.envs.gossip.reach.reach_generator`: pair ``k``'s donor knows its
 recipient's reputation when its draw is below ``gossip_reach``). So for the same arguments and
 seed both engines produce the same statistics, value for value; ``tests/test_society.py``
 checks it.
@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from socialsim.envs.gossip.protocol import reach_generator
+from socialsim.envs.gossip.reach import reach_generator
 from socialsim.society.pair_tables import (
     BINS,
     CODE,
