@@ -194,7 +194,7 @@ class ReplicatedSociety:
         rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
         if len(rngs) != self.replicates:
             raise ValueError(f"seeds: needs one per replicate ({self.replicates}), got {len(rngs)}")
-        np.multiply(codes, 4 * RECORD, out=self.state, casting="unsafe")
+        np.multiply(codes.astype(np.int64), 4 * RECORD, out=self.state)
         self.helps_received[...] = 0
         self.round, self._counts, self.present = 0, [], []
         self.use_generators(rngs, [reach_generator(rng) for rng in rngs])
@@ -295,7 +295,14 @@ class ReplicatedSociety:
     def run(
         self, rounds: int, parallel: bool | None = None, block_agents: int | None = None
     ) -> Any:
-        """Play ``rounds`` rounds of every replicate; :meth:`statistics` of every round so far.
+        """:meth:`play` ``rounds`` rounds; :meth:`statistics` of every round so far."""
+        self.play(rounds, parallel, block_agents)
+        return self.statistics()
+
+    def play(
+        self, rounds: int, parallel: bool | None = None, block_agents: int | None = None
+    ) -> None:
+        """Play ``rounds`` rounds of every replicate.
 
         The replicates are played in blocks of ``block_agents`` agents (default
         :data:`BLOCK_AGENTS`), each block all its rounds before the next, whose buffers stay in
@@ -328,7 +335,6 @@ class ReplicatedSociety:
             run_split(self, rounds, block_agents)
         else:
             run_drawing_ahead(self, rounds)
-        return self.statistics()
 
     def _play_rounds(self, rounds: int, block_agents: int) -> None:
         """Play ``rounds`` rounds here, in blocks of ``block_agents`` agents (at least one
@@ -420,6 +426,12 @@ class ReplicatedSociety:
         ``(replicate, round)`` (``replicate`` 0, 1, ... in the order of ``seeds``; ``round``
         from 1): ``.loc[r]`` is the table of the single run seeded ``seeds[r]``."""
         import pandas as pd
+
+        if not self.present:
+            raise ValueError(
+                "statistics: the strategies' payoffs per round are the first generation's; after"
+                " newborn() read the state (see socialsim.society.generations)"
+            )
 
         index = pd.MultiIndex.from_product(
             [range(self.replicates), range(1, self.round + 1)], names=["replicate", "round"]

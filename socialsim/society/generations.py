@@ -1,0 +1,197 @@
+"""The gossip society across generations: each generation plays ``rounds`` rounds, then the
+population changes by a rule of :mod:`socialsim.society.evolution`, for many replicates of up
+to millions of agents in one array program (:class:`EvolvingSociety`).
+
+Seeds. Replicate ``r`` of a run with ``seeds`` plays generation ``g`` with the Generator
+``default_rng(generation_seed(seeds[r], g))`` (and its reach child, as a society built with
+that seed does), and the update after generation ``g`` draws from
+:func:`update_generator` ``(generation_seed(seeds[r], g))``, the seed's second child. The
+donation env played generation by generation (:mod:`socialsim.society.episodes`) uses the same
+seeds, so the env and the society give the same generations.
+
+Statistics, one row per replicate and generation (:func:`generation_statistics`):
+``cooperation`` (the share of the generation's donations that helped), ``mean_payoff`` (what an
+agent gained in the generation, on average: helps received times ``benefit`` minus helps given
+times ``cost``) and ``share_<strategy>`` for each strategy of the first generation and of the
+mutation pool, as the generation played.
+
+    from socialsim.society.evolution import Evolution
+    from socialsim.society.generations import EvolvingSociety
+
+    run = EvolvingSociety(
+        {"always_cooperate": 300, "always_defect": 300, "stern_judging": 400},
+        seeds=range(20), rounds=50, gossip_reach=0.9,
+        evolution=Evolution("selection", mutation=0.01,
+                            pool=("always_cooperate", "always_defect", "stern_judging")),
+    )
+    table = run.run(30)                      # DataFrame indexed by (replicate, generation)
+    table.groupby("generation").mean()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from socialsim.society.evolution import Evolution
+from socialsim.society.population import STRATEGIES, check_count, check_seeds
+from socialsim.society.vectorised import ReplicatedSociety
+
+#: the child of a generation's seed that the update between generations draws from (the first
+#: child draws who knows whom: ``socialsim.envs.gossip.reach``)
+UPDATE_STREAM = 1
+
+
+def generation_seed(seed: int, generation: int) -> int:
+    """The seed of generation ``generation`` of the run seeded ``seed``: a 63-bit integer
+    from ``numpy.random.SeedSequence([seed, generation])``."""
+    state = np.random.SeedSequence([seed, generation]).generate_state(2, np.uint32)
+    return int((int(state[0]) << 31) ^ int(state[1]))
+
+
+def update_generator(seed: int) -> np.random.Generator:
+    """The Generator of the update after the generation played with ``seed``."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(UPDATE_STREAM,)))
+
+
+def share_column(strategy: str) -> str:
+    return f"share_{strategy}"
+
+
+def generation_statistics(
+    strategies: np.ndarray,
+    helps_given: np.ndarray,
+    helps_received: np.ndarray,
+    rounds: int,
+    cost: float,
+    benefit: float,
+    shown: Iterable[str],
+) -> dict[str, np.ndarray]:
+    """One generation's statistics (see the module docstring) from its ``(..., n_agents)``
+    arrays, one value per leading index; ``shown`` names the strategies whose share is given."""
+    n = strategies.shape[-1]
+    payoff = helps_received * benefit - helps_given * cost  # the society's own formula
+    columns = {
+        "cooperation": helps_given.sum(axis=-1) / (rounds * (n // 2)),
+        "mean_payoff": payoff.mean(axis=-1),
+    }
+    for strategy in shown:
+        columns[share_column(strategy)] = (strategies == STRATEGIES.index(strategy)).mean(axis=-1)
+    return columns
+
+
+def shown_strategies(population: Mapping[str, int], evolution: Evolution) -> list[str]:
+    """The strategies whose shares a run reports: the first generation's and the pool's."""
+    named = {s for s, count in population.items() if count} | set(evolution.pool)
+    return [s for s in STRATEGIES if s in named]
+
+
+def check_generation_seeds(seeds: Iterable[Any]) -> list[int]:
+    seeds = check_seeds(seeds)
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seeds: each must be an integer >= 0, got {seed!r}")
+    return [int(seed) for seed in seeds]
+
+
+class EvolvingSociety:
+    """``len(seeds)`` replicates of a society that evolves by ``evolution`` every ``rounds``
+    rounds. The other arguments are those of :class:`ReplicatedSociety`; ``society`` is the
+    generation being played (its ``strategy``, ``payoff``... arrays), ``generation`` its number
+    from 0, :meth:`statistics` every generation's statistics so far."""
+
+    def __init__(
+        self,
+        population: Mapping[str, int],
+        *,
+        seeds: Iterable[Any],
+        rounds: int,
+        evolution: Evolution | None = None,
+        cost: float = 1.0,
+        benefit: float = 5.0,
+        gossip: bool = True,
+        error: float = 0.0,
+        gossip_reach: float = 1.0,
+    ):
+        self.seeds = check_generation_seeds(seeds)
+        self.rounds = check_count("rounds", rounds, 1)
+        self.evolution = Evolution() if evolution is None else evolution
+        if not isinstance(self.evolution, Evolution):
+            raise ValueError(f"evolution: must be an Evolution, got {evolution!r}")
+        self.society = ReplicatedSociety(
+            population,
+            seeds=[generation_seed(seed, 0) for seed in self.seeds],
+            cost=cost,
+            benefit=benefit,
+            gossip=gossip,
+            error=error,
+            gossip_reach=gossip_reach,
+        )
+        self.shown = shown_strategies(self.society.population, self.evolution)
+        self.generation = 0
+        self._played = False
+        self._rows: list[dict[str, np.ndarray]] = []
+
+    def step(self, parallel: bool | None = None) -> dict[str, np.ndarray]:
+        """Play the next generation (after updating the last one played, if any); its
+        statistics, one value per replicate. ``parallel`` is :meth:`ReplicatedSociety.play`'s."""
+        if self._played:
+            self._update()
+        society = self.society
+        society.play(self.rounds, parallel=parallel)
+        self._played = True
+        row = generation_statistics(
+            society.strategy,
+            society.helps_given,
+            society.helps_received,
+            self.rounds,
+            society.cost,
+            society.benefit,
+            self.shown,
+        )
+        self._rows.append(row)
+        return row
+
+    def _update(self) -> None:
+        """Each replicate's next generation by the rule, from this one's strategies and
+        payoffs; then its agents are born and it draws from the next generation's seed."""
+        society, g = self.society, self.generation
+        strategies, payoff = society.strategy, society.payoff
+        born = np.stack(
+            [
+                self.evolution.update(
+                    strategies[r], payoff[r], update_generator(generation_seed(seed, g))
+                )
+                for r, seed in enumerate(self.seeds)
+            ]
+        )
+        self.generation = g + 1
+        society.newborn(born, [generation_seed(seed, g + 1) for seed in self.seeds])
+
+    def run(self, generations: int, parallel: bool | None = None) -> Any:
+        """Play ``generations`` more generations; :meth:`statistics` of every one so far."""
+        for _ in range(check_count("generations", generations, 0)):
+            self.step(parallel)
+        return self.statistics()
+
+    def statistics(self) -> Any:
+        """Every generation's statistics so far, a float DataFrame indexed by ``(replicate,
+        generation)``: ``.loc[r]`` is replicate ``r``'s, seeded ``seeds[r]``."""
+        return statistics_table(self._rows, len(self.seeds))
+
+
+def statistics_table(rows: list[dict[str, np.ndarray]], replicates: int) -> Any:
+    """Per-generation rows (each a dict of columns, one value per replicate) as a DataFrame
+    indexed by ``(replicate, generation)``."""
+    import pandas as pd
+
+    index = pd.MultiIndex.from_product(
+        [range(replicates), range(len(rows))], names=["replicate", "generation"]
+    )
+    names = list(rows[0]) if rows else ["cooperation", "mean_payoff"]
+    data = {name: np.stack([row[name] for row in rows], axis=-1).ravel() for name in names}
+    if not rows:
+        data = {name: [] for name in names}
+    return pd.DataFrame(data, index=index, columns=names, dtype=float)
