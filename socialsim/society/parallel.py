@@ -1,7 +1,19 @@
 """How :meth:`ReplicatedSociety.run <socialsim.society.vectorised.ReplicatedSociety.run>` uses a
 second CPU: the replicates split between this process and a fork, or a lone replicate's next
 round drawn in a thread. Each replicate's draws are made from its own Generators in order, so
-either way gives the results of playing in one process."""
+either way gives the results of playing in one process.
+
+Replicates are independent, so a batch parallelises without any exchange between rounds:
+``run(parallel=None)``, on Linux with a second CPU and from :data:`PARALLEL_MIN_WORK`
+agent-rounds, forks a process that plays the first half of the replicates while this one plays
+the second half; at the end the fork sends back its half's state, round counts and Generators'
+states. A lone replicate of :data:`DRAW_AHEAD_MIN_AGENTS` agents or more has a thread draw its
+next round while this one is played instead. Each replicate's draws are made from its own
+Generator in order, so the results are the same either way. (Drawing ahead does not pay for
+many small replicates: in a thread their draw calls are too short to overlap under the GIL, in
+a process reading the other core's draws line by line costs as much as drawing them; see the
+benchmark.)
+"""
 
 from __future__ import annotations
 

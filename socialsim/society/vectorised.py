@@ -37,16 +37,7 @@ A round costs about twenty array calls whatever the number of agents or replicat
 buffers allocated once, and no Python loop over agents (one loop over replicates, for their
 draws, which are about two thirds of a round of 10^3 agents: see the benchmark).
 
-Replicates are independent, so a batch parallelises without any exchange between rounds:
-``run(parallel=None)``, on Linux with a second CPU and from :data:`PARALLEL_MIN_WORK`
-agent-rounds, forks a process that plays the first half of the replicates while this one plays
-the second half; at the end the fork sends back its half's state, round counts and Generators'
-states. A lone replicate of :data:`DRAW_AHEAD_MIN_AGENTS` agents or more has a thread draw its
-next round while this one is played instead. Each replicate's draws are made from its own
-Generator in order, so the results are the same either way. (Drawing ahead does not pay for
-many small replicates: in a thread their draw calls are too short to overlap under the GIL, in
-a process reading the other core's draws line by line costs as much as drawing them; see the
-benchmark.)
+``run(parallel=None)`` may use a second CPU, with the same results: see :mod:`.parallel`.
 
 | | |
 |---|---|
@@ -181,11 +172,9 @@ class ReplicatedSociety:
         ]
 
     def newborn(self, strategies: np.ndarray, seeds: Iterable[Any]) -> None:
-        """Start a new generation: agent ``i`` of replicate ``r`` is born with strategy code
-        ``strategies[r, i]`` (an index into :data:`STRATEGIES`), no tones, no helps, and each
-        replicate draws from ``default_rng(seeds[r])`` (and its :func:`reach_generator`) as a
-        society built with that seed would. Rounds count from 0 again; the per-round
-        statistics of strategies are the population's, so they are not kept across a birth."""
+        """A new generation: agent ``i`` of replicate ``r`` is born with strategy code
+        ``strategies[r, i]``, no tones, no helps; replicate ``r`` draws as one seeded
+        ``seeds[r]`` would. Rounds count from 0; :meth:`statistics` ends (read the state)."""
         codes = np.asarray(strategies)
         if codes.shape != self.state.shape or not np.isin(codes, range(len(STRATEGIES))).all():
             raise ValueError(
