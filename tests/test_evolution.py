@@ -138,7 +138,7 @@ def test_a_generation_is_born_afresh_and_draws_from_its_own_seed():
     fresh.play(4)
     np.testing.assert_array_equal(run.society.state, fresh.state)
     np.testing.assert_array_equal(run.society.helps_received, fresh.helps_received)
-    with pytest.raises(ValueError, match="statistics: the strategies' payoffs per round"):
+    with pytest.raises(ValueError, match="statistics: no per-round counts kept"):
         run.society.statistics()
 
 

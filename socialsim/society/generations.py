@@ -129,6 +129,7 @@ class EvolvingSociety:
             error=error,
             gossip_reach=gossip_reach,
         )
+        self.society.counting = False  # the generations are read from the agents' state
         self.shown = shown_strategies(self.society.population, self.evolution)
         self.generation = 0
         self._played = False

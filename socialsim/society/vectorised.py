@@ -13,11 +13,10 @@ seed both engines produce the same statistics, value for value; ``tests/test_soc
 checks it.
 
 Replicates in one array program: :class:`ReplicatedSociety` plays ``R = len(seeds)``
-independent copies of one population as ``(R, n_agents)`` arrays, every round one array call
-per operation for all of them. Replicate ``r`` draws from its own ``default_rng(seeds[r])`` in
-the order above (and from that Generator's reach child), so it is exactly ``VectorSociety(population, seed=seeds[r])`` (the same
-statistics, payoffs and final Generator state); ``tests/test_society_batched.py`` checks it.
-This is the fast form of the common experiment, many seeds of a small population::
+independent copies of one population as ``(R, n_agents)`` arrays, one array call per
+operation for all of them. Replicate ``r`` draws from its own ``default_rng(seeds[r])`` (and
+its reach child) as above, so it is exactly ``VectorSociety(population, seed=seeds[r])``
+(``tests/test_society_batched.py`` checks it): the fast form of many seeds of a population::
 
     from socialsim.society.vectorised import ReplicatedSociety
 
@@ -27,15 +26,13 @@ This is the fast form of the common experiment, many seeds of a small population
     stats.groupby("round").mean()            # the mean over replicates, round by round
     batch.payoff                             # (100, 1000) cumulative payoffs
 
-:class:`VectorSociety` is the one-replicate case of the same engine, with a single
-Generator (``rng``), 1-D ``payoff`` and a table indexed by ``round``.
+:class:`VectorSociety` is the one-replicate case (a Generator ``rng``, 1-D ``payoff``).
 
 Every agent's reputation under every norm is one int64 state per agent, and what a pair does
 is a lookup by its key, in tables built from ``norms.decide`` and ``norms.assess``
 (:mod:`socialsim.society.pair_tables`); a round's statistics are one ``bincount``.
-A round costs about twenty array calls whatever the number of agents or replicates, into
-buffers allocated once, and no Python loop over agents (one loop over replicates, for their
-draws, which are about two thirds of a round of 10^3 agents: see the benchmark).
+A round is about twenty array calls into buffers allocated once, and no Python loop over
+agents (one over replicates, for their draws: see the benchmark).
 
 ``run(parallel=None)`` may use a second CPU, with the same results: see :mod:`.parallel`.
 
@@ -135,6 +132,7 @@ class ReplicatedSociety:
         self.state = np.tile(codes.astype(np.int64) * 4 * RECORD, (self.replicates, 1))
         self.helps_received = np.zeros(shape, dtype=np.int64)  # add.at's fast path: one type
         self.round = 0
+        self.counting = True  #: keep each round's counts for statistics() (costs a bincount)
         self._effect, self._count_bin = PAIR_TABLES[gossip]
         # Per round, (replicates, COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
@@ -162,8 +160,7 @@ class ReplicatedSociety:
     def use_generators(
         self, rngs: list[np.random.Generator], reach_rngs: list[np.random.Generator]
     ) -> None:
-        """Draw from now on from ``rngs`` (the pairs and slips) and ``reach_rngs`` (who knows
-        whom), one of each per replicate."""
+        """Draw from now on from ``rngs`` (pairs, slips) and ``reach_rngs``, one per replicate."""
         self.rngs, self.reach_rngs = rngs, reach_rngs
         # (Generators, the rows of the order, the uniforms, the reach) per replicate and buffer
         self._draw_rows = [
@@ -252,21 +249,23 @@ class ReplicatedSociety:
         key |= bits
         if self.error > 0:
             slipped = np.less(self._uniforms[buffer], self.error, out=self._slipped)
-            np.bitwise_or(key, SLIPPED, out=key, where=slipped.reshape(-1))
+            key |= np.multiply(slipped.reshape(-1), SLIPPED, out=bits)  # no masked loop: faster
         if self.gossip_reach < 1:
             unaware = np.greater_equal(self._reach[buffer], self.gossip_reach, out=self._unaware)
-            np.bitwise_or(key, UNAWARE, out=key, where=unaware.reshape(-1))
+            key |= np.multiply(unaware.reshape(-1), UNAWARE, out=bits)
         effect = self._effect.take(key, mode="wrap")
         np.add.at(state, donors, effect)
         helped = np.bitwise_and(effect, 1, out=self._helped.reshape(-1))
         np.add.at(helps_received, recipients, helped)
 
+        self.round += 1
+        if not self.counting:
+            return
         count_bin = self._count_bin.take(key, mode="wrap")
         if self.replicates > 1:
             count_bin += self._bin_offset
         counts = np.bincount(count_bin, minlength=self.replicates * math.prod(BINS))
         self._counts.append(counts.reshape(self.replicates, -1) @ COUNTS)
-        self.round += 1
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
@@ -356,22 +355,25 @@ class ReplicatedSociety:
         part.use_generators(self.rngs[first:stop], self.reach_rngs[first:stop])
         part.state[...] = self.state[first:stop]
         part.helps_received[...] = self.helps_received[first:stop]
-        part.round = self.round
+        part.round, part.counting = self.round, self.counting
         return part
 
-    def _played(self, generators: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, list | None]:
+    def _played(self, generators: bool) -> tuple:
         """What a part played, for :meth:`_take`: its state, helps received, round counts
-        ``(rounds, replicates, ...)`` and, where its Generators are not the batch's own objects
-        (a fork's), their states."""
+        ``(rounds, replicates, ...)``, where its Generators are not the batch's own objects
+        (a fork's) their states, and its round."""
         states = None
         if generators:
             states = [rng.bit_generator.state for rng in self.rngs + self.reach_rngs]
-        return self.state, self.helps_received, np.stack(self._counts), states
+        counts = np.zeros((0, self.replicates, COUNTS.shape[1]))
+        if self._counts:
+            counts = np.stack(self._counts)
+        return self.state, self.helps_received, counts, states, self.round
 
-    def _take(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, list | None]]) -> None:
+    def _take(self, parts: list[tuple]) -> None:
         """Take back what consecutive parts of the replicates, from the first, played."""
         first = 0
-        for state, received, _, generators in parts:
+        for state, received, _, generators, _ in parts:
             stop = first + len(state)
             self.state[first:stop], self.helps_received[first:stop] = state, received
             if generators is not None:
@@ -379,9 +381,8 @@ class ReplicatedSociety:
                 for rng, generator in zip(mine, generators, strict=True):
                     rng.bit_generator.state = generator
             first = stop
-        counts = np.concatenate([counts for _, _, counts, _ in parts], axis=1)
-        self._counts.extend(counts)
-        self.round += len(counts)
+        self._counts.extend(np.concatenate([part[2] for part in parts], axis=1))
+        self.round = parts[0][4]
 
     def columns(
         self, claims: np.ndarray, given: np.ndarray, received: np.ndarray
@@ -416,10 +417,10 @@ class ReplicatedSociety:
         from 1): ``.loc[r]`` is the table of the single run seeded ``seeds[r]``."""
         import pandas as pd
 
-        if not self.present:
+        if not self.present or not self.counting:
             raise ValueError(
-                "statistics: the strategies' payoffs per round are the first generation's; after"
-                " newborn() read the state (see socialsim.society.generations)"
+                "statistics: no per-round counts kept (counting is off, or a new generation was"
+                " born); read the agents' state, as socialsim.society.generations does"
             )
 
         index = pd.MultiIndex.from_product(
