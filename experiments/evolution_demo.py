@@ -12,15 +12,15 @@ over the 20 seeds with its 95% bootstrap interval (``socialsim.analysis.stats.su
 
     python experiments/evolution_demo.py [--generations 30] [--seeds 20]
 
-Printed on 2026-12-04 (0.3-0.4 s an arm, load 2.4 on the 2 cores), mean over the 20 seeds
-[95% bootstrap interval]:
+Printed on 2026-12-04 (1.1-1.7 s an arm at load average 9.5 on the 2 cores; 0.3-0.4 s at
+2.4), mean over the 20 seeds [95% bootstrap interval]:
 
 | arm | cooperation, generation 0 | generation 5 | generation 29 | always defect, generation 29 |
 |---|---|---|---|---|
-| q = 1 | 0.547 [0.545, 0.549] | 0.994 [0.993, 0.996] | 0.994 [0.992, 0.995] | 0.003 [0.002, 0.004] |
-| q = 0.5 | 0.631 [0.629, 0.633] | 0.447 [0.413, 0.480] | 0.103 [0.003, 0.251] | 0.896 [0.747, 0.995] |
-| q = 0.1 | 0.688 [0.687, 0.690] | 0.008 [0.006, 0.010] | 0.005 [0.004, 0.006] | 0.995 [0.994, 0.996] |
-| gossip off | 0.700 [0.699, 0.702] | 0.005 [0.004, 0.007] | 0.005 [0.004, 0.006] | 0.995 [0.994, 0.996] |
+| q = 1 | 0.547 [0.545, 0.549] | 0.994 [0.993, 0.996] | 0.995 [0.994, 0.996] | 0.003 [0.002, 0.003] |
+| q = 0.5 | 0.631 [0.629, 0.633] | 0.416 [0.370, 0.460] | 0.053 [0.003, 0.153] | 0.945 [0.845, 0.996] |
+| q = 0.1 | 0.688 [0.687, 0.690] | 0.009 [0.007, 0.011] | 0.005 [0.004, 0.006] | 0.995 [0.994, 0.996] |
+| gossip off | 0.700 [0.699, 0.702] | 0.005 [0.005, 0.006] | 0.005 [0.004, 0.006] | 0.995 [0.994, 0.996] |
 
 With everyone's reputation known, stern judges refuse the defectors, who are gone by generation
 5 (0.3% are the mutants of each generation); without gossip (or with q = 0.1 < c/b)

@@ -21,19 +21,26 @@ FITNESS = np.array([5.0, 1, 5, 0, 3, 2, 2, 4])
 
 
 def test_selection_keeps_the_top_half_in_place_and_gives_each_survivor_one_child():
-    # permutation(8) of default_rng(1) is [5 0 1 4 2 6 3 7]: agents 0 and 2 tie at 5 and 0
-    # comes first in it, so the rank is 0 2 7 4 | 5 6 1 3; the survivors keep their places and
-    # the places 1 3 5 6 go to the children of 0, 2, 7 and 4, in rank order
+    # the top 4 of fitness 5 1 5 0 3 2 2 4 are agents 0, 2, 7 (above the cut, 3) and 4 (at it);
+    # permutation(8) of default_rng(1) is [5 0 1 4 2 6 3 7], which orders the parents 0 4 2 7:
+    # the places 1 3 5 6 go to their children
     new = Evolution("selection").update(CODES, FITNESS, np.random.default_rng(1))
-    assert new.tolist() == [0, 0, 2, 2, 4, 2, 4, 2]
+    assert new.tolist() == [0, 0, 2, 4, 4, 2, 2, 2]
+
+
+def test_ties_at_the_cut_survive_in_the_permutations_order():
+    # everyone ties: the first half of permutation(8) = 5 0 1 4 survives, and its children
+    # take the places 2 3 6 7 in that order
+    new = Evolution("selection").update(CODES, np.zeros(8), np.random.default_rng(1))
+    assert new.tolist() == [0, 1, 0, 0, 4, 0, 1, 4]
 
 
 def test_a_mutant_child_takes_a_uniformly_drawn_other_strategy():
-    # after the permutation: random(4) = .42 .83 .41 .55 (children 1 and 3 mutate, below 0.5)
-    # and integers(0, 4, 4) = 0 0 3 3: child at 1 (always_cooperate) draws 0, skips its own
+    # after the permutation: random(4) = .42 .83 .41 .55 (children 1 and 5 mutate, below 0.5)
+    # and integers(0, 4, 4) = 0 0 3 3: child at 1 (always_cooperate, 0) draws 0, skips its own
     # and takes 1; child at 5 (image_scoring, 2) draws 3 >= 2 and takes 4
     new = Evolution("selection", mutation=0.5).update(CODES, FITNESS, np.random.default_rng(1))
-    assert new.tolist() == [0, 1, 2, 2, 4, 4, 4, 2]
+    assert new.tolist() == [0, 1, 2, 4, 4, 4, 2, 2]
 
 
 def test_imitation_adopts_a_random_models_strategy_by_the_fermi_rule():

@@ -10,14 +10,15 @@ gained in the generation: helps received times ``benefit`` minus helps given tim
 
 | rule | what happens between generations | the draws, in this order |
 |---|---|---|
-| `selection` | the top ``survive`` share by fitness (``floor(survive * n)``, at least 1) survives; each other agent's place goes to a newborn child of a survivor; a newborn mutates with probability ``mutation`` | ``permutation(n)`` (breaks ties); if ``mutation > 0``: ``random(newborn)``, ``integers(0, len(pool) - 1, newborn)`` |
+| `selection` | the top ``survive`` share by fitness (``floor(survive * n)``, at least 1) survives; each other agent's place goes to a newborn child of a survivor; a newborn mutates with probability ``mutation`` | ``permutation(n)`` (breaks ties, orders the parents); if ``mutation > 0``: ``random(newborn)``, ``integers(0, len(pool) - 1, newborn)`` |
 | `imitation` | every agent at once picks a uniformly random other agent as model and adopts its strategy with the Fermi probability ``1 / (1 + exp(-beta (f_model - f_own)))``; then every agent mutates with probability ``mutation`` | ``integers(0, n - 1, n)`` (the models), ``random(n)`` (adopt when below the probability); if ``mutation > 0``: ``random(n)``, ``integers(0, len(pool) - 1, n)`` |
 
-Selection in detail: the agents are ranked by fitness, best first, ties in the order of the
-permutation drawn (``rank = order[argsort(-fitness[order], stable)]``, ``order`` the
-permutation). Survivors keep their places. The places of the others, in increasing index,
-go to newborns whose parents are the survivors in rank order, cycling (the best survivor has the
-first child, the second the second...; with ``survive = 0.5`` every survivor has one child).
+Selection in detail, ``order`` being the permutation drawn: the survivors are the agents of
+highest fitness, those tied at the cut surviving in ``order``'s order (the earlier first).
+Survivors keep their places. The places of the others, in increasing index, go to newborns
+whose parents are the survivors in ``order``'s order, cycling (with ``survive = 0.5`` every
+survivor has one child; with less, the extra children go to survivors drawn by the
+permutation, not to the fittest).
 
 A mutant takes a uniformly drawn *other* strategy of the ``pool`` (every strategy by default):
 its draw ``k`` in ``0 .. len(pool) - 2`` picks ``pool[k]``, skipping its own strategy
@@ -116,13 +117,16 @@ def select(
     mutation: float,
     pool: np.ndarray,
 ) -> np.ndarray:
-    """Selection with mutation (see the module docstring)."""
+    """Selection with mutation (see the module docstring). No sort: the cut is a partition."""
     n = len(strategies)
     kept = survivors(n, survive)
     order = rng.permutation(n)
-    rank = order[np.argsort(-fitness[order], kind="stable")]
-    parents = rank[:kept]
-    places = np.sort(rank[kept:])
+    cut = np.partition(fitness, n - kept)[n - kept]  # the kept-th highest fitness
+    alive = fitness > cut
+    tied = order[fitness[order] == cut]  # in the permutation's order
+    alive[tied[: kept - np.count_nonzero(alive)]] = True
+    parents = order[alive[order]]
+    places = np.flatnonzero(~alive)
     new = strategies.copy()
     new[places] = strategies[parents[np.arange(len(places)) % kept]]
     if mutation > 0:
