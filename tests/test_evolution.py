@@ -24,14 +24,16 @@ def test_selection_keeps_the_top_half_in_place_and_gives_each_survivor_one_child
     # the top 4 of fitness 5 1 5 0 3 2 2 4 are agents 0, 2, 7 (above the cut, 3) and 4 (at it);
     # permutation(8) of default_rng(1) is [5 0 1 4 2 6 3 7], which orders the parents 0 4 2 7:
     # the places 1 3 5 6 go to their children
-    new = Evolution("selection").update(CODES, FITNESS, np.random.default_rng(1))
+    new, parents = Evolution("selection").update(CODES, FITNESS, np.random.default_rng(1))
     assert new.tolist() == [0, 0, 2, 4, 4, 2, 2, 2]
+    assert parents.tolist() == [0, 0, 2, 4, 4, 2, 7, 7]
 
 
 def test_ties_at_the_cut_survive_in_the_permutations_order():
     # everyone ties: the first half of permutation(8) = 5 0 1 4 survives, and its children
     # take the places 2 3 6 7 in that order
-    new = Evolution("selection").update(CODES, np.zeros(8), np.random.default_rng(1))
+    new, parents = Evolution("selection").update(CODES, np.zeros(8), np.random.default_rng(1))
+    assert parents.tolist() == [0, 1, 5, 0, 4, 5, 1, 4]
     assert new.tolist() == [0, 1, 0, 0, 4, 0, 1, 4]
 
 
@@ -39,22 +41,26 @@ def test_a_mutant_child_takes_a_uniformly_drawn_other_strategy():
     # after the permutation: random(4) = .42 .83 .41 .55 (children 1 and 5 mutate, below 0.5)
     # and integers(0, 4, 4) = 0 0 3 3: child at 1 (always_cooperate, 0) draws 0, skips its own
     # and takes 1; child at 5 (image_scoring, 2) draws 3 >= 2 and takes 4
-    new = Evolution("selection", mutation=0.5).update(CODES, FITNESS, np.random.default_rng(1))
+    new, parents = Evolution("selection", mutation=0.5).update(
+        CODES, FITNESS, np.random.default_rng(1)
+    )
     assert new.tolist() == [0, 1, 2, 4, 4, 4, 2, 2]
+    assert parents.tolist() == [0, 0, 2, 4, 4, 2, 7, 7]  # a mutant keeps its parent
 
 
 def test_imitation_adopts_a_random_models_strategy_by_the_fermi_rule():
     # integers(0, 7, 8) of default_rng(2) = 5 1 0 2 2 5 3 0, shifted past each agent itself:
     # models 6 2 0 2 2 6 3 0; random(8) = .60 .73 .19 .06 .28 .66 .56 .15 against
     # fermi(f_model - f_own): .05 .98 .5 .99 .88 .5 .12 .73
-    new = Evolution("imitation", beta=1.0).update(CODES, FITNESS, np.random.default_rng(2))
+    new, parents = Evolution("imitation", beta=1.0).update(CODES, FITNESS, np.random.default_rng(2))
     assert new.tolist() == [0, 2, 0, 2, 2, 0, 1, 0]
+    assert parents.tolist() == [0, 2, 0, 2, 2, 5, 6, 0]
 
 
 def test_fermi_is_a_coin_at_beta_0_and_the_better_strategy_at_large_beta():
     assert fermi(np.array([-3.0, 0.0, 3.0]), 0.0).tolist() == [0.5, 0.5, 0.5]
     assert fermi(np.array([-1.0, 1.0]), 1e6).tolist() == [0.0, 1.0]
-    sure = Evolution("imitation", beta=1e6).update(CODES, FITNESS, np.random.default_rng(2))
+    sure, _ = Evolution("imitation", beta=1e6).update(CODES, FITNESS, np.random.default_rng(2))
     models = np.array([6, 2, 0, 2, 2, 6, 3, 0])
     better, tied = FITNESS[models] > FITNESS, FITNESS[models] == FITNESS
     assert tied.tolist() == [False, False, True, False, False, True, False, False]
@@ -67,7 +73,7 @@ def test_fermi_is_a_coin_at_beta_0_and_the_better_strategy_at_large_beta():
 def test_mutation_only_draws_from_the_pool_and_needs_the_mutants_own_strategy_there():
     pool = ("always_defect", "stern_judging")
     codes = np.array([1, 4] * 50)
-    new = Evolution("imitation", beta=0.0, mutation=1.0, pool=pool).update(
+    new, _ = Evolution("imitation", beta=0.0, mutation=1.0, pool=pool).update(
         codes, np.zeros(100), np.random.default_rng(0)
     )
     assert set(new.tolist()) == {1, 4}
@@ -114,13 +120,14 @@ def test_the_env_and_the_society_play_the_same_generations_for_the_same_seed(evo
             POPULATION, seeds=[seed], rounds=6, evolution=evolution, **options
         )
         from_society = society.run(5)
-        from_env, records = evolve_in_env(
+        from_env, records, lineage = evolve_in_env(
             POPULATION, seed=seed, rounds=6, generations=5, evolution=evolution, **options
         )
         pd.testing.assert_frame_equal(from_society, from_env, check_exact=True)
         final = [STRATEGIES.index(seat["kind"]) for seat in records[-1].seats.values()]
         assert society.society.strategy[0].tolist() == final
         assert [r.seed for r in records] == [generation_seed(seed, g) for g in range(5)]
+        assert lineage[-1].tolist() == society.parents[0].tolist()
     assert from_society["share_always_defect"].nunique() > 1  # the population did change
 
 
@@ -138,7 +145,7 @@ def test_a_generation_is_born_afresh_and_draws_from_its_own_seed():
     run = EvolvingSociety(POPULATION, seeds=[6], rounds=4, evolution=evolution)
     run.run(2)
     strategies, payoff = run.society.strategy.copy(), run.society.payoff.copy()
-    born = evolution.update(strategies[0], payoff[0], update_generator(generation_seed(6, 1)))
+    born, _ = evolution.update(strategies[0], payoff[0], update_generator(generation_seed(6, 1)))
     run.step()
     fresh = ReplicatedSociety(POPULATION, seeds=[generation_seed(6, 2)])
     fresh.newborn(born[np.newaxis], [generation_seed(6, 2)])

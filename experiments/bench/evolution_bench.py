@@ -88,7 +88,7 @@ def mesa_generations(population_: dict[str, int], seed: int, generations: int) -
     for generation in range(generations):
         if payoff is not None:
             update = update_generator(generation_seed(seed, generation - 1))
-            strategies = evolution.update(strategies, payoff, update)
+            strategies = evolution.update(strategies, payoff, update).strategies
         names = [STRATEGIES[code] for code in strategies]
         counts = Counter(names)
         model = SocietyModel(

@@ -82,21 +82,23 @@ def evolve_in_env(
     benefit: float = 5.0,
     gossip: bool = True,
     gossip_reach: float = 1.0,
-) -> tuple[Any, list[Any]]:
+) -> tuple[Any, list[Any], list[np.ndarray]]:
     """Play ``generations`` generations through the env; the statistics (a DataFrame indexed
-    by ``(replicate, generation)``, replicate 0 only, as ``EvolvingSociety`` gives them) and the
-    episodes' records, one per generation."""
+    by ``(replicate, generation)``, replicate 0 only, as ``EvolvingSociety`` gives them), the
+    episodes' records, one per generation, and the lineage: for each generation after the
+    first, seat ``i``'s parent in the generation before (``Generation.parents``)."""
     population = check_population(population)
     evolution = Evolution() if evolution is None else evolution
     check_count("rounds", rounds, 1)
     strategies = np.asarray([STRATEGIES.index(s) for s in strategy_names(population)])
     shown = shown_strategies(population, evolution)
     options = {"cost": cost, "benefit": benefit, "gossip": gossip, "gossip_reach": gossip_reach}
-    rows, records, fitness = [], [], None
+    rows, records, lineage, fitness = [], [], [], None
     for generation in range(check_count("generations", generations, 0)):
         if fitness is not None:
             update = update_generator(generation_seed(seed, generation - 1))
-            strategies = evolution.update(strategies, fitness, update)
+            strategies, parents = evolution.update(strategies, fitness, update)
+            lineage.append(parents)
         record = play_episode(generation_spec(strategies, seed, generation, rounds, **options))
         if record.status != "done":
             raise RuntimeError(f"generation {generation}: the episode failed: {record.error}")
@@ -105,4 +107,4 @@ def evolve_in_env(
         row = generation_statistics(strategies, given, received, rounds, cost, benefit, shown)
         rows.append({name: np.atleast_1d(value) for name, value in row.items()})
         records.append(record)
-    return statistics_table(rows, 1), records
+    return statistics_table(rows, 1), records, lineage

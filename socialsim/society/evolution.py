@@ -27,7 +27,8 @@ its draw ``k`` in ``0 .. len(pool) - 2`` picks ``pool[k]``, skipping its own str
     from socialsim.society.evolution import Evolution
 
     rule = Evolution("imitation", beta=0.5, mutation=0.01)
-    new = rule.update(codes, fitness, np.random.default_rng(0))
+    born = rule.update(codes, fitness, np.random.default_rng(0))
+    born.strategies, born.parents            # agent i's strategy, and whose it inherited
 """
 
 from __future__ import annotations
@@ -35,13 +36,22 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from socialsim.society.population import STRATEGIES
 
 RULES = ("selection", "imitation")
+
+
+class Generation(NamedTuple):
+    """A new generation: agent ``i``'s strategy code, and ``parents[i]``, the agent of the
+    generation before whose strategy it inherited (itself when it survived or kept its own;
+    a mutant's parent is the one it would have inherited from)."""
+
+    strategies: np.ndarray
+    parents: np.ndarray
 
 
 def _probability(name: str, value: Any, low_open: bool = False) -> float:
@@ -91,8 +101,8 @@ class Evolution:
 
     def update(
         self, strategies: np.ndarray, fitness: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        """The next generation's strategy codes, from this one's and its fitness."""
+    ) -> Generation:
+        """The next generation, from this one's strategy codes and fitness."""
         strategies, fitness = np.asarray(strategies), np.asarray(fitness, dtype=float)
         if strategies.ndim != 1 or strategies.shape != fitness.shape or len(strategies) < 2:
             raise ValueError(
@@ -116,7 +126,7 @@ def select(
     survive: float,
     mutation: float,
     pool: np.ndarray,
-) -> np.ndarray:
+) -> Generation:
     """Selection with mutation (see the module docstring). No sort: the cut is a partition."""
     n = len(strategies)
     kept = survivors(n, survive)
@@ -127,11 +137,12 @@ def select(
     alive[tied[: kept - np.count_nonzero(alive)]] = True
     parents = order[alive[order]]
     places = np.flatnonzero(~alive)
-    new = strategies.copy()
-    new[places] = strategies[parents[np.arange(len(places)) % kept]]
+    lineage = np.arange(n)
+    lineage[places] = parents[np.arange(len(places)) % kept]
+    new = strategies[lineage]
     if mutation > 0:
         new[places] = mutate(new[places], rng, mutation, pool)
-    return new
+    return Generation(new, lineage)
 
 
 def fermi(difference: np.ndarray, beta: float) -> np.ndarray:
@@ -148,17 +159,18 @@ def imitate(
     beta: float,
     mutation: float,
     pool: np.ndarray,
-) -> np.ndarray:
+) -> Generation:
     """Pairwise comparison by the Fermi rule, every agent at once (see the module docstring)."""
     n = len(strategies)
     agents = np.arange(n)
     model = rng.integers(0, n - 1, size=n)
     model += model >= agents  # a uniformly drawn other agent
     adopt = rng.random(n) < fermi(fitness[model] - fitness, beta)
-    new = np.where(adopt, strategies[model], strategies)
+    lineage = np.where(adopt, model, agents)
+    new = strategies[lineage]
     if mutation > 0:
         new = mutate(new, rng, mutation, pool)
-    return new
+    return Generation(new, lineage)
 
 
 def mutate(

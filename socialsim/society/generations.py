@@ -132,6 +132,7 @@ class EvolvingSociety:
         self.society.counting = False  # the generations are read from the agents' state
         self.shown = shown_strategies(self.society.population, self.evolution)
         self.generation = 0
+        self.parents: np.ndarray | None = None  # none before the first update
         self._played = False
         self._rows: list[dict[str, np.ndarray]] = []
 
@@ -160,16 +161,17 @@ class EvolvingSociety:
         payoffs; then its agents are born and it draws from the next generation's seed."""
         society, g = self.society, self.generation
         strategies, payoff = society.strategy, society.payoff
-        born = np.stack(
-            [
-                self.evolution.update(
-                    strategies[r], payoff[r], update_generator(generation_seed(seed, g))
-                )
-                for r, seed in enumerate(self.seeds)
-            ]
-        )
+        born = [
+            self.evolution.update(strategies[r], payoff[r], update_generator(generation_seed(s, g)))
+            for r, s in enumerate(self.seeds)
+        ]
         self.generation = g + 1
-        society.newborn(born, [generation_seed(seed, g + 1) for seed in self.seeds])
+        #: per replicate, the agent of the generation before whose strategy each one inherited
+        self.parents = np.stack([generation.parents for generation in born])
+        society.newborn(
+            np.stack([generation.strategies for generation in born]),
+            [generation_seed(seed, g + 1) for seed in self.seeds],
+        )
 
     def run(self, generations: int, parallel: bool | None = None) -> Any:
         """Play ``generations`` more generations; :meth:`statistics` of every one so far."""
