@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from socialsim.envs import donation_v0
@@ -89,3 +91,16 @@ def test_a_stern_judge_that_is_not_told_helps_a_criticised_defector():
 def test_gossip_reach_outside_0_1_is_an_error_naming_it(value):
     with pytest.raises(ValueError, match=r"gossip_reach: must be a number in \[0.0, 1.0\]"):
         donation_v0.parallel_env(gossip_reach=value)
+
+
+@pytest.mark.parametrize("form", ["parallel", "aec"])
+def test_the_donation_env_with_partial_reach_keeps_the_contract(form):
+    from socialsim.testing import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        check_env(
+            "donation_v0",
+            env_kwargs={"gossip_reach": 0.5, "schedule": "random", "n_agents": 6},
+            form=form,
+        )
