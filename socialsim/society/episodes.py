@@ -64,10 +64,11 @@ def helps(record: Any, n_agents: int) -> tuple[np.ndarray, np.ndarray]:
     """Per agent, the helps it gave and received in an episode's record."""
     given = np.zeros(n_agents, dtype=np.int64)
     received = np.zeros(n_agents, dtype=np.int64)
+    index = {agent: i for i, agent in enumerate(record.summary["agents"])}
     for interaction in record.summary["interactions"]:
         if interaction["action"] == "cooperate":
-            given[int(interaction["donor"].removeprefix("agent_"))] += 1
-            received[int(interaction["recipient"].removeprefix("agent_"))] += 1
+            given[index[interaction["donor"]]] += 1
+            received[index[interaction["recipient"]]] += 1
     return given, received
 
 
