@@ -3,6 +3,8 @@ the society playing the same generations for the same seed."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -165,3 +167,24 @@ def test_cooperation_evolves_with_gossip_and_collapses_without_it():
     first = {arm: play_arm(arm, generations=1) for arm in ("q = 1", "gossip off")}
     shares = [c for c in first["q = 1"].columns if c.startswith("share_")]
     pd.testing.assert_frame_equal(first["q = 1"][shares], first["gossip off"][shares])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the split forks on Linux only")
+def test_generations_split_between_two_processes_are_the_same():
+    # the society keeps no per-round counts while evolving: the fork hands back none, and
+    # the round and Generators' states still come back
+    evolution = Evolution("imitation", beta=0.1, mutation=0.02)
+    kwargs = {"seeds": [1, 2, 3], "rounds": 7, "evolution": evolution, "gossip_reach": 0.7}
+    split = EvolvingSociety(POPULATION, **kwargs)
+    plain = EvolvingSociety(POPULATION, **kwargs)
+    for _ in range(3):
+        split.step(parallel=True)
+        plain.step(parallel=False)
+        assert split.society.round == 7
+    pd.testing.assert_frame_equal(split.statistics(), plain.statistics(), check_exact=True)
+    np.testing.assert_array_equal(split.society.state, plain.society.state)
+    for rngs in ("rngs", "reach_rngs"):
+        states = [
+            [g.bit_generator.state for g in getattr(run.society, rngs)] for run in (split, plain)
+        ]
+        assert states[0] == states[1]
