@@ -17,7 +17,16 @@ Norms and tones    :mod:`socialsim.envs.gossip.norms`, shared with the gossip en
 =================  ==============================================================================
 """
 
+from socialsim.society.evolution import Evolution
+from socialsim.society.generations import EvolvingSociety
 from socialsim.society.mesa_model import SocietyModel, run_society
 from socialsim.society.vectorised import ReplicatedSociety, VectorSociety
 
-__all__ = ["ReplicatedSociety", "SocietyModel", "VectorSociety", "run_society"]
+__all__ = [
+    "Evolution",
+    "EvolvingSociety",
+    "ReplicatedSociety",
+    "SocietyModel",
+    "VectorSociety",
+    "run_society",
+]
