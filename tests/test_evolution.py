@@ -188,3 +188,30 @@ def test_generations_split_between_two_processes_are_the_same():
             [g.bit_generator.state for g in getattr(run.society, rngs)] for run in (split, plain)
         ]
         assert states[0] == states[1]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the split forks on Linux only")
+def test_a_run_split_once_for_all_its_generations_is_the_same(monkeypatch):
+    # the fork plays the first two replicates' generations and updates, then hands back
+    # their state, rows, lineage and Generators; the run goes on from there as if unsplit
+    import socialsim.society.generations as generations
+
+    splits, real = [], generations.split
+    monkeypatch.setattr(
+        generations, "split", lambda whole, play: splits.append(whole) or real(whole, play)
+    )
+    evolution = Evolution("selection", mutation=0.1)
+    kwargs = {"seeds": [5, 6, 7], "rounds": 6, "evolution": evolution, "gossip_reach": 0.8}
+    split, plain = EvolvingSociety(POPULATION, **kwargs), EvolvingSociety(POPULATION, **kwargs)
+    split.run(3, parallel=True)
+    plain.run(3, parallel=False)
+    split.run(2, parallel=True)
+    plain.run(2, parallel=False)
+    assert splits == [split, split]
+    pd.testing.assert_frame_equal(split.statistics(), plain.statistics(), check_exact=True)
+    assert split.generation == plain.generation == 4
+    np.testing.assert_array_equal(split.parents, plain.parents)
+    np.testing.assert_array_equal(split.society.state, plain.society.state)
+    for rngs in ("rngs", "reach_rngs"):
+        states = [[g.bit_generator.state for g in getattr(r.society, rngs)] for r in (split, plain)]
+        assert states[0] == states[1]

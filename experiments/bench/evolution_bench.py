@@ -111,8 +111,9 @@ def mesa_generations(population_: dict[str, int], seed: int, generations: int) -
 
 def numpy_generations(
     population_: dict[str, int], seeds: range, generations: int, rounds: int = ROUNDS
-) -> tuple[EvolvingSociety, float]:
-    """An evolving society played ``generations`` generations; it and the time its updates took."""
+) -> EvolvingSociety:
+    """An evolving society played ``generations`` generations (``run``: split in two
+    processes for the whole run when there are replicates and work enough)."""
     run = EvolvingSociety(
         population_,
         seeds=seeds,
@@ -120,22 +121,15 @@ def numpy_generations(
         evolution=evolution_of(population_),
         gossip_reach=REACH,
     )
-    updating = 0.0
-    for _ in range(generations):
-        if run._played:  # the update alone, timed: step() would make it
-            started = time.perf_counter()
-            run._update()
-            run._played = False
-            updating += time.perf_counter() - started
-        run.step()
-    return run, updating
+    run.run(generations)
+    return run
 
 
 def check_agreement() -> None:
     small = population(40)
     for seed in (1, 2):
         mesa = mesa_generations(small, seed, 4)
-        run, _ = numpy_generations(small, range(seed, seed + 1), 4)
+        run = numpy_generations(small, range(seed, seed + 1), 4)
         pd.testing.assert_frame_equal(mesa, run.statistics(), check_exact=True)
     print("Mesa and numpy give the same generations (40 agents, 4 generations, seeds 1 and 2)")
 
@@ -182,21 +176,21 @@ def scale_rows(rounds: int, trials: int) -> None:
     generations = rounds // ROUNDS
     print(
         f"\n10^6 agents, {rounds} rounds ({generations} generations of {ROUNDS}); goal for 10^3"
-        " rounds: <= 10 s\n\n| form | wall | of it, updates | agent-rounds/s |\n|---|---|---|---|"
+        " rounds: <= 10 s\n\n| form | wall | agent-rounds/s |\n|---|---|---|"
     )
     for replicates, n in ((1, 1_000_000), (20, 50_000)):
-        best, updates = np.inf, 0.0
-        for _ in range(trials):
-            started = time.perf_counter()
-            _, updating = numpy_generations(population(n), range(replicates), generations)
-            wall = time.perf_counter() - started
-            if wall < best:
-                best, updates = wall, updating
-        form = "one population" if replicates == 1 else f"{replicates} x {n:,}"
-        print(
-            f"| {form} | {best:.1f} s | {updates:.1f} s |"
-            f" {replicates * n * rounds / best / 1e6:.0f} M |"
+        best = min(
+            timed(lambda r=replicates, n=n: numpy_generations(population(n), range(r), generations))
+            for _ in range(trials)
         )
+        form = "one population" if replicates == 1 else f"{replicates} x {n:,}"
+        print(f"| {form} | {best:.1f} s | {replicates * n * rounds / best / 1e6:.0f} M |")
+    run = numpy_generations(population(1_000_000), range(1), 1)
+    evolution, society = run.evolution, run.society
+    update = timed(
+        lambda: evolution.update(society.strategy[0], society.payoff[0], np.random.default_rng(0))
+    )
+    print(f"\n(one update of 10^6 agents alone: {update * 1e3:.0f} ms)")
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ times ``cost``) and ``share_<strategy>`` for each strategy of the first generati
 mutation pool, as the generation played.
 
     from socialsim.society.evolution import Evolution
+from socialsim.society.parallel import split
     from socialsim.society.generations import EvolvingSociety
 
     run = EvolvingSociety(
@@ -30,14 +31,18 @@ mutation pool, as the generation played.
 
 from __future__ import annotations
 
+import copy
+import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from socialsim.society.evolution import Evolution
+from socialsim.society.parallel import split
 from socialsim.society.population import STRATEGIES, check_count, check_seeds
-from socialsim.society.vectorised import ReplicatedSociety
+from socialsim.society.vectorised import PARALLEL_MIN_WORK, ReplicatedSociety
 
 #: the child of a generation's seed that the update between generations draws from (the first
 #: child draws who knows whom: ``socialsim.envs.gossip.reach``)
@@ -133,17 +138,17 @@ class EvolvingSociety:
         self.shown = shown_strategies(self.society.population, self.evolution)
         self.generation = 0
         self.parents: np.ndarray | None = None  # none before the first update
-        self._played = False
+        self._update_due = False
         self._rows: list[dict[str, np.ndarray]] = []
 
     def step(self, parallel: bool | None = None) -> dict[str, np.ndarray]:
         """Play the next generation (after updating the last one played, if any); its
         statistics, one value per replicate. ``parallel`` is :meth:`ReplicatedSociety.play`'s."""
-        if self._played:
+        if self._update_due:
             self._update()
         society = self.society
         society.play(self.rounds, parallel=parallel)
-        self._played = True
+        self._update_due = True
         row = generation_statistics(
             society.strategy,
             society.helps_given,
@@ -173,11 +178,59 @@ class EvolvingSociety:
             [generation_seed(seed, g + 1) for seed in self.seeds],
         )
 
+    @property
+    def replicates(self) -> int:
+        return len(self.seeds)
+
     def run(self, generations: int, parallel: bool | None = None) -> Any:
-        """Play ``generations`` more generations; :meth:`statistics` of every one so far."""
-        for _ in range(check_count("generations", generations, 0)):
-            self.step(parallel)
+        """Play ``generations`` more generations; :meth:`statistics` of every one so far.
+
+        With ``parallel``, two replicates or more (on Linux) are split once for the whole run:
+        a forked process plays the first half's generations, updates included, while this one
+        plays the rest; one replicate draws ahead in a thread (:meth:`ReplicatedSociety.play`).
+        ``None`` asks for it when this process may use a second CPU, from
+        :data:`~socialsim.society.vectorised.PARALLEL_MIN_WORK` agent-rounds. The results are
+        those of ``parallel=False``."""
+        check_count("generations", generations, 0)
+        society = self.society
+        if parallel is None:
+            work = self.replicates * society.n_agents * self.rounds * generations
+            parallel = len(os.sched_getaffinity(0)) > 1 and (
+                self.replicates == 1 or work >= PARALLEL_MIN_WORK
+            )
+        if parallel and self.replicates > 1 and sys.platform == "linux" and generations:
+            split(self, lambda part: part._generations(generations, False))
+        else:
+            self._generations(generations, parallel)
         return self.statistics()
+
+    def _generations(self, generations: int, parallel: bool | None) -> None:
+        for _ in range(generations):
+            self.step(parallel)
+
+    def _part(self, first: int, stop: int) -> EvolvingSociety:
+        """Replicates ``first`` to ``stop - 1`` as a run of their own, from where they are."""
+        part = copy.copy(self)
+        part.seeds = self.seeds[first:stop]
+        part.society = self.society._part(first, stop)
+        part.parents = None if self.parents is None else self.parents[first:stop]
+        part._rows = []
+        return part
+
+    def _played(self) -> tuple:
+        """What a part played, for :meth:`_take`."""
+        return self.society._played(), self._rows, self.parents, self.generation, self._update_due
+
+    def _take(self, parts: list[tuple]) -> None:
+        """Take back what consecutive parts of the replicates, from the first, played."""
+        self.society._take([part[0] for part in parts])
+        for rows in zip(*(part[1] for part in parts), strict=True):
+            self._rows.append(
+                {name: np.concatenate([row[name] for row in rows]) for name in rows[0]}
+            )
+        if parts[0][2] is not None:
+            self.parents = np.concatenate([part[2] for part in parts])
+        self.generation, self._update_due = parts[0][3], parts[0][4]
 
     def statistics(self) -> Any:
         """Every generation's statistics so far, a float DataFrame indexed by ``(replicate,

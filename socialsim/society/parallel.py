@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,19 +38,26 @@ def run_drawing_ahead(society: Any, rounds: int) -> None:
 
 
 def run_split(society: Any, rounds: int, block_agents: int) -> None:
-    """Play ``rounds`` rounds, the first half of the replicates in a forked process.
+    """Play ``rounds`` rounds, the first half of the replicates in a forked process."""
+    split(society, lambda part: part._play_rounds(rounds, block_agents))
+
+
+def split(whole: Any, play: Callable[[Any], None]) -> None:
+    """``play`` the first half of ``whole``'s replicates in a forked process and the rest
+    here: ``whole._part(first, stop)`` makes a part, ``part._played()`` is what it sends back
+    (with its Generators' states), ``whole._take(parts)`` takes the parts back in order.
 
     Forked even when other threads run (a notebook's): the fork only plays its part with
     numpy and its own Generators and writes to a pipe, so it takes no lock another thread
     could hold at the fork (OpenBLAS, for each round's small product, quiesces its threads
     around a fork). Python 3.12 and later warn about any fork of a threaded process.
     """
-    forked = (society.replicates + 1) // 2
+    forked = (whole.replicates + 1) // 2
     context = multiprocessing.get_context("fork")
     results, results_writer = context.Pipe(duplex=False)
     process = context.Process(
         target=_play_part,
-        args=(society._part(0, forked), rounds, block_agents, results_writer),
+        args=(whole._part(0, forked), play, results_writer),
         name="society-replicates",
         daemon=True,
     )
@@ -61,8 +69,8 @@ def run_split(society: Any, rounds: int, block_agents: int) -> None:
     finally:
         results_writer.close()  # the fork's end: EOF here when it ends
     try:
-        mine = society._part(forked, society.replicates)
-        mine._play_rounds(rounds, block_agents)
+        mine = whole._part(forked, whole.replicates)
+        play(mine)
         try:
             theirs = results.recv()
         except EOFError:
@@ -76,11 +84,11 @@ def run_split(society: Any, rounds: int, block_agents: int) -> None:
         if process.is_alive():
             process.terminate()
         process.join()
-    society._take([theirs, mine._played(generators=False)])
+    whole._take([theirs, mine._played()])
 
 
-def _play_part(part: Any, rounds: int, block_agents: int, results: Any) -> None:
-    """The forked process of :func:`run_split`: play ``part``, send it back."""
+def _play_part(part: Any, play: Callable[[Any], None], results: Any) -> None:
+    """The forked process of :func:`split`: play ``part``, send it back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's interrupt ends it
-    part._play_rounds(rounds, block_agents)
-    results.send(part._played(generators=True))
+    play(part)
+    results.send(part._played())

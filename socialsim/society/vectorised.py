@@ -337,7 +337,7 @@ class ReplicatedSociety:
         for first in range(0, self.replicates, block):
             part = self._part(first, min(first + block, self.replicates))
             part._play_rounds(rounds, block_agents)
-            parts.append(part._played(generators=False))
+            parts.append(part._played())
         self._take(parts)
 
     def _part(self, first: int, stop: int) -> ReplicatedSociety:
@@ -358,13 +358,10 @@ class ReplicatedSociety:
         part.round, part.counting = self.round, self.counting
         return part
 
-    def _played(self, generators: bool) -> tuple:
+    def _played(self) -> tuple:
         """What a part played, for :meth:`_take`: its state, helps received, round counts
-        ``(rounds, replicates, ...)``, where its Generators are not the batch's own objects
-        (a fork's) their states, and its round."""
-        states = None
-        if generators:
-            states = [rng.bit_generator.state for rng in self.rngs + self.reach_rngs]
+        ``(rounds, replicates, ...)``, its Generators' states (a fork's are copies), round."""
+        states = [rng.bit_generator.state for rng in self.rngs + self.reach_rngs]
         counts = np.zeros((0, self.replicates, COUNTS.shape[1]))
         if self._counts:
             counts = np.stack(self._counts)
@@ -376,10 +373,9 @@ class ReplicatedSociety:
         for state, received, _, generators, _ in parts:
             stop = first + len(state)
             self.state[first:stop], self.helps_received[first:stop] = state, received
-            if generators is not None:
-                mine = self.rngs[first:stop] + self.reach_rngs[first:stop]
-                for rng, generator in zip(mine, generators, strict=True):
-                    rng.bit_generator.state = generator
+            mine = self.rngs[first:stop] + self.reach_rngs[first:stop]
+            for rng, generator in zip(mine, generators, strict=True):
+                rng.bit_generator.state = generator
             first = stop
         self._counts.extend(np.concatenate([part[2] for part in parts], axis=1))
         self.round = parts[0][4]
