@@ -76,7 +76,6 @@ from socialsim.society.population import (
     payoff_column,
     statistic_columns,
     statistics_frame,
-    strategy_names,
 )
 
 # Agents (replicates x agents) played round after round together: a block's buffers (about 60
@@ -121,9 +120,9 @@ class ReplicatedSociety:
         self.gossip, self.error = gossip, float(error)
         self.gossip_reach = float(gossip_reach)
         rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
-        codes = np.asarray(
-            [STRATEGIES.index(s) for s in strategy_names(self.population)], dtype=np.int32
-        )
+        # strategy_names' blocks, without a Python loop over agents (a part is made often)
+        blocks = [(STRATEGIES.index(s), count) for s, count in self.population.items()]
+        codes = np.repeat(*np.array(blocks, dtype=np.int32).T)
         self.replicates, self.n_agents = len(rngs), len(codes)
         shape, half = (self.replicates, self.n_agents), self.n_agents // 2
         self.present = [STRATEGIES.index(s) for s, count in self.population.items() if count]
@@ -173,7 +172,7 @@ class ReplicatedSociety:
         ``strategies[r, i]``, no tones, no helps; replicate ``r`` draws as one seeded
         ``seeds[r]`` would. Rounds count from 0; :meth:`statistics` ends (read the state)."""
         codes = np.asarray(strategies)
-        if codes.shape != self.state.shape or not np.isin(codes, range(len(STRATEGIES))).all():
+        if codes.shape != self.state.shape or not 0 <= codes.min() <= codes.max() < len(STRATEGIES):
             raise ValueError(
                 f"strategies: must be {self.state.shape} codes 0-{len(STRATEGIES) - 1}"
             )
