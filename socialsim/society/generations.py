@@ -15,8 +15,10 @@ agent gained in the generation, on average: helps received times ``benefit`` min
 times ``cost``) and ``share_<strategy>`` for each strategy of the first generation and of the
 mutation pool, as the generation played.
 
+Replicates are independent: ``run`` splits them between two processes once for all its
+generations, updates included (:func:`socialsim.society.parallel.split`).
+
     from socialsim.society.evolution import Evolution
-from socialsim.society.parallel import split
     from socialsim.society.generations import EvolvingSociety
 
     run = EvolvingSociety(
