@@ -104,3 +104,9 @@ def test_the_donation_env_with_partial_reach_keeps_the_contract(form):
             env_kwargs={"gossip_reach": 0.5, "schedule": "random", "n_agents": 6},
             form=form,
         )
+
+
+def test_gossip_reach_1_given_is_the_record_without_it():
+    given, default = play(4, gossip_reach=1.0), play(4)
+    assert given.messages == default.messages
+    assert given.summary == default.summary
