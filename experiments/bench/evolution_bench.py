@@ -24,39 +24,45 @@ The script prints; it asserts nothing.
     python experiments/bench/evolution_bench.py --rounds 300   # fewer rounds at scale
     python experiments/bench/evolution_bench.py --no-sizes --forms one   # 10^6 x 10^3, one population
 
-**Printed on 2026-12-04, 17:45-17:47 UTC**, on 2 cores shared with about five other engineers'
-test runs, a local LLM server and an RLlib training (``uptime`` load average 5.9 to 7.4 during
-the runs, so every figure is slowed, by about half to two thirds against the same code alone;
-the plain engine without evolution measured 25 M agent-rounds/s at 10^6 agents at load 2.4 the
-same afternoon):
+**Printed on 2026-12-04**, on 2 cores shared with about five other engineers' test runs, a
+local LLM server and an RLlib training; ``uptime``'s load average is given with each run, and
+every figure is slowed by it (the two runs of the same code below differ by 4.6x).
+
+At 18:02-18:04 UTC, load average 3.0 to 3.7:
 
 ``python experiments/bench/evolution_bench.py --rounds 100 --forms batched`` (best of 2):
 
 | agents | Mesa | numpy, one population | batched (replicates) | numpy / Mesa | batched / Mesa |
 |---|---|---|---|---|---|
-| 10^3 | 0.386 M/s | 9.5 M/s | 19.9 M/s (100) | 24x | 52x |
-| 10^4 | 0.220 M/s | 27.6 M/s | 30.4 M/s (10) | 126x | 139x |
+| 10^3 | 0.868 M/s | 18.2 M/s | 52.5 M/s (100) | 21x | 60x |
+| 10^4 | 0.519 M/s | 49.6 M/s | 43.3 M/s (10) | 95x | 83x |
 
-``--no-sizes --forms batched`` then ``--no-sizes --forms one`` (one trial each):
+``--no-sizes --forms batched`` (twice) and ``--no-sizes --forms one``, one trial each:
 
 | 10^6 agents, 10^3 rounds (20 generations of 50) | wall | agent-rounds/s |
 |---|---|---|
-| 20 x 50,000, split in two processes for the whole run | 40.1 s | 25 M |
-| one population, the next round drawn in a thread | 84.2 s | 12 M |
+| 20 x 50,000, split in two processes for the whole run | **8.7 s**, 12.1 s | 115 M, 83 M |
+| one population, the next round drawn in a thread | 23.2 s | 43 M |
 
-One update (selection) of 10^6 agents alone: 111-156 ms.
+One update (selection) of 10^6 agents alone: 65-85 ms.
 
-**The goal (10 s) is not met.** Where the time goes at 10^6 agents, one core (``_draw`` and
-``_play`` timed alone, load 2.8): a round draws in 10-12 ms (the permutation of 10^6 agents,
-``shuffle``, is 10 of them; the reach draws 2) and plays in 10-12 ms (about twenty array passes
-over the 5 x 10^5 pairs, once the evolving society stopped keeping per-round counts and the reach
-marked the key without a masked loop: the bincount and the masked loop were a third of the play,
-timed at load 7.7). So 10^3 rounds cost about 22 s
-of one core, 11 s split over two idle ones at best, plus 20 updates (2-3 s on one core, halved by
-the split). The permutation must stay (it is the donation env's random schedule, which the
-society follows draw for draw so that both give the same generations), so meeting the goal needs
-a round played in fewer passes (the pair's key and its effects fused in one compiled loop) and a
-machine not shared eight ways.
+At 17:45-17:47 UTC, load average 5.9 to 7.4, the same commands: Mesa 0.386 and 0.220 M/s, numpy
+9.5 and 27.6 M/s, batched 19.9 and 30.4 M/s (10^3 and 10^4 agents); at scale 40.1 s (batched)
+and 84.2 s (one population).
+
+**The goal (10 s) is met by the batched form when the machine is not crowded (8.7 s at load
+3.7), not by one population of 10^6 (23 s).** A batch splits its replicates between two
+processes once for the whole run (updates included) and plays each in cache-sized blocks; one
+population of 10^6 can only draw its next round in a thread while this one is played, and its
+arrays (8 MB of state, randomly gathered and scattered by 5 x 10^5 pairs a round) do not fit a
+core's cache. Timed alone on one core (load 2.8), a round of 10^6 draws in 10-12 ms (the
+permutation, ``shuffle``, is 10 of them; the reach draws 2) and plays in 10-12 ms (about twenty
+array passes over the pairs, once the evolving society stopped keeping per-round counts and the
+reach marked the key without a masked loop: the bincount and the masked loop were a third of the
+play, timed at load 7.7). The permutation must stay (it is the donation env's random schedule,
+which the society follows draw for draw so that both give the same generations), so one
+population of 10^6 in 10 s needs a round played in fewer passes (the pair's key and its effects
+fused in one compiled loop).
 """
 
 from __future__ import annotations
