@@ -18,7 +18,7 @@ gossip. Pairs never meet twice in the reference schedule, so direct reciprocity 
 
 ``donation_v0.env(n_agents=9, cost=1, benefit=5, initial_resources=10, discount=0.99,
 gossip=True, schedule=None, rounds=None, entrant=None, entrant_round=None,
-pairs_per_round=None, render_mode=None)``
+pairs_per_round=None, gossip_reach=1, render_mode=None)``
 
 * `n_agents`: agents, >= 2, counting the entrant if there is one.
 * `cost`, `benefit`: what cooperation costs the donor and gives the recipient (>= 0).
@@ -37,6 +37,13 @@ pairs_per_round=None, render_mode=None)``
   `"joins"` (random matching; the entrant sits out until round `entrant_round`, default half
   way). The seat is ordinary: the scripted `entrant` agent plays it unless an experiment puts
   another agent there.
+* `gossip_reach`: q in [0, 1], the probability that a donor knows its recipient's reputation
+  (Nowak & Sigmund 1998). Below 1, a tone goes only to its author and the agent it is about,
+  and as each round starts a donor is told, with probability q, every tone published about its
+  recipient so far (a private `reputation` message; see `socialsim.envs.gossip.reach`); the
+  rules message states it. At 1 (the default) gossip is public and the rules do not mention it.
+  (The numeric observation still counts every tone published: for language agents and the
+  scripted ones, not yet for RL seats.)
 * `render_mode`: `None`, `"ansi"` (`render()` returns the round, the last round's gossip and
   the tones published about each agent: what the public sees) or `"human"` (prints it).
 
@@ -68,7 +75,7 @@ ends with 26 (welfare 144).
 
 ### Version History
 
-* v0: initial release.
+* v0: initial release; `gossip_reach` added later (its default keeps every record as it was).
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ MIXED = {
         ({"stern_judging": 12, "always_defect": 6}, {"error": 0.05, "cost": 0.3, "benefit": 1.7}),
         ({"simple_standing": 10, "always_defect": 10}, {"gossip": False}),
         ({"image_scoring": 2}, {}),
+        (MIXED, {"error": 0.1, "gossip_reach": 0.5}),
+        ({"stern_judging": 12, "always_defect": 6}, {"gossip_reach": 0.0}),
     ],
 )
 def test_mesa_and_numpy_engines_give_the_same_statistics_for_the_same_seed(population, kwargs):
@@ -213,3 +215,38 @@ def test_runs_in_pieces_add_up_to_one_run():
     two.step()
     pd.testing.assert_frame_equal(one.run(25), two.run(14), check_exact=True)
     assert one.rng.bit_generator.state == two.rng.bit_generator.state
+
+
+def test_a_donor_that_does_not_know_helps_the_defector_and_q_above_c_over_b_pays_the_judges():
+    # gossip_reach q: the donor knows its recipient's reputation with probability q. With
+    # q = 0 stern judges help everyone, as with gossip off; with q = 1 they refuse defectors.
+    population = {"stern_judging": 80, "always_defect": 20}
+    blind = run_society(population, 60, seed=4, gossip_reach=0.0, engine="numpy")
+    silent = run_society(population, 60, seed=4, gossip=False, engine="numpy")
+    pd.testing.assert_series_equal(blind["cooperation_rate"], silent["cooperation_rate"])
+    late = slice(31, 60)
+    payoff = {
+        q: run_society(population, 60, seed=4, gossip_reach=q, engine="numpy").loc[late].mean()
+        for q in (0.1, 0.9)
+    }
+    # c / b = 0.2: below it defection pays, above it discrimination does
+    assert payoff[0.1]["payoff_always_defect"] > payoff[0.1]["payoff_stern_judging"]
+    assert payoff[0.9]["payoff_always_defect"] < payoff[0.9]["payoff_stern_judging"]
+
+
+def test_the_reach_draws_leave_the_pairing_stream_as_it_was():
+    # the reach draws come from the Generator's own child, so the pairs are those of q = 1
+    knowing = VectorSociety(MIXED, seed=9)
+    unsure = VectorSociety(MIXED, seed=9, gossip_reach=0.5)
+    knowing.run(7)
+    unsure.run(7)
+    assert knowing.rng.bit_generator.state == unsure.rng.bit_generator.state
+    assert unsure.society.reach_rngs[0].bit_generator.state != (
+        np.random.default_rng(9).spawn(1)[0].bit_generator.state
+    )
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "high", None, True])
+def test_gossip_reach_outside_0_1_is_an_error_naming_it(value):
+    with pytest.raises(ValueError, match="gossip_reach: must be a number in"):
+        VectorSociety(MIXED, seed=0, gossip_reach=value)

@@ -35,6 +35,7 @@ MIXED = {
         ({"simple_standing": 10, "always_defect": 10}, {"gossip": False}),
         ({"image_scoring": 2}, {}),
         ({"always_defect": 0, "image_scoring": 9, "stern_judging": 0}, {"error": 0.2}),
+        (MIXED, {"error": 0.1, "gossip_reach": 0.3}),
     ],
 )
 def test_each_replicate_is_the_single_run_with_its_seed(population, kwargs):
@@ -104,7 +105,10 @@ def assert_same_batches(one: ReplicatedSociety, other: ReplicatedSociety) -> Non
     pd.testing.assert_frame_equal(one.statistics(), other.statistics(), check_exact=True)
     np.testing.assert_array_equal(one.state, other.state)
     np.testing.assert_array_equal(one.helps_received, other.helps_received)
-    assert [g.bit_generator.state for g in one.rngs] == [g.bit_generator.state for g in other.rngs]
+    for one_rngs, other_rngs in ((one.rngs, other.rngs), (one.reach_rngs, other.reach_rngs)):
+        assert [g.bit_generator.state for g in one_rngs] == [
+            g.bit_generator.state for g in other_rngs
+        ]
     assert one.round == other.round
 
 
@@ -113,8 +117,8 @@ def test_splitting_the_replicates_between_two_processes_changes_nothing(replicat
     # The fork plays the first half (rounded up), this process the rest; in pieces, from where
     # a step and an earlier run left them.
     seeds = [40 + r for r in range(replicates)]
-    plain = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
-    split = ReplicatedSociety(MIXED, seeds=seeds, error=0.1)
+    plain = ReplicatedSociety(MIXED, seeds=seeds, error=0.1, gossip_reach=0.6)
+    split = ReplicatedSociety(MIXED, seeds=seeds, error=0.1, gossip_reach=0.6)
     for batch, parallel in ((plain, False), (split, True)):
         batch.step()
         batch.run(4, parallel=parallel)
@@ -141,19 +145,22 @@ def test_runs_played_in_blocks_of_replicates_are_the_rounds_played_together(bloc
     assert_same_batches(together, blocks)
 
 
-def spy(monkeypatch, method: str) -> list[int]:
-    """The rounds of every call of ``ReplicatedSociety.<method>`` in this process, from now."""
-    calls, real = [], getattr(ReplicatedSociety, method)
+def spy(monkeypatch, function: str) -> list[int]:
+    """The rounds of every call ``run`` makes of ``parallel.<function>`` in this process, from
+    now."""
+    import socialsim.society.vectorised as vectorised
+
+    calls, real = [], getattr(vectorised, function)
     monkeypatch.setattr(
-        ReplicatedSociety,
-        method,
-        lambda self, rounds, *rest: calls.append(rounds) or real(self, rounds, *rest),
+        vectorised,
+        function,
+        lambda society, rounds, *rest: calls.append(rounds) or real(society, rounds, *rest),
     )
     return calls
 
 
 def test_large_runs_are_split_by_default_with_the_same_results(monkeypatch):
-    splits = spy(monkeypatch, "_run_split")
+    splits = spy(monkeypatch, "run_split")
     population = {name: 40 * n for name, n in MIXED.items()}  # 1,000 agents
     rounds = PARALLEL_MIN_WORK // (4 * 1_000)  # 4 replicates: exactly the threshold
     plain = ReplicatedSociety(population, seeds=range(4), error=0.01)
@@ -172,7 +179,7 @@ def test_large_runs_are_split_by_default_with_the_same_results(monkeypatch):
 
 
 def test_a_lone_replicate_draws_ahead_in_a_thread_with_the_same_results(monkeypatch):
-    ahead = spy(monkeypatch, "_run_drawing_ahead")
+    ahead = spy(monkeypatch, "run_drawing_ahead")
     plain = ReplicatedSociety(MIXED, seeds=[3], error=0.1)
     asked = ReplicatedSociety(MIXED, seeds=[3], error=0.1)
     plain.run(8, parallel=False)
@@ -185,9 +192,9 @@ def test_a_lone_replicate_draws_ahead_in_a_thread_with_the_same_results(monkeypa
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the split forks on Linux only")
 def test_a_fork_that_dies_is_an_error_naming_it_not_a_hang(monkeypatch):
-    import socialsim.society.vectorised as vectorised
+    import socialsim.society.parallel as parallel
 
-    monkeypatch.setattr(vectorised, "_play_part", lambda *args: os._exit(3))
+    monkeypatch.setattr(parallel, "_play_part", lambda *args: os._exit(3))
     batch = ReplicatedSociety(MIXED, seeds=range(4))
     with pytest.raises(RuntimeError, match=r"replicates 0-1 ended \(exit code 3\)"):
         batch.run(5, parallel=True)

@@ -189,6 +189,10 @@ class Discriminator(GossipPlayer):
     norm = "image_scoring"
 
     def cooperates(self, counterpart, decision, info) -> str:
+        if self.notebook.rule("gossip_reach", 1.0) < 1:
+            # only what this round's reputation message told (none: a stranger)
+            tones = self.notebook.told.get((info["round"], counterpart), ())
+            return norms.decide(self.norm, norms.reputation(tones, self.norm, self.memory))
         return norms.decide(self.norm, self.reputation_of(counterpart, self.norm))
 
     def tone(self, counterpart, info) -> str:

@@ -1,6 +1,6 @@
 """Pure rules and state of the four ALIGN gossip games: no I/O, no bus, no text.
 
-(One file of about 550 lines on purpose: the four games share one base, and a reader finds every
+(One file of about 575 lines on purpose: the four games share one base, and a reader finds every
 rule of the family here; who meets whom is in :mod:`.schedules`.)
 
 Every game is a sequence of *rounds*; a round pairs agents (one pair per round in the
@@ -49,6 +49,7 @@ from socialsim.envs.gossip.protocol import (  # noqa: F401, E402
     REFERENCE_NAMES,
     TONES,
 )
+from socialsim.envs.gossip.reach import Hearsay
 from socialsim.envs.gossip.schedules import Pair, Schedule
 
 
@@ -71,6 +72,7 @@ class GossipGame:
             p for p in self.spec.phases if gossip or GOSSIP not in p.values()
         )
         self.schedule: Schedule = []
+        self.hearsay: Hearsay | None = None  # only with the donation game's gossip_reach < 1
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -116,6 +118,8 @@ class GossipGame:
 
     def _start_round(self) -> None:
         self._open = [self._open_interaction(pair) for pair in self.pairs]
+        if self.hearsay is not None:
+            self.hearsay.draw(self.pairs)
         self._set_pending()
 
     def _set_pending(self) -> None:
@@ -188,6 +192,8 @@ class GossipGame:
                 self._pending = {}
                 return rewards, events
             self._start_round()
+            if self.hearsay is not None:
+                events += self.hearsay.events(self.round)
         else:
             self._set_pending()
         return rewards, events
@@ -207,7 +213,11 @@ class GossipGame:
                 "tone": TONES[tone],
                 "message": message,
             }
-            events.append((GOSSIP, None, payload))
+            if self.hearsay is None:
+                events.append((GOSSIP, None, payload))
+            else:  # to the author and the agent it is about, one payload per message
+                self.hearsay.tones_about[about].append(TONES[tone])
+                events += [(GOSSIP, agent, dict(payload)) for agent in (author, about)]
 
     def _record_tone(self, record: dict, position: int, tone: str, message: str | None) -> None:
         raise NotImplementedError
@@ -284,11 +294,18 @@ class DonationGame(PeerGame):
         benefit: float = 5.0,
         initial_resources: float = 10.0,
         gossip: bool = True,
+        gossip_reach: float = 1.0,
         **matching: Any,
     ):
         super().__init__(agents, gossip=gossip, initial_resources=initial_resources, **matching)
         self.cost = cost
         self.benefit = benefit
+        self.gossip_reach = gossip_reach  # see :mod:`.reach`
+
+    def reset(self, rng: np.random.Generator) -> None:
+        if self.gossip_reach < 1:
+            self.hearsay = Hearsay(self.agents, self.gossip_reach, rng)
+        super().reset(rng)
 
     def can_donate(self, agent: int) -> bool:
         return self.resources[agent] >= self.cost

@@ -10,6 +10,7 @@ import math
 import numpy as np
 from socialsim.envs.gossip import core, protocol
 from socialsim.envs.gossip.env import RENDER_MODES, GossipEnv
+from socialsim.envs.gossip.reach import check_gossip_reach
 
 #: the options of :func:`protocol.matching_options` that the game core's matching takes
 MATCHING = ("schedule", "rounds", "pairs_per_round", "entrant", "entrant_round")
@@ -34,13 +35,17 @@ class PeerEnv(GossipEnv):
         numbers: dict[str, tuple[float, float]],
         matching: dict,
         render_mode: str | None,
+        stated: dict | None = None,
     ) -> None:
-        """``numbers`` maps each of the game's own options to ``(value, least allowed)``."""
+        """``numbers`` maps each of the game's own options to ``(value, least allowed)``;
+        ``stated`` holds checked options that the rules state only when given (so that the
+        records of the games without them stay as they were)."""
         options = protocol.matching_options(reference, **matching)
         checked = {
             name: protocol.check_number(name, value, least)
             for name, (value, least) in numbers.items()
         }
+        checked.update(stated or {})
         game = game_class(
             _ids(options["n_agents"]),
             gossip=options["gossip"],
@@ -68,8 +73,10 @@ class DonationEnv(PeerEnv):
         entrant: str | None = None,
         entrant_round: int | None = None,
         pairs_per_round: int | None = None,
+        gossip_reach: float = 1.0,
         render_mode: str | None = None,
     ):
+        reach = check_gossip_reach(gossip_reach)
         self._setup_peer(
             core.DonationGame,
             "align",
@@ -89,6 +96,7 @@ class DonationEnv(PeerEnv):
                 entrant_round=entrant_round,
             ),
             render_mode,
+            {"gossip_reach": reach} if reach < 1 else None,
         )
         self._cannot_give = self._masks["donate"].copy()
         self._cannot_give[protocol.DONATION.action_index("donate", "cooperate")] = 0

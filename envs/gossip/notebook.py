@@ -21,6 +21,7 @@ from socialsim.envs.gossip.protocol import (
     prisoners_payoff,
     trust_payoffs,
 )
+from socialsim.envs.gossip.reach import REPUTATION
 
 
 @dataclass
@@ -66,6 +67,8 @@ class Notebook:
         self.meetings: dict[int, Meeting] = {}
         self.gossip: list[GossipPayload] = []
         self.tones: dict[str, list[str]] = {}
+        #: (round, agent) -> the tones about it that a ``reputation`` message told this seat
+        self.told: dict[tuple[int, str], list[str]] = {}
 
     @property
     def game(self) -> Game:
@@ -112,6 +115,8 @@ class Notebook:
                 )
             elif kind == "rules":
                 self.rules = check_rules(payload)
+            elif kind == REPUTATION:
+                self.told[payload["round"], payload["about"]] = list(payload["tones"])
 
     def name(self, agent_id: str) -> str:
         """The name ``agent_id`` goes by with every seat that shows names (LLM prompts and

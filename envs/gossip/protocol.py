@@ -246,6 +246,7 @@ class GameOptions(TypedDict, total=False):
     n_buyers: int
     discount: float
     gossip: bool
+    gossip_reach: float  # the donation game's, stated only when below 1: see :mod:`.reach`
     schedule: str
     pairs_per_round: int | None
     entrant_round: int | None

@@ -46,18 +46,25 @@ model.datacollector.get_model_vars_dataframe()
 * `cost` [1], `benefit` [5]: the donation game's payoffs.
 * `gossip` [True]: with gossip off nothing is published, every reputation stays unknown and
   discriminators help everyone (they cannot tell).
+* `gossip_reach` [1]: q, the probability that a donor knows its recipient's reputation
+  (Nowak & Sigmund 1998), drawn per donation; a donor that does not know treats its recipient
+  as a stranger. Discriminators resist defectors only when q > cost / benefit.
 * `error` [0]: execution error, the probability that a donor who means to help fails to (it
   counts, and is judged, as a refusal). It makes the norms' differences show.
 * `seed`: the seed of the model's numpy Generator, the only source of randomness.
 
 ## Rules of a round
 
-1. Pairing: `order = rng.permutation(n_agents)`; agent `order[k]` donates to agent
-   `order[n_agents // 2 + k]` for `k < n_agents // 2` (an odd agent out sits the round out).
-   With `error > 0`, then `slips = rng.random(n_agents // 2) < error`, one per pair.
+1. Pairing: `order = rng.permutation(n_agents)`; agent `order[2k]` donates to agent
+   `order[2k + 1]` for `k < n_agents // 2` (an odd agent out sits the round out), as the
+   donation env's random schedule pairs its permutations. With `error > 0`, then
+   `slips = rng.random(n_agents // 2) < error`, one per pair. With `gossip_reach < 1`, then
+   `knows = reach.random(n_agents // 2) < gossip_reach`, one per pair, where `reach` is the
+   reach child of the model's Generator (`reach.reach_generator`).
 2. Donations, all from the reputations at the start of the round: `always_cooperate` helps,
    `always_defect` refuses, a discriminator helps unless the recipient's reputation under its
-   own norm is bad (`norms.decide`; strangers are helped). A slipping donor refuses.
+   own norm is bad (`norms.decide`; strangers are helped, and so is a recipient whose
+   reputation the donor does not know this round). A slipping donor refuses.
 3. Gossip: each recipient publishes `norms.assess(norm, action, its own reputation)` about its
    donor, the norm being its strategy, or `image_scoring` (honest reporting) for the
    always-cooperate and always-defect agents. Reputations are `norms.reputation` of the tones
@@ -87,6 +94,7 @@ from typing import Any
 import mesa
 
 from socialsim.envs.gossip import norms
+from socialsim.envs.gossip.reach import reach_generator
 from socialsim.society.population import (
     STRATEGIES,
     check_count,
@@ -121,6 +129,7 @@ class SocietyAgent(mesa.Agent):
         self.recipient: SocietyAgent | None = None  # set while this agent donates this round
         self.donor: SocietyAgent | None = None  # set while this agent receives this round
         self.slipped = False
+        self.aware = True  # whether, as donor this round, it knows its recipient's reputation
         self.action: str | None = None
 
     @property
@@ -150,7 +159,8 @@ class SocietyAgent(mesa.Agent):
             return "cooperate"
         if self.strategy == "always_defect":
             return "defect"
-        return norms.decide(self.norm, recipient.reputation(self.norm))
+        known = recipient.reputation(self.norm) if self.aware else None
+        return norms.decide(self.norm, known)
 
     def donate(self) -> None:
         """Donor phase: help or refuse the recipient of this round (if any)."""
@@ -188,10 +198,11 @@ class SocietyModel(mesa.Model):
         benefit: float = 5.0,
         gossip: bool = True,
         error: float = 0.0,
+        gossip_reach: float = 1.0,
         seed: int | None = None,
     ):
         self.population = check_population(population)
-        check_parameters(cost, benefit, error, gossip)
+        check_parameters(cost, benefit, error, gossip, gossip_reach)
         # rng=seed makes model.rng = np.random.default_rng(seed), the same stream as the numpy
         # engine; shuffle_do draws from the model's own stdlib Random, which changes no outcome
         # because every decision of a round reads the state at the start of the round.
@@ -202,6 +213,8 @@ class SocietyModel(mesa.Model):
             gossip,
             float(error),
         )
+        self.gossip_reach = float(gossip_reach)
+        self.reach_rng = reach_generator(self.rng)
         self.members = [
             SocietyAgent(self, i, s) for i, s in enumerate(strategy_names(self.population))
         ]
@@ -236,14 +249,17 @@ class SocietyModel(mesa.Model):
         half = n // 2
         order = self.rng.permutation(n)
         slips = self.rng.random(half) < self.error if self.error > 0 else None
+        reach = self.reach_rng.random(half) if self.gossip_reach < 1 else None
         for agent in self.members:
             agent.recipient = agent.donor = None
             agent.slipped = False
+            agent.aware = True
             agent.action = None
         for k in range(half):
-            donor, recipient = self.members[order[k]], self.members[order[half + k]]
+            donor, recipient = self.members[order[2 * k]], self.members[order[2 * k + 1]]
             donor.recipient, recipient.donor = recipient, donor
             donor.slipped = bool(slips[k]) if slips is not None else False
+            donor.aware = reach is None or bool(reach[k] < self.gossip_reach)
 
         self.agents.shuffle_do("donate")
         self.published = []
@@ -279,6 +295,7 @@ def run_society(
     benefit: float = 5.0,
     gossip: bool = True,
     error: float = 0.0,
+    gossip_reach: float = 1.0,
     seed: int | None = None,
     engine: str = "mesa",
 ):
@@ -288,7 +305,14 @@ def run_society(
     if engine not in ENGINES:
         raise ValueError(f"engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
     check_count("rounds", rounds, 0)
-    kwargs = {"cost": cost, "benefit": benefit, "gossip": gossip, "error": error, "seed": seed}
+    kwargs = {
+        "cost": cost,
+        "benefit": benefit,
+        "gossip": gossip,
+        "error": error,
+        "gossip_reach": gossip_reach,
+        "seed": seed,
+    }
     if engine == "numpy":
         return VectorSociety(population, **kwargs).run(rounds)
     model = SocietyModel(population, **kwargs)

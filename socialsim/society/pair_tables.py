@@ -47,10 +47,12 @@ def _tone(strategy: int, helped: bool, bad_standing: int) -> int:
 # the tones about it is), so one add per tone keeps both views of its reputation.
 VALENCE = 32
 CODE = VALENCE - 1  # the record's low bits: strategy * 4 + bad_standing * 2
-# A pair's key: slipped * SLIPPED + donor (record & CODE) * VALENCE + recipient (record & CODE
-# | bad_image), i.e. what the donor is, what the recipient is and how it is seen, and the slip.
+# A pair's key: unaware * UNAWARE + slipped * SLIPPED + donor (record & CODE) * VALENCE +
+# recipient (record & CODE | bad_image), i.e. what the donor is, what the recipient is and how
+# it is seen, the slip, and whether the donor does not know the recipient's reputation.
 SLIPPED = VALENCE * VALENCE
-KEYS = 2 * SLIPPED
+UNAWARE = 2 * SLIPPED
+KEYS = 2 * UNAWARE
 # An agent's state is one int64, ``record * RECORD + helps_given``: the record in the high 32
 # bits (so the state is negative exactly when the record is), the helps it gave in the low 32,
 # so that what a donor's round changes is one add.
@@ -63,18 +65,22 @@ BINS = (2, 3, len(STRATEGIES), len(STRATEGIES))
 def pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray]:
     """What a donor-recipient pair does, by pair key: what the round adds to the donor's
     state (:data:`RECORD`: the tone's valence and the change of its standing to its record,
-    whether it helped to its helps given), and the pair's bin of the round's counts. Keys that
-    no pair can have stay 0."""
+    whether it helped to its helps given), and the pair's bin of the round's counts. The
+    recipient judges by its own standing, which it knows whatever the donor knew. Keys that no
+    pair can have stay 0."""
     effect = np.zeros(KEYS, dtype=np.int64)
     count_bin = np.zeros(KEYS, dtype=np.intp)
     codes = [(s, bit) for s in range(len(STRATEGIES)) for bit in (0, 1)]  # strategy, standing
-    for slipped in (0, 1):
+    for unaware, slipped in np.ndindex(2, 2):
         for donor, donor_bad in codes:
             for recipient, recipient_bad in codes:
                 for bad_image in (0, 1):
                     low = (donor * 4 + donor_bad * 2, recipient * 4 + recipient_bad * 2)
-                    key = slipped * SLIPPED + low[0] * VALENCE + low[1] + bad_image
-                    helped = _helps(donor, bad_image, recipient_bad) and not slipped
+                    key = unaware * UNAWARE + slipped * SLIPPED + low[0] * VALENCE + low[1]
+                    key += bad_image
+                    # a donor that does not know the recipient's reputation sees a stranger
+                    seen = (0, 0) if unaware else (bad_image, recipient_bad)
+                    helped = _helps(donor, *seen) and not slipped
                     tone = _tone(recipient, helped, recipient_bad) if gossip else 0
                     # standing follows the latest non-neutral tone
                     now_bad = (tone < 0) if tone else donor_bad

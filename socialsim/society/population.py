@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from socialsim.envs.gossip.norms import NORMS
+from socialsim.envs.gossip.reach import check_gossip_reach
 
 STRATEGIES: tuple[str, ...] = ("always_cooperate", "always_defect", *NORMS)
 STATISTICS = ("cooperation_rate", "reputation_accuracy")
@@ -49,7 +50,9 @@ def check_count(name: str, value: Any, least: int) -> int:
     return value
 
 
-def check_parameters(cost: float, benefit: float, error: float, gossip: bool) -> None:
+def check_parameters(
+    cost: float, benefit: float, error: float, gossip: bool, gossip_reach: float = 1.0
+) -> None:
     for name, value in (("cost", cost), ("benefit", benefit)):
         if (
             isinstance(value, bool)
@@ -62,6 +65,7 @@ def check_parameters(cost: float, benefit: float, error: float, gossip: bool) ->
         raise ValueError(f"error: must be a probability in [0, 1], got {error!r}")
     if not isinstance(gossip, bool):
         raise ValueError(f"gossip: must be true or false, got {gossip!r}")
+    check_gossip_reach(gossip_reach)
 
 
 def strategy_names(population: Mapping[str, int]) -> list[str]:

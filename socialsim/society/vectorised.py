@@ -2,18 +2,21 @@
 
 This engine plays exactly the rules of the Mesa model (see its docstring) on numpy arrays, one
 round per :meth:`VectorSociety.step`, and draws from its ``numpy`` Generator in the same order:
-per round ``rng.permutation(n_agents)`` (the first half of the permutation donates to the
-second half, position by position; the last agent sits out when ``n_agents`` is odd), then,
-only when ``error > 0``, ``rng.random(n_agents // 2)`` (the pair's donor slips when its draw is
-below ``error``). So for the same arguments and seed both engines produce the same statistics,
-value for value; ``tests/test_society.py`` checks it.
+per round ``rng.permutation(n_agents)`` (paired in order as the donation env's random schedule
+pairs it: ``order[0]`` donates to ``order[1]``, ``order[2]`` to ``order[3]``...; the last agent
+sits out when ``n_agents`` is odd), then, only when ``error > 0``, ``rng.random(n_agents // 2)``
+(the pair's donor slips when its draw is below ``error``); and, only when ``gossip_reach < 1``,
+``random(n_agents // 2)`` from the Generator's reach child
+(:func:`~socialsim.envs.gossip.reach.reach_generator`: pair ``k``'s donor knows its
+recipient's reputation when its draw is below ``gossip_reach``). So for the same arguments and
+seed both engines produce the same statistics, value for value; ``tests/test_society.py``
+checks it.
 
 Replicates in one array program: :class:`ReplicatedSociety` plays ``R = len(seeds)``
-independent copies of one population as ``(R, n_agents)`` arrays, every round one array call
-per operation for all of them. Replicate ``r`` draws from its own ``default_rng(seeds[r])`` in
-the order above, so it is exactly ``VectorSociety(population, seed=seeds[r])`` (the same
-statistics, payoffs and final Generator state); ``tests/test_society_batched.py`` checks it.
-This is the fast form of the common experiment, many seeds of a small population::
+independent copies of one population as ``(R, n_agents)`` arrays, one array call per
+operation for all of them. Replicate ``r`` draws from its own ``default_rng(seeds[r])`` (and
+its reach child) as above, so it is exactly ``VectorSociety(population, seed=seeds[r])``
+(``tests/test_society_batched.py`` checks it): the fast form of many seeds of a population::
 
     from socialsim.society.vectorised import ReplicatedSociety
 
@@ -23,26 +26,15 @@ This is the fast form of the common experiment, many seeds of a small population
     stats.groupby("round").mean()            # the mean over replicates, round by round
     batch.payoff                             # (100, 1000) cumulative payoffs
 
-:class:`VectorSociety` is the one-replicate case of the same engine, with a single
-Generator (``rng``), 1-D ``payoff`` and a table indexed by ``round``.
+:class:`VectorSociety` is the one-replicate case (a Generator ``rng``, 1-D ``payoff``).
 
 Every agent's reputation under every norm is one int64 state per agent, and what a pair does
 is a lookup by its key, in tables built from ``norms.decide`` and ``norms.assess``
 (:mod:`socialsim.society.pair_tables`); a round's statistics are one ``bincount``.
-A round costs about twenty array calls whatever the number of agents or replicates, into
-buffers allocated once, and no Python loop over agents (one loop over replicates, for their
-draws, which are about two thirds of a round of 10^3 agents: see the benchmark).
+A round is about twenty array calls into buffers allocated once, and no Python loop over
+agents (one over replicates, for their draws: see the benchmark).
 
-Replicates are independent, so a batch parallelises without any exchange between rounds:
-``run(parallel=None)``, on Linux with a second CPU and from :data:`PARALLEL_MIN_WORK`
-agent-rounds, forks a process that plays the first half of the replicates while this one plays
-the second half; at the end the fork sends back its half's state, round counts and Generators'
-states. A lone replicate of :data:`DRAW_AHEAD_MIN_AGENTS` agents or more has a thread draw its
-next round while this one is played instead. Each replicate's draws are made from its own
-Generator in order, so the results are the same either way. (Drawing ahead does not pay for
-many small replicates: in a thread their draw calls are too short to overlap under the GIL, in
-a process reading the other core's draws line by line costs as much as drawing them; see the
-benchmark.)
+``run(parallel=None)`` may use a second CPU, with the same results: see :mod:`.parallel`.
 
 | | |
 |---|---|
@@ -56,17 +48,24 @@ benchmark.)
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
-import signal
 import sys
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from socialsim.society.pair_tables import BINS, CODE, COUNTS, PAIR_TABLES, RECORD, SLIPPED
+from socialsim.envs.gossip.reach import reach_generator
+from socialsim.society.pair_tables import (
+    BINS,
+    CODE,
+    COUNTS,
+    PAIR_TABLES,
+    RECORD,
+    SLIPPED,
+    UNAWARE,
+)
+from socialsim.society.parallel import run_drawing_ahead, run_split
 from socialsim.society.population import (
     STRATEGIES,
     check_count,
@@ -77,7 +76,6 @@ from socialsim.society.population import (
     payoff_column,
     statistic_columns,
     statistics_frame,
-    strategy_names,
 )
 
 # Agents (replicates x agents) played round after round together: a block's buffers (about 60
@@ -114,16 +112,18 @@ class ReplicatedSociety:
         benefit: float = 5.0,
         gossip: bool = True,
         error: float = 0.0,
+        gossip_reach: float = 1.0,
     ):
         self.population = check_population(population)
-        check_parameters(cost, benefit, error, gossip)
+        check_parameters(cost, benefit, error, gossip, gossip_reach)
         self.cost, self.benefit = float(cost), float(benefit)
         self.gossip, self.error = gossip, float(error)
-        self.rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
-        codes = np.asarray(
-            [STRATEGIES.index(s) for s in strategy_names(self.population)], dtype=np.int32
-        )
-        self.replicates, self.n_agents = len(self.rngs), len(codes)
+        self.gossip_reach = float(gossip_reach)
+        rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
+        # strategy_names' blocks, without a Python loop over agents (a part is made often)
+        blocks = [(STRATEGIES.index(s), count) for s, count in self.population.items()]
+        codes = np.repeat(*np.array(blocks, dtype=np.int32).T)
+        self.replicates, self.n_agents = len(rngs), len(codes)
         shape, half = (self.replicates, self.n_agents), self.n_agents // 2
         self.present = [STRATEGIES.index(s) for s, count in self.population.items() if count]
         self.counts = np.bincount(codes, minlength=len(STRATEGIES))
@@ -131,6 +131,7 @@ class ReplicatedSociety:
         self.state = np.tile(codes.astype(np.int64) * 4 * RECORD, (self.replicates, 1))
         self.helps_received = np.zeros(shape, dtype=np.int64)  # add.at's fast path: one type
         self.round = 0
+        self.counting = True  #: keep each round's counts for statistics() (costs a bincount)
         self._effect, self._count_bin = PAIR_TABLES[gossip]
         # Per round, (replicates, COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
@@ -139,11 +140,8 @@ class ReplicatedSociety:
         self._agents = np.arange(self.replicates * self.n_agents).reshape(shape)
         self._order = [np.empty(shape, dtype=np.intp) for _ in range(2)]
         self._uniforms = [np.empty((self.replicates, half)) for _ in range(2)]
-        # (Generator, its row of the order, its row of the uniforms) per replicate and buffer
-        self._draw_rows = [
-            list(zip(self.rngs, order, uniforms, strict=True))
-            for order, uniforms in zip(self._order, self._uniforms, strict=True)
-        ]
+        self._reach = [np.empty((self.replicates, half)) for _ in range(2)]
+        self.use_generators(rngs, [reach_generator(rng) for rng in rngs])
         # The round's pairs, replicate after replicate: (replicates, half) arrays. Donors and
         # recipients are copied out contiguous: np.add.at's fast path needs flat indices.
         pairs = (self.replicates, half)
@@ -152,10 +150,39 @@ class ReplicatedSociety:
         self._key = np.empty(pairs, dtype=np.intp)
         self._bits = np.empty(pairs, dtype=np.intp)
         self._slipped = np.empty(pairs, dtype=bool)
+        self._unaware = np.empty(pairs, dtype=bool)
         self._helped = np.empty(pairs, dtype=np.int64)
         self._bin_offset = np.repeat(np.arange(self.replicates) * math.prod(BINS), half)
         self._flat = [a.reshape(-1) for a in (self.state, self.helps_received)]
         self._flat_pairs = (self._donors.reshape(-1), self._recipients.reshape(-1))
+
+    def use_generators(
+        self, rngs: list[np.random.Generator], reach_rngs: list[np.random.Generator]
+    ) -> None:
+        """Draw from now on from ``rngs`` (pairs, slips) and ``reach_rngs``, one per replicate."""
+        self.rngs, self.reach_rngs = rngs, reach_rngs
+        # (Generators, the rows of the order, the uniforms, the reach) per replicate and buffer
+        self._draw_rows = [
+            list(zip(rngs, reach_rngs, order, uniforms, reach, strict=True))
+            for order, uniforms, reach in zip(self._order, self._uniforms, self._reach, strict=True)
+        ]
+
+    def newborn(self, strategies: np.ndarray, seeds: Iterable[Any]) -> None:
+        """A new generation: agent ``i`` of replicate ``r`` is born with strategy code
+        ``strategies[r, i]``, no tones, no helps; replicate ``r`` draws as one seeded
+        ``seeds[r]`` would. Rounds count from 0; :meth:`statistics` ends (read the state)."""
+        codes = np.asarray(strategies)
+        if codes.shape != self.state.shape or not 0 <= codes.min() <= codes.max() < len(STRATEGIES):
+            raise ValueError(
+                f"strategies: must be {self.state.shape} codes 0-{len(STRATEGIES) - 1}"
+            )
+        rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
+        if len(rngs) != self.replicates:
+            raise ValueError(f"seeds: needs one per replicate ({self.replicates}), got {len(rngs)}")
+        np.multiply(codes.astype(np.int64), 4 * RECORD, out=self.state)
+        self.helps_received[...] = 0
+        self.round, self._counts, self.present = 0, [], []
+        self.use_generators(rngs, [reach_generator(rng) for rng in rngs])
 
     @property
     def record(self) -> np.ndarray:
@@ -186,23 +213,25 @@ class ReplicatedSociety:
     def _draw(self, buffer: int = 0) -> None:
         """Draw the next round of every replicate into ``buffer``: in each replicate's
         Generator the pairing permutation (``shuffle`` of ``arange`` is ``permutation``), then
-        (only with ``error > 0``) one slip draw per pair."""
+        (only with ``error > 0``) one slip draw per pair; in its reach Generator (only with
+        ``gossip_reach < 1``) one draw per pair."""
         self._order[buffer][...] = self._agents
-        for rng, agents, uniforms in self._draw_rows[buffer]:
+        slips, unsure = self.error > 0, self.gossip_reach < 1
+        for rng, reach_rng, agents, uniforms, reach in self._draw_rows[buffer]:
             rng.shuffle(agents)
-            if self.error > 0:
+            if slips:
                 rng.random(out=uniforms)
+            if unsure:
+                reach_rng.random(out=reach)
 
     def _play(self, buffer: int = 0) -> None:
         """Play one round of every replicate with the draws in ``buffer``."""
-        half = self.n_agents // 2
+        paired = 2 * (self.n_agents // 2)
         order = self._order[buffer]
-        if self.replicates == 1:  # the halves of one row are flat already
-            donors, recipients = order[0, :half], order[0, half : 2 * half]
-        else:
-            np.copyto(self._donors, order[:, :half])
-            np.copyto(self._recipients, order[:, half : 2 * half])
-            donors, recipients = self._flat_pairs
+        # as the env's random schedule pairs a permutation: (order[0], order[1]), (order[2], ...)
+        np.copyto(self._donors, order[:, 0:paired:2])
+        np.copyto(self._recipients, order[:, 1:paired:2])
+        donors, recipients = self._flat_pairs
         state, helps_received = self._flat
 
         # Everything is read from the start of the round: the round is simultaneous. Every
@@ -219,18 +248,23 @@ class ReplicatedSociety:
         key |= bits
         if self.error > 0:
             slipped = np.less(self._uniforms[buffer], self.error, out=self._slipped)
-            np.bitwise_or(key, SLIPPED, out=key, where=slipped.reshape(-1))
+            key |= np.multiply(slipped.reshape(-1), SLIPPED, out=bits)  # no masked loop: faster
+        if self.gossip_reach < 1:
+            unaware = np.greater_equal(self._reach[buffer], self.gossip_reach, out=self._unaware)
+            key |= np.multiply(unaware.reshape(-1), UNAWARE, out=bits)
         effect = self._effect.take(key, mode="wrap")
         np.add.at(state, donors, effect)
         helped = np.bitwise_and(effect, 1, out=self._helped.reshape(-1))
         np.add.at(helps_received, recipients, helped)
 
+        self.round += 1
+        if not self.counting:
+            return
         count_bin = self._count_bin.take(key, mode="wrap")
         if self.replicates > 1:
             count_bin += self._bin_offset
         counts = np.bincount(count_bin, minlength=self.replicates * math.prod(BINS))
         self._counts.append(counts.reshape(self.replicates, -1) @ COUNTS)
-        self.round += 1
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
@@ -248,7 +282,14 @@ class ReplicatedSociety:
     def run(
         self, rounds: int, parallel: bool | None = None, block_agents: int | None = None
     ) -> Any:
-        """Play ``rounds`` rounds of every replicate; :meth:`statistics` of every round so far.
+        """:meth:`play` ``rounds`` rounds; :meth:`statistics` of every round so far."""
+        self.play(rounds, parallel, block_agents)
+        return self.statistics()
+
+    def play(
+        self, rounds: int, parallel: bool | None = None, block_agents: int | None = None
+    ) -> None:
+        """Play ``rounds`` rounds of every replicate.
 
         The replicates are played in blocks of ``block_agents`` agents (default
         :data:`BLOCK_AGENTS`), each block all its rounds before the next, whose buffers stay in
@@ -278,22 +319,9 @@ class ReplicatedSociety:
         if not parallel or rounds < 2:
             self._play_rounds(rounds, block_agents)
         elif self.replicates > 1 and sys.platform == "linux":
-            self._run_split(rounds, block_agents)
+            run_split(self, rounds, block_agents)
         else:
-            self._run_drawing_ahead(rounds)
-        return self.statistics()
-
-    def _run_drawing_ahead(self, rounds: int) -> None:
-        """Play ``rounds`` rounds, a thread drawing each next round while this one is played
-        (``shuffle`` and ``random`` release the GIL)."""
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
-            pending = pool.submit(self._draw, 0)
-            for played in range(rounds):
-                buffer = played % 2
-                pending.result()
-                if played + 1 < rounds:
-                    pending = pool.submit(self._draw, 1 - buffer)
-                self._play(buffer)
+            run_drawing_ahead(self, rounds)
 
     def _play_rounds(self, rounds: int, block_agents: int) -> None:
         """Play ``rounds`` rounds here, in blocks of ``block_agents`` agents (at least one
@@ -308,7 +336,7 @@ class ReplicatedSociety:
         for first in range(0, self.replicates, block):
             part = self._part(first, min(first + block, self.replicates))
             part._play_rounds(rounds, block_agents)
-            parts.append(part._played(generators=False))
+            parts.append(part._played())
         self._take(parts)
 
     def _part(self, first: int, stop: int) -> ReplicatedSociety:
@@ -321,74 +349,35 @@ class ReplicatedSociety:
             benefit=self.benefit,
             gossip=self.gossip,
             error=self.error,
+            gossip_reach=self.gossip_reach,
         )
+        part.use_generators(self.rngs[first:stop], self.reach_rngs[first:stop])
         part.state[...] = self.state[first:stop]
         part.helps_received[...] = self.helps_received[first:stop]
-        part.round = self.round
+        part.round, part.counting = self.round, self.counting
         return part
 
-    def _run_split(self, rounds: int, block_agents: int) -> None:
-        """Play ``rounds`` rounds, the first half of the replicates in a forked process.
-
-        Forked even when other threads run (a notebook's): the fork only plays its part with
-        numpy and its own Generators and writes to a pipe, so it takes no lock another thread
-        could hold at the fork (OpenBLAS, for each round's small product, quiesces its threads
-        around a fork). Python 3.12 and later warn about any fork of a threaded process.
-        """
-        forked = (self.replicates + 1) // 2
-        context = multiprocessing.get_context("fork")
-        results, results_writer = context.Pipe(duplex=False)
-        process = context.Process(
-            target=_play_part,
-            args=(self._part(0, forked), rounds, block_agents, results_writer),
-            name="society-replicates",
-            daemon=True,
-        )
-        try:
-            process.start()
-        except BaseException:  # no fork: its error as it is, the pipe closed
-            results.close()
-            raise
-        finally:
-            results_writer.close()  # the fork's end: EOF here when it ends
-        try:
-            mine = self._part(forked, self.replicates)
-            mine._play_rounds(rounds, block_agents)
-            try:
-                theirs = results.recv()
-            except EOFError:
-                process.join()
-                raise RuntimeError(
-                    f"society: the process playing replicates 0-{forked - 1} ended (exit code"
-                    f" {process.exitcode}) before sending them back"
-                ) from None
-        finally:
-            results.close()
-            if process.is_alive():
-                process.terminate()
-            process.join()
-        self._take([theirs, mine._played(generators=False)])
-
-    def _played(self, generators: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, list | None]:
+    def _played(self) -> tuple:
         """What a part played, for :meth:`_take`: its state, helps received, round counts
-        ``(rounds, replicates, ...)`` and, where its Generators are not the batch's own objects
-        (a fork's), their states."""
-        states = [rng.bit_generator.state for rng in self.rngs] if generators else None
-        return self.state, self.helps_received, np.stack(self._counts), states
+        ``(rounds, replicates, ...)``, its Generators' states (a fork's are copies), round."""
+        states = [rng.bit_generator.state for rng in self.rngs + self.reach_rngs]
+        counts = np.zeros((0, self.replicates, COUNTS.shape[1]))
+        if self._counts:
+            counts = np.stack(self._counts)
+        return self.state, self.helps_received, counts, states, self.round
 
-    def _take(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, list | None]]) -> None:
+    def _take(self, parts: list[tuple]) -> None:
         """Take back what consecutive parts of the replicates, from the first, played."""
         first = 0
-        for state, received, _, generators in parts:
+        for state, received, _, generators, _ in parts:
             stop = first + len(state)
             self.state[first:stop], self.helps_received[first:stop] = state, received
-            if generators is not None:
-                for rng, generator in zip(self.rngs[first:stop], generators, strict=True):
-                    rng.bit_generator.state = generator
+            mine = self.rngs[first:stop] + self.reach_rngs[first:stop]
+            for rng, generator in zip(mine, generators, strict=True):
+                rng.bit_generator.state = generator
             first = stop
-        counts = np.concatenate([counts for _, _, counts, _ in parts], axis=1)
-        self._counts.extend(counts)
-        self.round += len(counts)
+        self._counts.extend(np.concatenate([part[2] for part in parts], axis=1))
+        self.round = parts[0][4]
 
     def columns(
         self, claims: np.ndarray, given: np.ndarray, received: np.ndarray
@@ -423,6 +412,12 @@ class ReplicatedSociety:
         from 1): ``.loc[r]`` is the table of the single run seeded ``seeds[r]``."""
         import pandas as pd
 
+        if not self.present or not self.counting:
+            raise ValueError(
+                "statistics: no per-round counts kept (counting is off, or a new generation was"
+                " born); read the agents' state, as socialsim.society.generations does"
+            )
+
         index = pd.MultiIndex.from_product(
             [range(self.replicates), range(1, self.round + 1)], names=["replicate", "round"]
         )
@@ -430,13 +425,6 @@ class ReplicatedSociety:
             name: values.ravel() for name, values in self.columns(*self.round_counts()).items()
         }
         return pd.DataFrame(columns, index=index, columns=statistic_columns(self.population))
-
-
-def _play_part(part: ReplicatedSociety, rounds: int, block_agents: int, results: Any) -> None:
-    """The forked process of :meth:`ReplicatedSociety.run`: play ``part``, send it back."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's interrupt ends it
-    part._play_rounds(rounds, block_agents)
-    results.send(part._played(generators=True))
 
 
 class VectorSociety:
@@ -456,10 +444,17 @@ class VectorSociety:
         benefit: float = 5.0,
         gossip: bool = True,
         error: float = 0.0,
+        gossip_reach: float = 1.0,
         seed: int | None = None,
     ):
         self.society = ReplicatedSociety(
-            population, seeds=[seed], cost=cost, benefit=benefit, gossip=gossip, error=error
+            population,
+            seeds=[seed],
+            cost=cost,
+            benefit=benefit,
+            gossip=gossip,
+            error=error,
+            gossip_reach=gossip_reach,
         )
         self.population, self.n_agents = self.society.population, self.society.n_agents
         self.rng = self.society.rngs[0]

@@ -1,0 +1,84 @@
+"""Gossip reach: how likely a donor is to know its recipient's reputation (Nowak & Sigmund 1998's
+q), a rule of the donation game shared by its core and by the society engines
+(:mod:`socialsim.society`), written once here.
+
+With ``gossip_reach`` q < 1 a tone reaches only its author and the agent it is about; as each
+round starts, pair ``k``'s donor is told every tone published about its recipient so far (a
+private ``reputation`` message, :class:`ReputationPayload`; none while nothing was published)
+when draw ``k`` of ``reach.random(pairs)`` is below q, ``reach`` being :func:`reach_generator`
+of the game's Generator, so that the schedule's draws are those of q = 1. A donor that is not
+told treats its recipient as a stranger. With q = 1 (the default) nothing of this happens:
+gossip is public, as it always was. Discriminators resist defectors when q > cost / benefit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+import numpy as np
+
+#: the child of an episode's (or replicate's) Generator that draws who knows whom
+REACH_STREAM = 0
+REPUTATION = "reputation"
+
+
+class ReputationPayload(TypedDict):
+    """``reputation``: private, to a donor as its round starts (``gossip_reach`` < 1, when its
+    draw says it knows): every tone published about its recipient so far, oldest first."""
+
+    round: int
+    about: str
+    tones: list[str]
+
+
+def check_gossip_reach(value: Any) -> float:
+    """``gossip_reach`` as a float, or ``ValueError``: a probability in [0, 1]."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not 0.0 <= value <= 1.0
+    ):
+        raise ValueError(f"gossip_reach: must be a number in [0.0, 1.0], got {value!r}")
+    return float(value)
+
+
+def reach_generator(rng: np.random.Generator) -> np.random.Generator:
+    """The Generator of the reach draws of a game played with ``rng``: the first child of
+    ``rng``'s seed (``rng.spawn(1)[0]`` of a fresh ``rng``), so drawing who knows whom never
+    moves ``rng``'s own stream."""
+    seed = rng.bit_generator.seed_seq
+    return np.random.default_rng(
+        np.random.SeedSequence(
+            seed.entropy, spawn_key=(*seed.spawn_key, REACH_STREAM), pool_size=seed.pool_size
+        )
+    )
+
+
+class Hearsay:
+    """The donation core's record of who may know what under a ``gossip_reach`` below 1: the
+    tones about each agent in order, and each round's told donors."""
+
+    def __init__(self, agents: Sequence[str], reach: float, rng: np.random.Generator):
+        self.agents, self.reach = agents, reach
+        self.rng = reach_generator(rng)
+        self.tones_about: list[list[str]] = [[] for _ in agents]
+        self.told: list[tuple[int, int]] = []
+
+    def draw(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """A round starts: draw which of its donors know their recipient's reputation."""
+        knows = self.rng.random(len(pairs)) < self.reach
+        self.told = [pair for pair, told in zip(pairs, knows, strict=True) if told]
+
+    def events(self, number: int) -> list[tuple]:
+        """Round ``number``'s ``reputation`` events, one to each told donor."""
+        events = []
+        for donor, recipient in self.told:
+            if self.tones_about[recipient]:
+                payload: ReputationPayload = {
+                    "round": number,
+                    "about": self.agents[recipient],
+                    "tones": list(self.tones_about[recipient]),
+                }
+                events.append((REPUTATION, donor, payload))
+        return events
