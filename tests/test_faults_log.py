@@ -469,7 +469,7 @@ kind = "rl"
             ("align_quickstart", "--set", "env.kwargs.n_agent=3"),
             "env.kwargs: unknown key 'n_agent' (did you mean 'n_agents'?); allowed keys: "
             "n_agents, cost, benefit, initial_resources, discount, gossip, schedule, rounds, "
-            "entrant, entrant_round, pairs_per_round, render_mode",
+            "entrant, entrant_round, pairs_per_round, gossip_reach, render_mode",
         ),
         (
             ("align_quickstart", "--set", "episode=3"),
@@ -488,7 +488,7 @@ kind = "rl"
         ),
         (
             ("RL", "--set", "seats.agent_0.path=nowhere/donor.zip"),
-            "seats.agent_0.path: no policy file at 'nowhere/donor.zip'",
+            "seats.agent_0: rl: path: no policy file at 'nowhere/donor.zip'",
         ),
         pytest.param(
             ("llm_align_donation", "--set", "episodes=1"),

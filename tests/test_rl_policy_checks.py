@@ -97,7 +97,9 @@ def test_play_with_a_missing_policy_file_exits_2_before_the_game(tmp_path, capsy
     assert not (tmp_path / "game").exists()
 
 
-def test_serve_refuses_a_session_with_a_missing_policy_file_with_422(tmp_path):
+def test_serve_refuses_a_policy_path_in_an_upload_with_422_and_reads_no_file(tmp_path):
+    """A policy file is the operator's to name: an upload that names one is refused, naming the
+    key, before the path is looked at."""
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
@@ -110,4 +112,20 @@ def test_serve_refuses_a_session_with_a_missing_policy_file_with_422(tmp_path):
     with TestClient(create_app(tmp_path / "results", "host-secret")) as client:
         response = client.post("/api/sessions", headers=headers, json=body)
     assert response.status_code == 422
-    assert f"seats.agent_0: rl: path: no policy file at '{missing}'" in response.text
+    assert "seats.agent_0.path: not allowed in an uploaded experiment" in response.text
+    assert "no policy file" not in response.text
+
+
+def test_serve_refuses_an_offered_file_with_a_missing_policy_before_it_serves(tmp_path):
+    """An operator's offered file is checked when the server starts: a missing policy is a
+    configuration error naming the seat and the path (``serve`` exits 2), not a session that
+    waits for ever."""
+    pytest.importorskip("starlette")
+    from socialsim.config import ConfigError
+    from socialsim.web.app import create_app
+
+    offered = write(tmp_path / "offered", "none.zip")
+    with pytest.raises(ConfigError) as refused:
+        create_app(tmp_path / "results", "host-secret", offered=[offered])
+    missing = tmp_path / "offered" / "none.zip"
+    assert f"seats.agent_0: rl: path: no policy file at '{missing}'" in str(refused.value)

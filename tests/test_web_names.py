@@ -24,7 +24,6 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 
 from socialsim.rl.view import SeatView  # noqa: E402
 from socialsim.testing.gossip_policies import GossipPolicy  # noqa: E402
-from socialsim.web import sessions  # noqa: E402
 from socialsim.web.app import create_app  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -57,20 +56,28 @@ SAID = re.compile(r"^([A-Z][a-z]+) (?:treated me well|exploited me)")
 
 
 @pytest.fixture
-def server(tmp_path):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    results = tmp_path / "results"
-    app_server = uvicorn.Server(uvicorn.Config(create_app(results, HOST), log_level="warning"))
-    thread = threading.Thread(target=app_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not app_server.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", results
-    app_server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+def serve(tmp_path):
+    """Starts the web server offering the operator's files given (models are theirs to name);
+    returns its address."""
+    started = []
+
+    def start(offered: list[Path]) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        app = create_app(tmp_path / "results", HOST, offered=offered)
+        app_server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        thread = threading.Thread(target=app_server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        started.append((app_server, thread, sock))
+        while not app_server.started:
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield start
+    for app_server, thread, sock in started:
+        app_server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
 
 
 def mixed_game(tmp_path, url: str) -> Path:
@@ -101,19 +108,16 @@ def create_session(url: str, experiment: str, humans: list[str]) -> dict:
 
 
 def test_a_person_in_a_mixed_game_sees_the_names_the_llm_seats_use(
-    tmp_path, server, llm_server, fresh_models, monkeypatch
+    tmp_path, serve, llm_server, fresh_models, monkeypatch
 ):
-    url, results = server
     llm_server.policy = GossipPolicy()
     monkeypatch.setenv(KEY_ENV, "dummy-key")
-    experiment = str(mixed_game(tmp_path, llm_server.url))
-    # offered to the host as a bundled experiment is (the upload path is the web server's)
-    monkeypatch.setitem(sessions.EXPERIMENTS, experiment, "donation")
-    created = create_session(url, experiment, ["agent_1"])
+    url = serve([mixed_game(tmp_path, llm_server.url)])  # the operator offers the file
+    created = create_session(url, "mixed_names", ["agent_1"])
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         page = browser.new_page(viewport={"width": 1100, "height": 900})
-        page.goto(url + created["links"]["agent_1"])
+        page.goto(created["links"]["agent_1"])  # an absolute link
         shown_texts = []
         version = -1
         while True:
@@ -134,7 +138,7 @@ def test_a_person_in_a_mixed_game_sees_the_names_the_llm_seats_use(
                 page.select_option("#field-move", "cooperate")
             page.click("#submit")
         browser.close()
-    (folder,) = list(results.iterdir())
+    (folder,) = list((tmp_path / "results").iterdir())
     (record,) = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
     assert record["status"] == "done"
     assert {record["seats"][a]["kind"] for a in record["seats"]} == {
