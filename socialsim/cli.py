@@ -88,10 +88,13 @@ def cmd_report(args: argparse.Namespace) -> int:
                 f"DIR: {directory} holds no experiment (no {records.MANIFEST})"
             )
     if len(args.dir) > 1:
-        from socialsim.analysis.compare import compare
+        from socialsim.analysis.compare import MixedFamilies, compare
 
         out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
-        print(compare(args.dir, out).text())
+        try:
+            print(compare(args.dir, out).text())
+        except MixedFamilies as error:
+            raise config_module.ConfigError(str(error)) from None
         return 0
     directory = Path(args.dir[0])
     text = report(directory, write_files=not args.no_files)

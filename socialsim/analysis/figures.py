@@ -10,7 +10,6 @@ drawn once and labelled ``a = b``, and the entrant's joining round is marked.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from socialsim.analysis.tables import factor_name, value_label
+from socialsim.analysis.tables import factor_name, readable
 from socialsim.envs.gossip.protocol import TONES
 
 DPI = 110
@@ -64,14 +63,6 @@ def plot_cooperation(
 # -- facets ---------------------------------------------------------------------------------------
 
 
-def readable(value: str) -> str:
-    """A grid value stored as text (``"{'kind': 'liar'}"``, ``"True"``) as a reader names it."""
-    try:
-        return value_label(ast.literal_eval(value))
-    except (ValueError, SyntaxError):
-        return value
-
-
 @dataclass(frozen=True)
 class Facets:
     """Which grid factors (``cell.<path>`` columns) make the columns, the hue and the rows."""
@@ -91,7 +82,7 @@ def facets(frame: pd.DataFrame) -> Facets:
     """The population's strategy (a ``seats.*`` factor: kind or norm) as the hue, gossip (or
     the first other factor) as columns, every other factor that varies as rows."""
     factors = [
-        c for c in frame.columns if c.startswith("cell.") and frame[c].astype(str).nunique() > 1
+        c for c in frame.columns if c.startswith("cell.") and frame[c].map(str).nunique() > 1
     ]
     population = [f for f in factors if f.startswith("cell.seats.*.")]
     hue = population[0] if population else None
@@ -105,11 +96,11 @@ def facets(frame: pd.DataFrame) -> Facets:
 
 
 def _values(frame: pd.DataFrame, factor: str | None) -> list[str]:
-    return sorted(frame[factor].astype(str).unique()) if factor else [""]
+    return sorted(frame[factor].map(str).unique()) if factor else [""]
 
 
 def _select(frame: pd.DataFrame, factor: str | None, value: str) -> pd.DataFrame:
-    return frame[frame[factor].astype(str) == value] if factor else frame
+    return frame[frame[factor].map(str) == value] if factor else frame
 
 
 def _entrant_rounds(cells: pd.DataFrame) -> dict[str, float]:
@@ -319,7 +310,7 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
     columns = _values(kinds, f.column)
     others = [x for x in (*f.rows, f.hue) if x]
     labels = sorted({" | ".join(readable(str(r[x])) for x in others) for _, r in kinds.iterrows()})
-    kind_names = sorted(kinds["kind"].astype(str).unique())
+    kind_names = sorted(kinds["kind"].map(str).unique())
     height = 0.8 / max(1, len(kind_names))
     figure = Figure(
         figsize=(5.5 * len(columns) + 2, 1.6 + 0.28 * len(labels) * max(1, len(kind_names)) / 1.5),
@@ -333,7 +324,7 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
             " | ".join(readable(str(r[x])) for x in others) for _, r in block.iterrows()
         ]
         for k, kind in enumerate(kind_names):
-            part = block[block["kind"].astype(str) == kind].set_index("label").reindex(labels)
+            part = block[block["kind"].map(str) == kind].set_index("label").reindex(labels)
             positions = np.arange(len(labels)) + k * height
             axes.barh(
                 positions, part["return"], height, xerr=part["return_se"], label=kind, capsize=2
