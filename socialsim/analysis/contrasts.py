@@ -64,9 +64,11 @@ def contrasts(episodes: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
     frame = episodes.copy()
     for column in varying:
         frame[column] = frame[column].map(str)
-    distinct = {
-        cell if isinstance(cell, tuple) else (cell,): stats.replicates(
-            block[present].to_numpy().tolist()
+    distinct = {  # distinct games per cell (their fingerprints), else distinct measures
+        cell if isinstance(cell, tuple) else (cell,): (
+            int(block["fingerprint"].nunique())
+            if "fingerprint" in block.columns
+            else stats.replicates(block[present].to_numpy().tolist())
         )
         for cell, block in frame.groupby(varying, sort=False)
     }

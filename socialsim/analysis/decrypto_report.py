@@ -75,6 +75,7 @@ def decrypto_episodes(recs: list[records.EpisodeRecord]) -> pd.DataFrame:
                 "cell": tables.cell_label(record.cell),
                 "episode": record.episode,
                 "seed": record.seed,
+                "fingerprint": tables.fingerprint(record),
                 "survived": float(ending == "survived"),
                 "interception_loss": float(ending in ("intercept", "both")),
                 "miscommunication_loss": float(ending in ("miscomm", "both")),
@@ -118,16 +119,28 @@ def _per_run(runs: dict[str, list[records.EpisodeRecord]], make) -> pd.DataFrame
     return frame[[RUN, *[c for c in frame.columns if c != RUN]]]
 
 
+PROBED_SEAT = {"perspective_taking": "encoder", "representational_change": "interceptor"}
+
+
 def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
-    """The scores of the probes that ran (a probe with no scored episode is left out)."""
-    return {
-        name: table
-        for name, table in (
-            ("perspective_taking", tom.perspective_taking(recs)),
-            ("representational_change", tom.representational_change(recs)),
-        )
-        if table["episodes"]
-    }
+    """The scores of the probes that ran (a probe with no scored episode is left out), each with
+    the probed seat's agents and ``reference_scores_it``: false when a probed agent is a
+    baseline (not a language model), whose scores the Decrypto reference skips."""
+    scores = {}
+    for name, table in (
+        ("perspective_taking", tom.perspective_taking(recs)),
+        ("representational_change", tom.representational_change(recs)),
+    ):
+        if not table["episodes"]:
+            continue
+        seat = PROBED_SEAT[name]
+        kinds = sorted({str(r.seats.get(seat, {}).get("kind", "?")) for r in recs})
+        scores[name] = {
+            **table,
+            "probed": ", ".join(kinds),
+            "reference_scores_it": all(k.startswith("llm") for k in kinds),
+        }
+    return scores
 
 
 def decrypto_sections(
@@ -189,7 +202,10 @@ def decrypto_sections(
             Section(
                 "theory of mind",
                 text=stats.strict_json(scores),
-                note="shares; all cells pooled, then by_cell; null = undefined",
+                note="shares; all cells pooled, then by_cell; null = undefined; answered = share "
+                "of asked turns answered with words (abstentions: 'unknown', empty, a refusal, "
+                "are not answers and pass no score); reference_scores_it false: a baseline, "
+                "which the reference leaves out",
             )
         )
     if out is not None:
@@ -200,6 +216,6 @@ def decrypto_sections(
         if scores:
             (out / "decrypto_tom.json").write_text(stats.strict_json(scores) + "\n")
         result.figures += decrypto_figures.plot_decrypto(
-            decrypto_outcomes(recs), competitive, cooperative, scores, out
+            decrypto_outcomes(recs), competitive, cooperative, scores, out, statistics
         )
     return decrypto_episodes(recs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from socialsim.analysis import entrant as en
 from socialsim.analysis.interactions import agents_of, game_of
 from socialsim.analysis.stats import bootstrap_ci, replicates, sem, summary
 from socialsim.envs.gossip.protocol import DONATION, MARKET, PRISONERS, TRUST
+from socialsim.plain_json import canonical_json
 from socialsim.records import EpisodeRecord, episodes_frame
 
 NAN = float("nan")
@@ -131,6 +133,13 @@ def cell_label(cell: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "(all)"
 
 
+def fingerprint(record: EpisodeRecord) -> str:
+    """What the players did and got in one episode (its steps and returns, not its seed): two
+    episodes with one fingerprint are the same game, one effective replicate."""
+    text = canonical_json({"steps": record.steps, "returns": record.returns})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
     """The population metrics of one episode that apply to its game."""
     game = game_of(record)
@@ -235,7 +244,7 @@ def cooperation_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFra
             "seed": record.seed,
             "game": game_of(record),
         }
-        episodes.append({**base, **episode_metrics(record)})
+        episodes.append({**base, "fingerprint": fingerprint(record), **episode_metrics(record)})
         for agent, metrics in agent_metrics(record).items():
             agents.append({**base, "agent": agent, "kind": _kind(record, agent), **metrics})
         if base["game"] in (DONATION.name, PRISONERS.name):
@@ -283,12 +292,15 @@ def _mean_and_se(frame: pd.DataFrame, keys: list[str], exclude: Sequence[str] = 
         if c not in keys and c not in exclude and pd.api.types.is_numeric_dtype(frame[c])
     ]
     if "episode" in frame.columns:
-        frame = frame.groupby([*keys, "episode"], sort=True)[metrics].mean().reset_index()
+        by = [*keys, "episode", *(["fingerprint"] if "fingerprint" in frame.columns else [])]
+        frame = frame.groupby(by, sort=True)[metrics].mean().reset_index()
     rows = []
     for group, block in frame.groupby(keys, sort=True, dropna=False):
         row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
         row["n"] = len(block)
         row["replicates"] = replicates(block[metrics].to_numpy().tolist())
+        if "fingerprint" in block.columns:  # the games themselves, not only their measures
+            row["replicates"] = int(block["fingerprint"].nunique())
         one = row["replicates"] == 1 and row["n"] > 1
         for metric in metrics:
             values = block[metric].dropna()
