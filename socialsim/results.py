@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from socialsim import config as config_module
-from socialsim import records, runner
+from socialsim import estimate, records, runner
 from socialsim.config import ConfigError, Experiment
 
 PACKAGES = (
@@ -235,7 +235,7 @@ def run(
                 play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
             if check_only:
                 _check_episodes(check, play)
-                for line in plan_lines(experiment, out, len(specs), len(todo), grown):
+                for line in plan_lines(experiment, out, len(specs), len(todo), grown, todo):
                     say(line)
                 return Results(experiment, out, len(specs), 0, [])
             checked = {id(s) for s in check}
@@ -322,7 +322,12 @@ def _grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[st
 
 
 def plan_lines(
-    experiment: Experiment, out: Path, total: int, todo: int, grown: dict[str, Any]
+    experiment: Experiment,
+    out: Path,
+    total: int,
+    todo: int,
+    grown: dict[str, Any],
+    todo_specs: Sequence[runner.EpisodeSpec] = (),
 ) -> list[str]:
     """What a run would do: its cells, its episodes, where they go and how they are played."""
     lines = [
@@ -339,7 +344,7 @@ def plan_lines(
         lines.append(f"  LLM {model['config'].get('model')}: reply cache {model['cache']}")
     if grown:
         lines.append(f"  the directory grows: {grown}")
-    return lines
+    return lines + estimate.lines(estimate.estimate(experiment, todo_specs, out))
 
 
 def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:

@@ -277,6 +277,9 @@ def _plot_tom(scores: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
             error_kw={"linewidth": 0.6},
             label=f"{cell} ({answered})",
         )
+        for yy, v, e in zip(positions, values, errors, strict=True):  # a 0 bar is still read
+            x = np.nan_to_num(v) + np.nan_to_num(e) + 0.01
+            axes.annotate(number(v, 2), (x, yy), va="center", fontsize=5)
     axes.set_yticks(y + 0.4 - height / 2, names)
     axes.invert_yaxis()
     axes.set_xlim(0, 1.05)
