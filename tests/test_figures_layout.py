@@ -20,8 +20,11 @@ QUICKSTARTS = {
             "gini_by_round",
             "reputation_accuracy_by_round",
             "reputation",
+            "cooperation_by_agent",
         },
     ),
+    "align_trust": (2, {"trust_gini", "returns_by_kind"}),
+    "align_market": (2, {"market_outcomes"}),
     "decrypto_quickstart": (
         6,
         {"decrypto_competitive", "decrypto_cooperative", "decrypto_outcomes"},
@@ -41,7 +44,7 @@ def drawn(monkeypatch):
         return save(figure, path)
 
     monkeypatch.setattr(figure_style, "save", checked)
-    for module in ("figures", "decrypto_figures"):
+    for module in ("figures", "decrypto_figures", "align_figures"):
         monkeypatch.setattr(f"socialsim.analysis.{module}.save", checked)
     return found
 
@@ -74,3 +77,47 @@ def test_the_layout_check_finds_a_clipped_title_and_overlapping_labels():
     problems = figure_style.layout_problems(figure)
     assert any("leaves the figure" in p for p in problems)
     assert "'one label' overlaps 'another label'" in problems
+
+
+def test_models_labelled_by_the_experiment_are_grouped_reasoning_beside_chat(tmp_path, drawn):
+    import pandas as pd
+
+    from socialsim.analysis import align_figures
+
+    models = ["openai/gpt-4o-mini", "openai/o4-mini", "openai/gpt-4o"]
+    cells = pd.DataFrame(
+        [
+            {
+                "cell.env.kwargs.gossip": str(gossip),
+                "cell.seats.*.model.model": model,
+                "cell": f"gossip={gossip}, model={model}",
+                "game": "donation",
+                "n": 3,
+                "cooperation_residents": 0.5,
+                "cooperation_residents_se": 0.1,
+            }
+            for model in models
+            for gossip in (True, False)
+        ]
+    )
+    groups = {"openai/o4-mini": "reasoning", "openai/gpt-4o-mini": "chat", "openai/gpt-4o": "chat"}
+    figure_holder = {}
+    original = align_figures.save
+
+    def keep(figure, path):
+        figure_holder["figure"] = figure
+        return original(figure, path)
+
+    align_figures.save = keep
+    try:
+        align_figures.plot_align(cells, tmp_path, groups)
+    finally:
+        align_figures.save = original
+    labels = [t.get_text() for t in figure_holder["figure"].axes[0].get_yticklabels()]
+    # the groups in the order the experiment names them, the models by name within each
+    assert labels == [
+        "openai/o4-mini [reasoning]",
+        "openai/gpt-4o [chat]",
+        "openai/gpt-4o-mini [chat]",
+    ]
+    assert drawn["cooperation_by_agent"] == []

@@ -38,7 +38,7 @@ def test_two_runs_are_reported_side_by_side_as_values_of_the_run_factor(tmp_path
     assert cells.loc[on_cell, "ostracism"] == 1.0 and cells.loc[off_cell, "ostracism"] == 0.0
     assert cells.loc[on_cell, "cooperation_residents"] == 1.0
     page = (tmp_path / "both" / "report.html").read_text()
-    assert "comparison: on vs off" in page and page.count("data:image/png;base64,") == 7
+    assert "comparison: on vs off" in page and page.count("data:image/png;base64,") == 8
 
 
 def test_a_comparison_names_a_directory_without_an_experiment(tmp_path, capsys):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from socialsim import records
-from socialsim.analysis import contrasts, figures, health, stats, tables
+from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
 from socialsim.analysis.decrypto_report import DECRYPTO, decrypto_sections
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
@@ -293,4 +293,6 @@ def gossip_sections(
         for name, table in dynamics.items():
             table.to_csv(out / f"cooperation_{name}_by_round.csv", index=False)
         result.figures += figures.plot_dynamics(dynamics, cells, out)
+        groups = result.manifest.get("config", {}).get("model_groups")
+        result.figures += align_figures.plot_align(cells, out, groups)
     return cooperation["episodes"]

@@ -34,6 +34,10 @@ The loader (:func:`load`, :func:`resolve`) lives here; the file's keys and types
     [grid]                            # optional: dotted paths into this file, lists to cross
     "env.kwargs.gossip" = [true, false]
 
+    [model_groups]                    # optional: the report groups the models by these labels
+    "openai/o4-mini" = "reasoning"
+    "openai/gpt-4o-mini" = "chat"
+
 Every key is checked: a typo'd key or a wrong type is a :class:`ConfigError` that names the key
 and the allowed keys; every grid cell is checked (its env is constructed once) before anything
 is written. ``--set path.to.key=value`` overrides (``value`` is read as TOML, else as a string;
@@ -209,6 +213,11 @@ def resolve(config: dict[str, Any]) -> Experiment:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
     if config.get("seed", 0) < 0:
         raise ConfigError(f"seed: must be an integer >= 0, got {config['seed']}")
+    for model, group in config.get("model_groups", {}).items():
+        if not isinstance(group, str) or not group:
+            raise ConfigError(
+                f"model_groups.{model}: expected a group name (e.g. 'reasoning', 'chat'), got {group!r}"
+            )
     backend = config.get("backend", "local")
     if backend not in BACKENDS:
         raise ConfigError(f"backend: {backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
