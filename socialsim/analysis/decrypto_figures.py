@@ -25,7 +25,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from socialsim.analysis.figure_style import COLUMN, FULL, paper, save, suptitle
+from socialsim.analysis.figure_style import COLUMN, FULL, panel_grid, paper, save, suptitle
 from socialsim.analysis.stats import number
 from socialsim.envs.decrypto.protocol import ENDINGS
 
@@ -57,10 +57,13 @@ def _plot_decrypto(outcomes, competitive, cooperative, scores, directory, statis
     written = []
     if not competitive.empty:
         panels = _runs(competitive)
-        figure = _figure(len(panels), rows=competitive["team"].nunique())
+        figure = _figure(
+            len(panels), competitive["team"].nunique(), competitive["interceptor"].nunique()
+        )
         for axes, (title, block) in zip(figure.axes[:], panels, strict=False):
-            _heatmap(axes, figure, block, "team", "interceptor", "interception-loss rate", "max")
+            _heatmap(axes, block, "team", "interceptor", "max")
             axes.set_title(title)
+        _colourbar(figure, "interception-loss rate")
         suptitle(
             figure,
             "Competitive grid: interception-loss rate (± SEM over seed blocks)\n"
@@ -76,12 +79,24 @@ def _plot_decrypto(outcomes, competitive, cooperative, scores, directory, statis
     return written
 
 
-def _figure(panels: int, rows: int) -> Figure:
+def _figure(panels: int, rows: int, columns: int = 2) -> Figure:
+    """A figure of ``panels`` heatmaps (two a row: no panel squeezed to a sliver)."""
+    narrow = panels == 1 and columns <= 2
+    grid_rows, grid_columns = panel_grid(panels, 2)
     figure = Figure(
-        figsize=(COLUMN if panels == 1 else FULL, 1.4 + 0.55 * max(rows, 2)), layout="constrained"
+        figsize=(COLUMN if narrow else FULL, 0.9 + grid_rows * (0.5 + 0.55 * max(rows, 2))),
+        layout="constrained",
     )
-    figure.subplots(1, panels, squeeze=False)
+    axes = figure.subplots(grid_rows, grid_columns, squeeze=False).ravel()
+    for extra in axes[panels:]:
+        extra.remove()
     return figure
+
+
+def _colourbar(figure: Figure, what: str) -> None:
+    """One colour bar for every panel (all share the 0-1 scale)."""
+    image = figure.axes[0].images[0]
+    figure.colorbar(image, ax=figure.axes, label=f"{what}\n(share of games)", shrink=0.8)
 
 
 def _plot_cooperative(cooperative: pd.DataFrame, path: Path) -> Path:
@@ -95,7 +110,7 @@ def _plot_cooperative(cooperative: pd.DataFrame, path: Path) -> Path:
         frame = cooperative.assign(pair=cooperative["encoder"] + " → " + cooperative["decoder"])
         if RUN in frame.columns:
             frame["pair"] = frame[RUN] + ": " + frame["pair"]
-        figure = _figure(1, rows=frame["pair"].nunique())
+        figure = _figure(1, frame["pair"].nunique(), frame["interceptor"].nunique())
         _heatmap(
             figure.axes[0],
             figure,
@@ -109,11 +124,14 @@ def _plot_cooperative(cooperative: pd.DataFrame, path: Path) -> Path:
     else:
         keys = [c for c in (RUN, "interceptor") if c in cooperative.columns]
         groups = list(cooperative.groupby(keys, sort=True))
-        figure = _figure(len(groups), rows=cooperative["encoder"].nunique())
+        figure = _figure(
+            len(groups), cooperative["encoder"].nunique(), cooperative["decoder"].nunique()
+        )
         for axes, (key, block) in zip(figure.axes[:], groups, strict=False):
-            _heatmap(axes, figure, block, "encoder", "decoder", "miscommunication-loss rate", "min")
+            _heatmap(axes, block, "encoder", "decoder", "min")
             key = key if isinstance(key, tuple) else (key,)
             axes.set_title(", ".join(f"{k}: {v}" for k, v in zip(keys, key, strict=True)))
+    _colourbar(figure, "miscommunication-loss rate")
     suptitle(
         figure,
         "Cooperative grid: miscommunication-loss rate (± SEM over seed blocks)\n"
@@ -122,11 +140,11 @@ def _plot_cooperative(cooperative: pd.DataFrame, path: Path) -> Path:
     return save(figure, path)
 
 
-def _heatmap(axes, figure, frame: pd.DataFrame, row: str, column: str, what: str, best: str):
+def _heatmap(axes, frame: pd.DataFrame, row: str, column: str, best: str):
     rows = sorted(frame[row].unique())
     columns = sorted(frame[column].unique())
     rate = frame.pivot(index=row, columns=column, values="loss_rate").reindex(rows)[columns]
-    image = axes.imshow(rate.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=1, aspect="auto")
+    axes.imshow(rate.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=1, aspect="auto")
     indexed = frame.set_index([row, column])
     marked = _within_one_sem(frame, row, column, best == "max", best)
     for i, a in enumerate(rows):
@@ -153,11 +171,11 @@ def _heatmap(axes, figure, frame: pd.DataFrame, row: str, column: str, what: str
                 axes.add_patch(
                     Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, linewidth=1.2)
                 )
-    axes.set_xticks(range(len(columns)), columns, rotation=20, ha="right", rotation_mode="anchor")
-    axes.set_yticks(range(len(rows)), rows)
+    # an agent's parameters on a line of their own: upright labels that fit their column
+    axes.set_xticks(range(len(columns)), [str(c).replace("(", "\n(") for c in columns])
+    axes.set_yticks(range(len(rows)), [str(r).replace("(", "\n(") for r in rows])
     axes.set_xlabel(column)
     axes.set_ylabel(row)
-    figure.colorbar(image, ax=axes, label=f"{what}\n(share of games)", shrink=0.9)
 
 
 def _within_one_sem(

@@ -88,8 +88,14 @@ def outcomes(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
 
 
 def agent_label(spec: Mapping[str, Any]) -> str:
-    """``{"kind": "glove_encoder", "k": 16}`` -> ``"glove(k=16)"``; a kind without params -> its family."""
+    """``{"kind": "glove_encoder", "k": 16}`` -> ``"glove(k=16)"``; a kind without params -> its
+    family; an LLM seat -> its model's name (``gpt-4o-mini(prompt_style=plain)``)."""
     kind = str(spec.get("kind", "?"))
+    model = spec.get("model")
+    if model is not None:  # a language model is named by its model, not its ~600-char table
+        name = model.get("model", "?") if isinstance(model, Mapping) else model
+        kind = str(name).rsplit("/", 1)[-1]
+        spec = {k: v for k, v in spec.items() if k != "model"}
     for suffix in SEAT_SUFFIXES:
         if kind.endswith(suffix):
             kind = kind[: -len(suffix)]
