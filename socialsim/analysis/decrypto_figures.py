@@ -111,15 +111,7 @@ def _plot_cooperative(cooperative: pd.DataFrame, path: Path) -> Path:
         if RUN in frame.columns:
             frame["pair"] = frame[RUN] + ": " + frame["pair"]
         figure = _figure(1, frame["pair"].nunique(), frame["interceptor"].nunique())
-        _heatmap(
-            figure.axes[0],
-            figure,
-            frame,
-            "pair",
-            "interceptor",
-            "miscommunication-loss rate",
-            "min",
-        )
+        _heatmap(figure.axes[0], frame, "pair", "interceptor", "min")
         figure.axes[0].set_ylabel("encoder → decoder")
     else:
         keys = [c for c in (RUN, "interceptor") if c in cooperative.columns]
