@@ -289,7 +289,9 @@ def _mean_and_se(frame: pd.DataFrame, keys: list[str], exclude: Sequence[str] = 
     metrics = [
         c
         for c in frame.columns
-        if c not in keys and c not in exclude and pd.api.types.is_numeric_dtype(frame[c])
+        if c not in keys
+        and c not in (*exclude, "episode", "seed")
+        and pd.api.types.is_numeric_dtype(frame[c])
     ]
     if "episode" in frame.columns:
         by = [*keys, "episode", *(["fingerprint"] if "fingerprint" in frame.columns else [])]
