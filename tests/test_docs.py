@@ -52,3 +52,13 @@ def test_every_paper_row_names_a_bundled_experiment_command_and_a_file():
             cells[-1] if len(cells) == 2 else cells[1],
         ):
             assert name in bundled, f"{name} is not a bundled experiment"
+
+
+def test_every_bundled_experiment_says_what_it_demonstrates_and_what_it_cannot():
+    from importlib import resources
+
+    for name in config.bundled_experiments():
+        text = (resources.files("socialsim.experiments") / f"{name}.toml").read_text()
+        header = text.split("\nname = ")[0]
+        assert "# What it demonstrates: " in header, name
+        assert "# What it cannot: " in header, name
