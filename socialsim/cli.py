@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     rep = sub.add_parser("report", help="tables and figures from a results directory")
     rep.add_argument("dir", nargs="+", help="a results directory; several are compared")
     rep.add_argument(
-        "--no-files", action="store_true", help="print only; write no CSV or PNG files"
+        "--no-files", action="store_true", help="print only; write no CSV or figure files"
     )
     rep.add_argument(
         "--out",

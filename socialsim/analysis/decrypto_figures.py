@@ -30,6 +30,13 @@ from socialsim.analysis.stats import number
 from socialsim.envs.decrypto.protocol import ENDINGS
 
 RUN = "run"
+# the team's win green, its losses warm (both tokens: the darkest)
+ENDING_COLOURS = {
+    "survived": "tab:green",
+    "miscomm": "tab:orange",
+    "intercept": "tab:red",
+    "both": "tab:purple",
+}
 
 
 def plot_decrypto(
@@ -201,7 +208,8 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
     for ending in ENDINGS:
         share = outcomes.get(ending, pd.Series(0, index=outcomes.index)).to_numpy(dtype=float)
         share = share / np.where(games > 0, games, 1)
-        left.barh(y, share, left=start, label=f"ending: {ending}", height=0.7)
+        colour = ENDING_COLOURS.get(ending)
+        left.barh(y, share, left=start, label=f"ending: {ending}", height=0.7, color=colour)
         start += share
     left.set_xlim(0, 1)
     left.set_xlabel("share of games")

@@ -190,7 +190,11 @@ def plot_over_rounds(
             axes.grid(alpha=0.3, linewidth=0.4)
     figure_legend(figure, factor_name(f.hue[5:]) if f.hue else None)
     note = episodes_note(rounds)
-    suptitle(figure, f"{title} ({note})" if note and "\n" not in title else f"{title}\n{note}")
+    if note and "\n" not in title:
+        title = f"{title[:-1]}; {note})" if title.endswith(")") else f"{title} ({note})"
+    elif note:
+        title = f"{title}\n{note}"
+    suptitle(figure, title)
     return save(figure, path)
 
 

@@ -79,6 +79,8 @@ def render(report: Report) -> str:
         _manifest(report.manifest),
     ]
     for section in report.sections:
+        if not section.in_page:
+            continue
         parts.append(f"<h2>{html.escape(section.title or 'Summary')}</h2>")
         if section.note:
             parts.append(f"<p class='note'>{html.escape(section.note)}</p>")

@@ -1,5 +1,5 @@
-"""``socialsim report DIR``: the text report of an experiment's log, its CSV, JSON and PNG files,
-and ``report.html``.
+"""``socialsim report DIR``: the text report of an experiment's log, its CSV and JSON files, its
+figures (PNG, PDF and SVG: :mod:`~socialsim.analysis.figure_style`) and ``report.html``.
 
 The report is a list of :class:`Section` (a title, a table or text, and a note with the units),
 printed as text and rendered by :mod:`~socialsim.analysis.page` as one self-contained HTML file:
@@ -7,8 +7,13 @@ the episode counts, failures by reason, invalid actions, invalid answers and fal
 health per seat (:mod:`~socialsim.analysis.health`), the mean return per cell and seat, then
 the tables of each game family in the log: cooperation for the gossip games (residents, towards
 the entrant and by the entrant apart; :mod:`~socialsim.analysis.entrant`), outcomes, grids and
-theory-of-mind scores for Decrypto; and per cell metric its mean, SEM and 95% bootstrap
-confidence interval. Undefined values follow :mod:`~socialsim.analysis.stats`.
+theory-of-mind scores for Decrypto (:mod:`~socialsim.analysis.decrypto_report`); per cell
+metric its mean, SEM and 95% bootstrap confidence interval; the contrasts between the cells of
+every grid factor (:mod:`~socialsim.analysis.contrasts`, ``contrasts.csv``); and the calls,
+tokens, cost and wall time per cell and run (``cost.csv``). Cells are labelled by the grid keys
+that vary (:func:`~socialsim.analysis.tables.shorten_cells`). Every table's note states the one
+convention (:data:`~socialsim.analysis.stats.CONVENTION`); undefined values follow
+:mod:`~socialsim.analysis.stats`.
 """
 
 from __future__ import annotations
@@ -109,7 +114,7 @@ def build_from(
 
 def report(directory: str | Path, write_files: bool = True) -> str:
     """What ``socialsim report DIR`` prints; with ``write_files``, every table as CSV, the
-    figures as PNG and ``report.html`` in ``DIR``."""
+    figures as PNG, PDF and SVG and ``report.html`` in ``DIR``."""
     return build(directory, write_files).text()
 
 
@@ -189,11 +194,22 @@ def contrast_section(
             "one_replicate",
         ]
     ]
+    differ = shown[shown["difference"].ne(0.0)]
     result.sections.append(
         Section(
             f"contrasts between cells ({len(table)} comparisons)",
             shown,
             note=f"{contrasts.NOTE}; {stats.CONVENTION}; also in contrasts.csv",
+            printed=False,
+        )
+    )
+    result.sections.append(  # the text report: the contrasts that differ at all
+        Section(
+            f"contrasts between cells ({len(table)} comparisons; the {len(differ)} that differ)",
+            differ,
+            note=f"{len(table) - len(differ)} contrasts with a difference of exactly 0 are in "
+            "contrasts.csv and report.html only; " + contrasts.NOTE,
+            in_page=False,
         )
     )
     if out is not None:

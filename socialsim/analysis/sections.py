@@ -21,6 +21,7 @@ class Section:
     text: str = ""
     note: str = ""
     printed: bool = True  # False: in report.html and the CSV files only (a long table)
+    in_page: bool = True  # False: in the printed text only (a digest of a table the page holds)
 
 
 @dataclass
