@@ -121,3 +121,14 @@ def test_models_labelled_by_the_experiment_are_grouped_reasoning_beside_chat(tmp
         "openai/gpt-4o-mini [chat]",
     ]
     assert drawn["cooperation_by_agent"] == []
+
+
+def test_a_factor_one_run_lacks_sorts_with_the_others_under_pandas_3():
+    import numpy as np
+    import pandas as pd
+
+    from socialsim.analysis import figures
+
+    # pandas 3 keeps NaN through astype(str); sorting it beside strings raised a TypeError
+    frame = pd.DataFrame({"cell.env.kwargs.gossip": [True, np.nan, False]})
+    assert figures._values(frame, "cell.env.kwargs.gossip") == ["False", "True", "nan"]

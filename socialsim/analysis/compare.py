@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from socialsim import records, registry
-from socialsim.analysis.report import Report, build_from
+from socialsim.analysis.report import build_from
+from socialsim.analysis.sections import Report
 
 RUN = "run"
 UNSET = "(unset)"
