@@ -89,8 +89,15 @@ def compare(directories: Sequence[str | Path], out: str | Path | None = None) ->
             combined.append(record)
     names = [str(r["manifest"].get("config", {}).get("name", r["run"])) for r in runs]
     total = sum(int(r["manifest"].get("episodes_total", 0) or 0) for r in runs)
+    groups: dict[str, str] = {}  # every run's model labels (reasoning, chat), for the figures
+    for run in runs:
+        groups.update(run["manifest"].get("config", {}).get("model_groups", {}))
     manifest = {
-        "config": {"name": "comparison: " + " vs ".join(labels), "experiments": names},
+        "config": {
+            "name": "comparison: " + " vs ".join(labels),
+            "experiments": names,
+            **({"model_groups": groups} if groups else {}),
+        },
         "episodes_total": total,
         "runs": runs,
     }

@@ -422,11 +422,20 @@ def dynamics_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFrame]
 
 
 def cell_statistics(episodes: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Per (cell, metric): n (episodes where it is defined), mean, SEM (ddof=1) and the 95%
-    bootstrap confidence interval of the mean (:func:`~socialsim.analysis.summary`)."""
+    """Per (cell, metric): n (episodes where it is defined), ``replicates`` (distinct games, by
+    :func:`fingerprint`), mean, SEM (ddof=1) and the 95% bootstrap confidence interval of the
+    mean (:func:`~socialsim.analysis.stats.summary`); a cell whose games are all the same is one
+    effective replicate, its SEM and interval undefined."""
     rows = []
     for cell, block in episodes.groupby("cell", sort=True):
+        distinct = (
+            int(block["fingerprint"].nunique()) if "fingerprint" in block.columns else len(block)
+        )
         for metric in metrics:
             if metric in block.columns:
-                rows.append({"cell": cell, "metric": metric, **summary(block[metric])})
+                row = {"cell": cell, "metric": metric, **summary(block[metric])}
+                row["replicates"] = distinct
+                if distinct == 1 and len(block) > 1:
+                    row.update(sem=NAN, ci_low=NAN, ci_high=NAN)
+                rows.append(row)
     return pd.DataFrame(rows)
