@@ -148,6 +148,17 @@ def _by_agent(cells: pd.DataFrame, groups: Mapping[str, str], path: Path) -> Pat
         for g, value in enumerate(gossip):
             part = frame[frame[GOSSIP].map(str) == value] if value else frame
             part = part.drop_duplicates("agent").set_index("agent").reindex(agents)
+            for yy, v in zip(y + g * height, part[metric], strict=True):
+                if v != v or v == 0:  # no bar to see: say whether it is 0 or no such cell
+                    text = "0" if v == 0 else "n/a"
+                    axes.annotate(
+                        text,
+                        (0, yy),
+                        xytext=(2, 0),
+                        textcoords="offset points",
+                        va="center",
+                        fontsize=5,
+                    )
             axes.barh(
                 y + g * height,
                 part[metric].fillna(0.0),
