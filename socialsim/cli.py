@@ -91,10 +91,13 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
     try:
         if len(args.dir) > 1:
-            from socialsim.analysis.compare import compare
+            from socialsim.analysis.compare import MixedFamilies, compare
 
             out = None if args.no_files else Path(args.out or Path(args.dir[0]) / "comparison")
-            print(compare(args.dir, out).text())
+            try:
+                print(compare(args.dir, out).text())
+            except MixedFamilies as error:
+                raise config_module.ConfigError(str(error)) from None
             return 0
         directory = Path(args.dir[0])
         text = report(directory, write_files=not args.no_files)
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     rep = sub.add_parser("report", help="tables and figures from a results directory")
     rep.add_argument("dir", nargs="+", help="a results directory; several are compared")
     rep.add_argument(
-        "--no-files", action="store_true", help="print only; write no CSV or PNG files"
+        "--no-files", action="store_true", help="print only; write no CSV or figure files"
     )
     rep.add_argument(
         "--out",

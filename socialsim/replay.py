@@ -448,7 +448,7 @@ def add_replay_command(sub) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from socialsim.analysis.report import fmt
+    from socialsim.analysis.sections import fmt
     from socialsim.results import RunInterrupted, RunStopped, failure_lines, run
 
     games = read_games(args.games)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from socialsim import config as config_module
-from socialsim import directory_lock, frames, manifest, records, runner
+from socialsim import directory_lock, estimate, frames, manifest, records, runner
 from socialsim.config import ConfigError, Experiment
 
 
@@ -199,7 +199,7 @@ def _run(
                 play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
             if check_only:
                 _check_episodes(check, play)
-                for line in plan_lines(experiment, out, len(specs), len(todo), grown):
+                for line in plan_lines(experiment, out, len(specs), len(todo), grown, todo):
                     say(line)
                 return Results(experiment, out, len(specs), 0, [])
             checked = {id(s) for s in check}
@@ -276,7 +276,12 @@ def _check_credentials(experiment: Experiment) -> None:
 
 
 def plan_lines(
-    experiment: Experiment, out: Path, total: int, todo: int, grown: dict[str, Any]
+    experiment: Experiment,
+    out: Path,
+    total: int,
+    todo: int,
+    grown: dict[str, Any],
+    todo_specs: Sequence[runner.EpisodeSpec] = (),
 ) -> list[str]:
     """What a run would do: its cells, its episodes, where they go and how they are played."""
     lines = [
@@ -293,7 +298,7 @@ def plan_lines(
         lines.append(f"  LLM {model['config'].get('model')}: reply cache {model['cache']}")
     if grown:
         lines.append(f"  the directory grows: {grown}")
-    return lines
+    return lines + estimate.lines(estimate.estimate(experiment, todo_specs, out))
 
 
 def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:

@@ -12,6 +12,7 @@ from socialsim import config
 from socialsim.agent import Question
 from socialsim.analysis.tom import (
     GOPNIK_SCORES,
+    abstains,
     agent_label,
     competitive_grid,
     cooperative_grid,
@@ -161,7 +162,7 @@ def test_agent_label_drops_the_seat_suffix_and_keeps_parameters():
     )
     assert (
         agent_label({"kind": "llm", "model": "gpt-4o", "temperature": 0})
-        == "llm(model=gpt-4o, temperature=0)"
+        == "gpt-4o(temperature=0)"  # an LLM seat is named by its model (issue 31: short labels)
     )
 
 
@@ -316,14 +317,13 @@ def test_representational_change_scores_eligible_turns_per_episode():
         [turn(i, C, C, X) for i in (1, 2, 3, 4, 5)],
         probes=[
             gopnik(2, guess, guess, guess),  # passes all five
-            gopnik(
-                3, guess, KEYWORDS, ["unknown"] * 4
-            ),  # fails weak RC, strong RC, consistency; passes weak FB; fails strong FB
+            # an abstention ("unknown") passes nothing: weak FB fails too, as do the others
+            gopnik(3, guess, KEYWORDS, ["unknown"] * 4),
             gopnik(4, KEYWORDS, guess, guess),  # not eligible: already knew the keywords
-            gopnik(5, guess, None, guess),  # not eligible: an answer was not four words
+            gopnik(5, guess, None, guess),  # skipped: an answer was not four words (null)
         ],
     )
-    other = record(
+    other = record(  # abstains on two questions: eligible, passes no score
         1,
         [turn(1, C, C, X), turn(2, C, C, X)],
         probes=[gopnik(2, ["unknown"] * 4, ["unknown"] * 4, KEYWORDS)],
@@ -333,12 +333,18 @@ def test_representational_change_scores_eligible_turns_per_episode():
     )
     scores = representational_change([episode, other, only_ineligible])
     assert scores["episodes"] == 2
-    assert scores["answered"] == pytest.approx(5 / 6)  # turn 5 of the first had an unanswered one
-    assert scores["weak_representational_change"] == pytest.approx((1 / 2 + 1) / 2)
-    assert scores["weak_false_belief"] == pytest.approx((2 / 2 + 0) / 2)
-    assert scores["strong_representational_change"] == pytest.approx((1 / 2 + 1) / 2)
-    assert scores["strong_false_belief"] == pytest.approx((1 / 2 + 0) / 2)
-    assert scores["self_other_consistency"] == pytest.approx((1 / 2 + 0) / 2)
+    # answered with words: turns 2 and 4 of the first, the third's; abstained: turn 3, the second's
+    assert scores["answered"] == pytest.approx(3 / 6)
+    assert scores["abstained"] == pytest.approx(2 / 6)
+    for name in GOPNIK_SCORES:
+        assert scores[name] == pytest.approx((1 / 2 + 0) / 2), name
+
+
+def test_an_abstaining_answer_is_recognised_in_any_spelling():
+    assert abstains(["unknown"] * 4) and abstains(["apple", "", "crown", "spider"])
+    assert abstains(["apple", "I don't know", "crown", "spider"])
+    assert abstains(["apple", "N/A", "crown", "spider"]) and abstains(["UNKNOWN.", "a", "b", "c"])
+    assert not abstains(KEYWORDS) and not abstains(["unknownapple", "river", "crown", "spider"])
 
 
 # -- invalid actions --------------------------------------------------------------------------------
@@ -474,14 +480,13 @@ def test_random_players_answer_side_questions_deterministically():
         guesser.answer(Question("riddle", {}))
 
 
-def test_random_interceptor_passes_the_weak_and_strong_tasks_trivially():
+def test_a_random_interceptor_answering_unknown_passes_no_gopnik_score():
     records = [play(seed, probes=[{"name": "gopnik"}]) for seed in range(10)]
     scores = representational_change(records)
-    assert scores["episodes"] >= 1
-    # "unknown" x 4 is never the keywords, and equals itself: every task passes
-    assert all(scores[name] == 1.0 for name in GOPNIK_SCORES)
-    assert scores["answered"] == 1.0
-    # every episode passes every task: no spread between episodes
+    assert scores["episodes"] == 10
+    # under the reference's scoring "unknown" x 4 passed all five (issue 26): it is no answer
+    assert all(scores[name] == 0.0 for name in GOPNIK_SCORES)
+    assert scores["answered"] == 0.0 and scores["abstained"] == 1.0
     assert all(scores[f"{name}_se"] == 0.0 for name in GOPNIK_SCORES)
 
 
@@ -526,3 +531,26 @@ def test_answers_that_are_not_codes_or_four_words_are_kept_and_not_scored():
     assert piaget_scores["answered"] == 0.0 and piaget_scores["episodes"] == 0
     assert math.isnan(piaget_scores["predicted_interceptor_guess"])  # skipped, not wrong
     assert representational_change([played])["episodes"] == 0
+
+
+def test_the_gopnik_report_scores_the_abstaining_random_guesser_zero_and_marks_baselines(
+    tmp_path, capsys
+):
+    import json
+
+    from socialsim.cli import main
+
+    out = tmp_path / "gopnik"
+    assert (
+        main(["run", "decrypto_gopnik", "--out", str(out), "--quiet", "--set", "episodes=2"]) == 0
+    )
+    assert main(["report", str(out)]) == 0
+    capsys.readouterr()
+    scores = json.loads((out / "decrypto_tom.json").read_text())["by_cell"]
+    random = scores["interceptor=decrypto_random_guesser"]["representational_change"]
+    assert {name: random[name] for name in GOPNIK_SCORES} == dict.fromkeys(GOPNIK_SCORES, 0.0)
+    assert random["answered"] == 0.0 and random["abstained"] == 1.0
+    glove = scores["interceptor=glove_interceptor"]["representational_change"]
+    # both are baselines, which the reference leaves out of its scores: marked
+    assert random["reference_scores_it"] is False and glove["reference_scores_it"] is False
+    assert glove["probed"] == "glove_interceptor"

@@ -39,6 +39,7 @@ def test_top_level_is_exactly_the_documented_layout():
         "agents",
         "experiments",
         "tests",
+        "docs",
         "README.md",
         ".ci",
         "LICENSE",

@@ -48,7 +48,7 @@ def check_figures(page, out):
     page.goto((out / "report.html").as_uri())
     images = page.locator("img")
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert images.count() == len(pngs) == 7
+    assert images.count() == len(pngs) == 8  # cooperation_by_agent among them
     widths = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
     assert all(w and w > 100 for w in widths), widths
     assert "cooperation_residents" in page.content()

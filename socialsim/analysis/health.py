@@ -128,3 +128,49 @@ def failures_by_reason(records: Iterable[EpisodeRecord]) -> dict[str, int]:
             lines = (record.error or "").strip().splitlines()
             reasons[lines[0][:300] if lines else "unknown error"] += 1
     return dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+
+
+COST_COLUMNS = (
+    "cell",
+    "episodes",
+    "calls",
+    "fresh_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+    "unpriced",
+    "wall_s",
+)
+
+
+def cost_totals(records: Iterable[EpisodeRecord], label) -> list[dict[str, Any]]:
+    """Per cell (``label(record.cell)``) and for the whole run: episodes, LLM calls (fresh ones
+    apart: cached replies cost nothing), the fresh replies' tokens and priced cost (US$;
+    ``unpriced`` counts fresh replies without a price) and the episodes' summed wall time (s;
+    the sum over episodes, which ran concurrently when workers > 1). Failed episodes count."""
+    rows: dict[str, dict[str, Any]] = {}
+    total = dict.fromkeys(COST_COLUMNS, 0)
+    total["cell"] = "(run total)"
+    total["cost"] = 0.0
+    total["wall_s"] = 0.0
+    for record in records:
+        cell = label(record.cell)
+        row = rows.setdefault(cell, {**dict.fromkeys(COST_COLUMNS, 0), "cell": cell})
+        row["cost"] = float(row["cost"])
+        calls = [e for events in record.events.values() for e in _calls(events)]
+        answered = [e for e in calls if e.get("error") is None and e.get("reply") is not None]
+        fresh = [e for e in answered if not e.get("cached")]
+        add = {
+            "episodes": 1,
+            "calls": len(answered),
+            "fresh_calls": len(fresh),
+            "prompt_tokens": sum(int(e.get("prompt_tokens") or 0) for e in fresh),
+            "completion_tokens": sum(int(e.get("completion_tokens") or 0) for e in fresh),
+            "cost": sum(float(e["cost"]) for e in fresh if e.get("cost") is not None),
+            "unpriced": sum(e.get("cost") is None for e in fresh),
+            "wall_s": float(record.timing.get("wall_s") or 0.0),
+        }
+        for key, value in add.items():
+            row[key] += value
+            total[key] += value
+    return [*rows.values(), total]

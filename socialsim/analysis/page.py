@@ -1,6 +1,6 @@
 """``report.html``: the report as one self-contained HTML file (no network, no other file): the
 manifest (experiment, description, seeds, grid, versions, models, commit), every section of
-:class:`~socialsim.analysis.report.Report` with its units note, and the figures embedded as
+:class:`~socialsim.analysis.sections.Report` with its units note, and the figures embedded as
 base64 PNG. Undefined values read ``n/a`` (:mod:`~socialsim.analysis.stats`).
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from socialsim.analysis.stats import number
 
 if TYPE_CHECKING:
-    from socialsim.analysis.report import Report
+    from socialsim.analysis.sections import Report
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1.5em; max-width: 1400px; color: #222; }
@@ -79,6 +79,8 @@ def render(report: Report) -> str:
         _manifest(report.manifest),
     ]
     for section in report.sections:
+        if not section.in_page:
+            continue
         parts.append(f"<h2>{html.escape(section.title or 'Summary')}</h2>")
         if section.note:
             parts.append(f"<p class='note'>{html.escape(section.note)}</p>")

@@ -1,5 +1,5 @@
-"""``socialsim report DIR``: the text report of an experiment's log, its CSV, JSON and PNG files,
-and ``report.html``.
+"""``socialsim report DIR``: the text report of an experiment's log, its CSV and JSON files, its
+figures (PNG, PDF and SVG: :mod:`~socialsim.analysis.figure_style`) and ``report.html``.
 
 The report is a list of :class:`Section` (a title, a table or text, and a note with the units),
 printed as text and rendered by :mod:`~socialsim.analysis.page` as one self-contained HTML file:
@@ -7,71 +7,26 @@ the episode counts, failures by reason, invalid actions, invalid answers and fal
 health per seat (:mod:`~socialsim.analysis.health`), the mean return per cell and seat, then
 the tables of each game family in the log: cooperation for the gossip games (residents, towards
 the entrant and by the entrant apart; :mod:`~socialsim.analysis.entrant`), outcomes, grids and
-theory-of-mind scores for Decrypto; and per cell metric its mean, SEM and 95% bootstrap
-confidence interval. Undefined values follow :mod:`~socialsim.analysis.stats`.
+theory-of-mind scores for Decrypto (:mod:`~socialsim.analysis.decrypto_report`); per cell
+metric its mean, SEM and 95% bootstrap confidence interval; the contrasts between the cells of
+every grid factor (:mod:`~socialsim.analysis.contrasts`, ``contrasts.csv``); and the calls,
+tokens, cost and wall time per cell and run (``cost.csv``). Cells are labelled by the grid keys
+that vary (:func:`~socialsim.analysis.tables.shorten_cells`). Every table's note states the one
+convention (:data:`~socialsim.analysis.stats.CONVENTION`); undefined values follow
+:mod:`~socialsim.analysis.stats`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from socialsim import records
-from socialsim.analysis import decrypto_figures, figures, health, stats, tables, tom
+from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
+from socialsim.analysis.decrypto_report import DECRYPTO, decrypto_sections
+from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
-
-DECRYPTO = "decrypto_v0"
-
-
-@dataclass
-class Section:
-    """One block of the report: a table (or text) with a note saying what its numbers are."""
-
-    title: str
-    table: pd.DataFrame | None = None
-    text: str = ""
-    note: str = ""
-    printed: bool = True  # False: in report.html and the CSV files only (a long table)
-
-
-@dataclass
-class Report:
-    manifest: dict
-    sections: list[Section] = field(default_factory=list)
-    figures: list[Path] = field(default_factory=list)
-
-    def text(self) -> str:
-        lines: list[str] = []
-        for section in self.sections:
-            if not section.printed:
-                continue
-            if section.title:
-                lines += ["", f"{section.title}:"] if lines else [f"{section.title}:"]
-            if section.note:
-                lines.append(f"  ({section.note})")
-            if section.table is not None:
-                lines.append(fmt(section.table))
-            if section.text:
-                lines.append(section.text)
-        if self.figures:
-            lines += ["", "figures: " + ", ".join(p.name for p in self.figures)]
-        return "\n".join(lines)
-
-
-def fmt(frame: pd.DataFrame) -> str:
-    """A table as text, with :func:`~socialsim.analysis.stats.number` for every value."""
-    if frame.empty:
-        return "  (none)"
-    formatters = {}
-    for column in frame.columns:
-        if frame[column].map(type).eq(str).all():
-            width = int(frame[column].str.len().max())
-            formatters[column] = lambda v, w=width: str(v).ljust(w)  # text reads left to right
-        else:
-            formatters[column] = stats.number
-    return frame.to_string(index=False, na_rep=stats.UNDEFINED, formatters=formatters)
 
 
 def build(directory: str | Path, write_files: bool = True) -> Report:
@@ -86,6 +41,7 @@ def build_from(
     recs: list[records.EpisodeRecord], manifest: dict, directory: Path, out: Path | None
 ) -> Report:
     """The report of ``recs`` (read from ``directory``); files go to ``out`` unless ``None``."""
+    recs = tables.shorten_cells(recs)
     done = [r for r in recs if r.status == "done"]
     failed = [r for r in recs if r.status != "done"]
     totals = health.invalid_totals(recs)
@@ -122,17 +78,21 @@ def build_from(
         shown = returns.drop(columns=[c for c in returns.columns if c.startswith("cell.")])
         if shown["cell"].eq("(all)").all():
             shown = shown.drop(columns="cell")
+        per = "seat" if "seat" in shown.columns else "agent kind"
         result.sections.append(
-            Section("mean return per seat", shown, note="mean and sem over episodes, ddof=0")
+            Section(f"mean return per {per}", shown, note=f"resource units; {stats.CONVENTION}")
         )
         if out is not None:
             returns.to_csv(out / "returns.csv", index=False)
+    per_episode = []
     gossip = [r for r in done if r.summary.get("game") in GAMES]
     if gossip:
-        gossip_sections(result, gossip, out)
+        per_episode.append((gossip_sections(result, gossip, out), GOSSIP_CONTRASTS))
     decrypto = [r for r in done if r.env_id == DECRYPTO]
     if decrypto:
-        decrypto_sections(result, decrypto, out)
+        per_episode.append((decrypto_sections(result, decrypto, out), DECRYPTO_CONTRASTS))
+    contrast_section(result, per_episode, out)
+    cost_section(result, recs, out)
     if out is not None and recs:
         from socialsim.analysis import transcript
 
@@ -154,7 +114,7 @@ def build_from(
 
 def report(directory: str | Path, write_files: bool = True) -> str:
     """What ``socialsim report DIR`` prints; with ``write_files``, every table as CSV, the
-    figures as PNG and ``report.html`` in ``DIR``."""
+    figures as PNG, PDF and SVG and ``report.html`` in ``DIR``."""
     return build(directory, write_files).text()
 
 
@@ -162,6 +122,7 @@ HEADLINE = [
     "cell",
     "game",
     "n",
+    "replicates",
     "cooperation_residents",
     "cooperation_residents_se",
     "cooperation_to_entrant",
@@ -186,20 +147,108 @@ CELL_METRICS = [
     "deal_rate",
     "welfare_per_round",
 ]
+GOSSIP_CONTRASTS = [
+    "cooperation_residents",
+    "cooperation_to_entrant",
+    "cooperation_by_entrant",
+    "entrant_return",
+    "residents_return",
+    "mean_return",
+    "social_welfare",
+    "reputation_accuracy",
+    "deal_rate",
+    "welfare_per_round",
+]
+DECRYPTO_CONTRASTS = ["survived", "interception_loss", "miscommunication_loss", "turns"]
 
 
-def cell_statistics(episodes: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Per (cell, metric): n (episodes where it is defined), mean, SEM (ddof=1) and the 95%
-    bootstrap confidence interval of the mean (:func:`~socialsim.analysis.stats.summary`)."""
-    rows = []
-    for cell, block in episodes.groupby("cell", sort=True):
-        for metric in metrics:
-            if metric in block.columns:
-                rows.append({"cell": cell, "metric": metric, **stats.summary(block[metric])})
-    return pd.DataFrame(rows)
+def contrast_section(
+    result: Report, per_episode: list[tuple[pd.DataFrame, list[str]]], out: Path | None
+) -> None:
+    """Differences between the cells of every grid factor (and between runs), with their
+    intervals and tests (:mod:`~socialsim.analysis.contrasts`), as ``contrasts.csv``."""
+    tables_ = [contrasts.contrasts(frame, metrics) for frame, metrics in per_episode]
+    table = (
+        pd.concat([t for t in tables_ if not t.empty], ignore_index=True)
+        if any(not t.empty for t in tables_)
+        else pd.DataFrame()
+    )
+    if table.empty:
+        return
+    table["comparisons"] = len(table)
+    table["p_bonferroni"] = (table["p_value"] * len(table)).clip(upper=1.0)
+    shown = table[
+        [
+            "factor",
+            "context",
+            "baseline",
+            "treatment",
+            "metric",
+            "n_baseline",
+            "n_treatment",
+            "paired",
+            "difference",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "one_replicate",
+        ]
+    ]
+    differ = shown[shown["difference"].ne(0.0)]
+    result.sections.append(
+        Section(
+            f"contrasts between cells ({len(table)} comparisons)",
+            shown,
+            note=f"{contrasts.NOTE}; {stats.CONVENTION}; also in contrasts.csv",
+            printed=False,
+        )
+    )
+    result.sections.append(  # the text report: the contrasts that differ at all
+        Section(
+            f"contrasts between cells ({len(table)} comparisons; the {len(differ)} that differ)",
+            differ,
+            note=f"{len(table) - len(differ)} contrasts with a difference of exactly 0 are in "
+            "contrasts.csv and report.html only; " + contrasts.NOTE,
+            in_page=False,
+        )
+    )
+    if out is not None:
+        table.to_csv(out / "contrasts.csv", index=False)
 
 
-def gossip_sections(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
+def cost_section(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
+    """Calls, tokens, cost and wall time per cell and for the run (:func:`health.cost_totals`)."""
+    frame = pd.DataFrame(health.cost_totals(recs, tables.cell_label), columns=health.COST_COLUMNS)
+    if frame.empty:
+        return
+    if frame["calls"].sum() == 0:
+        frame = frame.drop(
+            columns=[
+                "calls",
+                "fresh_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "cost",
+                "unpriced",
+            ]
+        )
+    result.sections.append(
+        Section(
+            "cost and time",
+            frame,
+            note="LLM calls (fresh = not from the reply cache), tokens and cost (US$) of the fresh "
+            "replies, unpriced = fresh replies without a price; wall_s = the episodes' wall "
+            "times summed (seconds; episodes overlap when several run at once); failed "
+            "episodes count",
+        )
+    )
+    if out is not None:
+        frame.to_csv(out / "cost.csv", index=False)
+
+
+def gossip_sections(
+    result: Report, recs: list[records.EpisodeRecord], out: Path | None
+) -> pd.DataFrame:
     cooperation = tables.cooperation_report(recs)
     cells = cooperation["cells"]
     shown = cells[[c for c in HEADLINE if c in cells.columns]]
@@ -210,8 +259,8 @@ def gossip_sections(result: Report, recs: list[records.EpisodeRecord], out: Path
             shown,
             note="shares of cooperate/defect choices (0-1): residents with residents, residents "
             "towards the entrant, the entrant's own; before/after its first gossiped defection; "
-            "ostracism = share refused after it; mean and se (ddof=0) over episodes; "
-            "social welfare in resource units",
+            "ostracism = share refused after it; social welfare in resource units; "
+            f"replicates = distinct episodes; {stats.CONVENTION}",
         )
     )
     same = tables.identical_cells(cooperation["episodes"])
@@ -226,19 +275,28 @@ def gossip_sections(result: Report, recs: list[records.EpisodeRecord], out: Path
     kinds = cooperation["kinds"]
     kind_cols = [
         c
-        for c in ("cell", "kind", "n", "return", "return_se", "image_score", "discounted_return")
+        for c in (
+            "cell",
+            "kind",
+            "n",
+            "replicates",
+            "return",
+            "return_se",
+            "image_score",
+            "discounted_return",
+        )
         if c in kinds.columns
     ]
     result.sections.append(
-        Section("per agent kind", kinds[kind_cols], note="resource units; mean and se over agents")
+        Section("per agent kind", kinds[kind_cols], note=f"resource units; {stats.CONVENTION}")
     )
-    statistics = cell_statistics(cooperation["episodes"], CELL_METRICS)
+    statistics = tables.cell_statistics(cooperation["episodes"], CELL_METRICS)
     result.sections.append(
         Section(
             "cell metrics: mean, SEM and 95% bootstrap CI",
             statistics,
-            note="over episodes where defined; sem ddof=1; percentile bootstrap, 2000 resamples, "
-            "seed 0; also in cooperation_statistics.csv",
+            note=f"over episodes where defined; {stats.CONVENTION}; percentile bootstrap, "
+            "2000 resamples, seed 0; also in cooperation_statistics.csv",
             printed=False,
         )
     )
@@ -251,160 +309,6 @@ def gossip_sections(result: Report, recs: list[records.EpisodeRecord], out: Path
         for name, table in dynamics.items():
             table.to_csv(out / f"cooperation_{name}_by_round.csv", index=False)
         result.figures += figures.plot_dynamics(dynamics, cells, out)
-
-
-OUTCOME_UNITS = {
-    "interception_rate": "IR (%)",
-    "miscommunication_rate": "MR (%)",
-    "win_rate": "win_rate (share)",
-    "avg_turns": "avg_turns (turns)",
-    "avg_interception_turn": "avg_interception_turn (turn)",
-    "avg_miscommunication_turn": "avg_miscommunication_turn (turn)",
-}
-
-
-def grid_frame(grid: dict[tuple[str, str], tom.GridCell], row: str, column: str) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                row: a,
-                column: b,
-                "loss_rate": c.mean,
-                "loss_rate_sem": c.sem,
-                "blocks": c.blocks,
-                "games": c.games,
-                "avg_turns": c.avg_turns,
-                "avg_turns_sem": c.turns_sem,
-            }
-            for (a, b), c in grid.items()
-        ]
-    )
-
-
-def decrypto_outcomes(recs: list[records.EpisodeRecord]) -> pd.DataFrame:
-    by_cell: dict[str, list[records.EpisodeRecord]] = {}
-    for record in recs:
-        by_cell.setdefault(tables.cell_label(record.cell), []).append(record)
-    rows = []
-    for cell, group in by_cell.items():
-        out = tom.outcomes(group)
-        encoder, decoder, eve = (tom.agent_label(group[0].seats[s]) for s in tom.SEATS)
-        rows.append(
-            {
-                "cell": cell,
-                "matchup": f"{encoder} + {decoder} vs {eve}",
-                **{k: v for k, v in out.items() if not isinstance(v, dict)},
-                **out.get("endings", {}),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def decrypto_episodes(recs: list[records.EpisodeRecord]) -> pd.DataFrame:
-    """One row per game: its cell, whether the team survived, lost to interceptions or to
-    miscommunications (a game ending ``both`` counts for both), and its turns."""
-    rows = []
-    for record in recs:
-        ending = record.summary["ending"]
-        rows.append(
-            {
-                "cell": tables.cell_label(record.cell),
-                "episode": record.episode,
-                "survived": float(ending == "survived"),
-                "interception_loss": float(ending in ("intercept", "both")),
-                "miscommunication_loss": float(ending in ("miscomm", "both")),
-                "turns": float(record.summary["turns"]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def cooperative_grids(recs: list[records.EpisodeRecord]) -> dict[str, dict]:
-    """Interceptor label -> its encoder x decoder grid."""
-    interceptors = sorted({tom.agent_label(r.seats["interceptor"]) for r in recs})
-    return {eve: tom.cooperative_grid(recs, interceptor=eve) for eve in interceptors}
-
-
-def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
-    """The scores of the probes that ran (a probe with no scored episode is left out)."""
-    return {
-        name: table
-        for name, table in (
-            ("perspective_taking", tom.perspective_taking(recs)),
-            ("representational_change", tom.representational_change(recs)),
-        )
-        if table["episodes"]
-    }
-
-
-def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
-    outcomes = decrypto_outcomes(recs).rename(columns=OUTCOME_UNITS)
-    result.sections.append(
-        Section(
-            "Decrypto outcomes per cell",
-            outcomes,
-            note="IR% / MR%: interceptions / miscommunications per two tokens a game, in percent; "
-            "endings are game counts",
-        )
-    )
-    competitive = grid_frame(tom.competitive_grid(recs), "team", "interceptor")
-    if not competitive.empty:
-        result.sections.append(
-            Section(
-                "competitive grid: interception-loss rate",
-                competitive,
-                note="team = encoder = decoder; loss rate a share of games, mean and sem over "
-                f"seed blocks of {tom.EPISODES_PER_BLOCK}; turns mean and sem over games",
-            )
-        )
-    grids = cooperative_grids(recs)
-    cooperative = pd.concat(
-        [grid_frame(g, "encoder", "decoder").assign(interceptor=eve) for eve, g in grids.items()],
-        ignore_index=True,
-    )
-    result.sections.append(
-        Section(
-            "cooperative grid: miscommunication-loss rate",
-            cooperative,
-            note="per interceptor, every encoder x decoder; loss rate a share of games, mean "
-            f"and sem over seed blocks of {tom.EPISODES_PER_BLOCK}",
-        )
-    )
-    statistics = cell_statistics(
-        decrypto_episodes(recs),
-        ["survived", "interception_loss", "miscommunication_loss", "turns"],
-    )
-    result.sections.append(
-        Section(
-            "cell metrics: mean, SEM and 95% bootstrap CI",
-            statistics,
-            note="per game; shares of games, turns in turns; sem ddof=1; percentile bootstrap, "
-            "2000 resamples, seed 0; also in decrypto_statistics.csv",
-            printed=False,
-        )
-    )
-    scores: dict = {}
-    if any(r.probes for r in recs):
-        scores = tom_scores(recs)
-        by_cell: dict[str, list[records.EpisodeRecord]] = {}
-        for record in recs:
-            by_cell.setdefault(tables.cell_label(record.cell), []).append(record)
-        if len(by_cell) > 1:
-            scores["by_cell"] = {cell: tom_scores(group) for cell, group in by_cell.items()}
-        result.sections.append(
-            Section(
-                "theory of mind",
-                text=stats.strict_json(scores),
-                note="shares; all cells pooled, then by_cell; null = undefined",
-            )
-        )
-    if out is not None:
-        outcomes.to_csv(out / "decrypto_outcomes.csv", index=False)
-        competitive.to_csv(out / "decrypto_competitive_grid.csv", index=False)
-        cooperative.to_csv(out / "decrypto_cooperative_grid.csv", index=False)
-        statistics.to_csv(out / "decrypto_statistics.csv", index=False)
-        if scores:
-            (out / "decrypto_tom.json").write_text(stats.strict_json(scores) + "\n")
-        result.figures += decrypto_figures.plot_decrypto(
-            decrypto_outcomes(recs), competitive, cooperative, scores, out
-        )
+        groups = result.manifest.get("config", {}).get("model_groups")
+        result.figures += align_figures.plot_align(cells, out, groups)
+    return cooperation["episodes"]

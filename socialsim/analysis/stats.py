@@ -8,6 +8,13 @@ in ``report.html``. It is never written as 0, and it is left out of every mean o
 (a cell's ``n_<metric>`` counts the episodes where it was defined). The only exceptions are the
 reference's own (ALIGN's average donation of an agent never chosen as donor is 0).
 
+**Replication.** The episode (its seed) is the unit of replication: a per-agent measure is
+averaged within its episode first, and a cell's SE is the sample standard deviation (ddof 1)
+of its episodes' values over the square root of their number (:data:`CONVENTION`, stated under
+every table). Episodes that are identical to the last bit are one effective replicate, not n.
+Differences between cells (:func:`contrast`) have a seeded percentile bootstrap interval, paired
+by seed where both cells played the same seeds, and a permutation-test p-value.
+
 **Printed numbers** keep four significant digits and print values within ``1e-9`` of zero as
 ``0`` (a sum of floating-point shares is not ``3.511e-17``).
 """
@@ -22,7 +29,13 @@ from typing import Any
 import numpy as np
 
 UNDEFINED = "n/a"
+CONVENTION = (
+    "unit of replication: the episode (seed); per-agent measures averaged within an episode "
+    "first; SE = sample SD (ddof 1) over episodes / sqrt(n)"
+)
 BOOTSTRAP_RESAMPLES = 2000
+PERMUTATIONS = 5000
+EXACT_SIGN_FLIPS = 14  # paired cells of up to 14 seeds: all 2**n sign patterns
 BOOTSTRAP_SEED = 0
 ZERO = 1e-9
 
@@ -109,3 +122,70 @@ def summary(values: Iterable[float]) -> dict[str, float]:
         "ci_low": low,
         "ci_high": high,
     }
+
+
+def contrast(
+    baseline: Mapping[int, float],
+    treatment: Mapping[int, float],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    permutations: int = PERMUTATIONS,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, Any]:
+    """The difference of means ``treatment - baseline`` of one metric between two cells, each a
+    mapping seed -> the episode's value (undefined values left out).
+
+    Where both cells played the same seeds the comparison is paired: the interval resamples the
+    per-seed differences and the test flips their signs. Otherwise the interval resamples each
+    cell apart and the test shuffles the cell labels. Both draw from one seeded Generator, so
+    the same values give the same interval and p-value. The paired test enumerates every sign
+    pattern up to :data:`EXACT_SIGN_FLIPS` seeds (exact); otherwise p = (k + 1) / (permutations
+    + 1), k the random permutations at least as extreme (two-sided). Undefined below two values
+    per cell.
+    """
+    a = {s: float(v) for s, v in baseline.items() if not is_undefined(v)}
+    b = {s: float(v) for s, v in treatment.items() if not is_undefined(v)}
+    paired = bool(a) and set(a) == set(b)
+    row: dict[str, Any] = {
+        "n_baseline": len(a),
+        "n_treatment": len(b),
+        "paired": paired,
+        "mean_baseline": float(np.mean(list(a.values()))) if a else math.nan,
+        "mean_treatment": float(np.mean(list(b.values()))) if b else math.nan,
+    }
+    row["difference"] = row["mean_treatment"] - row["mean_baseline"]
+    row.update(ci_low=math.nan, ci_high=math.nan, p_value=math.nan)
+    if len(a) < 2 or len(b) < 2:
+        return row
+    rng = np.random.default_rng(seed)
+    tail = (1.0 - 0.95) / 2.0
+    if paired:
+        d = np.asarray([b[s] - a[s] for s in sorted(a)])
+        means = rng.choice(d, size=(resamples, d.size), replace=True).mean(axis=1)
+        if d.size <= EXACT_SIGN_FLIPS:  # every sign pattern: the exact test
+            signs = 1.0 - 2.0 * ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1)
+        else:
+            signs = rng.choice([-1.0, 1.0], size=(permutations, d.size))
+        null = np.abs((signs * d).mean(axis=1))
+        observed = abs(d.mean())
+    else:
+        x, y = np.asarray(list(a.values())), np.asarray(list(b.values()))
+        means = rng.choice(y, size=(resamples, y.size), replace=True).mean(axis=1) - rng.choice(
+            x, size=(resamples, x.size), replace=True
+        ).mean(axis=1)
+        pooled = np.concatenate([x, y])
+        order = rng.permuted(np.tile(pooled, (permutations, 1)), axis=1)
+        null = np.abs(order[:, x.size :].mean(axis=1) - order[:, : x.size].mean(axis=1))
+        observed = abs(y.mean() - x.mean())
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    # a tolerance, so that a permutation equal to the observed difference counts as extreme
+    extreme = int(np.sum(null >= observed - 1e-12 * max(1.0, observed)))
+    exact = paired and d.size <= EXACT_SIGN_FLIPS  # the identity is among the patterns
+    p_value = extreme / null.size if exact else (extreme + 1) / (null.size + 1)
+    row.update(ci_low=float(low), ci_high=float(high), p_value=p_value)
+    return row
+
+
+def replicates(rows: Iterable[Iterable[Any]]) -> int:
+    """The number of distinct episodes among ``rows`` (each episode's metric values): episodes
+    equal to the last bit are one effective replicate."""
+    return len({tuple("nan" if is_undefined(v) else v for v in row) for row in rows})

@@ -5,6 +5,9 @@ DataFrames, written as CSV by ``socialsim report``); also the return table of an
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -13,18 +16,20 @@ import pandas as pd
 from socialsim.analysis import cooperation as co
 from socialsim.analysis import entrant as en
 from socialsim.analysis.interactions import agents_of, game_of
-from socialsim.analysis.stats import bootstrap_ci
+from socialsim.analysis.stats import bootstrap_ci, replicates, sem, summary
 from socialsim.envs.gossip.protocol import DONATION, MARKET, PRISONERS, TRUST
 from socialsim.frames import episodes_frame
+from socialsim.plain_json import canonical_json
 from socialsim.records import EpisodeRecord
 
 NAN = float("nan")
 
 
 def returns_table(recs: list[EpisodeRecord]) -> pd.DataFrame:
-    """Mean and standard error (ddof=0) of the return per grid cell (its ``cell.<path>`` values
-    and its readable ``cell`` label) and seat (games with at most four seats) or agent kind
-    (larger populations)."""
+    """Mean and SE of the return per grid cell (its ``cell.<path>`` values and its readable
+    ``cell`` label) and seat (games with at most four seats) or agent kind (larger populations),
+    by :data:`~socialsim.analysis.stats.CONVENTION`: a kind's return is averaged over its agents
+    within each episode first, then over the ``episodes`` (SE ddof 1)."""
     frame = episodes_frame(recs)
     if frame.empty:
         return frame
@@ -33,12 +38,15 @@ def returns_table(recs: list[EpisodeRecord]) -> pd.DataFrame:
         cell_label({c[len("cell.") :]: row[c] for c in cell_cols})
         for row in frame[cell_cols].to_dict("records")
     ]
-    frame[cell_cols] = frame[cell_cols].astype(str)  # a grid may cross whole agent tables
+    frame[cell_cols] = frame[cell_cols].map(str)  # a grid may cross whole agent tables
+    frame["kind"] = frame["kind"].map(str)
     by = ["seat", "kind"] if frame["seat"].nunique() <= 4 else ["kind"]
-    groups = frame.groupby([*cell_cols, "cell", *by], dropna=False)["ret"]
-    table = groups.agg(["count", "mean", "std"]).reset_index()
-    table["sem"] = groups.std(ddof=0).to_numpy() / table["count"].pow(0.5)
-    return table.drop(columns="std")
+    keys = [*cell_cols, "cell", *by]
+    per_episode = frame.groupby([*keys, "episode"], sort=True)["ret"].mean().reset_index()
+    groups = per_episode.groupby(keys, sort=True)["ret"]
+    table = groups.agg(episodes="count", mean="mean").reset_index()
+    table["sem"] = groups.agg(sem).to_numpy()
+    return table
 
 
 def factor_name(key: str) -> str:
@@ -51,14 +59,71 @@ def factor_name(key: str) -> str:
 
 def value_label(value: Any) -> str:
     """A grid value as a reader names it: an agent table ``{"kind": "liar", "mode": "invert"}``
-    is ``liar(mode=invert)``, the empty table (the seat plays as every other) ``as others``."""
+    is ``liar(mode=invert)``, the empty table (the seat plays as every other) ``as others``, a
+    table of seats ``{"encoder.kind": "x"}`` (as :func:`shorten_cells` leaves it) ``encoder=x``."""
     if isinstance(value, Mapping):
         if not value:
             return "as others"
-        kind = value.get("kind", "?")
-        params = ", ".join(f"{k}={v}" for k, v in sorted(value.items()) if k != "kind")
-        return f"{kind}({params})" if params else str(kind)
+        if "kind" not in value:
+            return ", ".join(f"{_leaf_name(k)}={value_label(v)}" for k, v in value.items())
+        params = ", ".join(
+            f"{_leaf_name(k)}={value_label(v)}" for k, v in sorted(value.items()) if k != "kind"
+        )
+        return f"{value['kind']}({params})" if params else str(value["kind"])
     return str(value)
+
+
+def _leaf_name(path: str) -> str:
+    return path[: -len(".kind")] if path.endswith(".kind") else path
+
+
+def shorten_cells(recs: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records with each table-valued grid value cut to the keys that vary between the
+    cells (dotted paths; an agent table keeps its ``kind``), so that a cell's label names what
+    distinguishes it, never a whole ~600-character agent spec. The factors stay one per axis;
+    cells that differed still differ."""
+    keys = list(dict.fromkeys(k for r in recs for k in r.cell))
+    varying: dict[str, set[str]] = {}
+    for key in keys:
+        values = [r.cell.get(key) for r in recs]
+        if not any(isinstance(v, Mapping) for v in values):
+            continue
+        leaves = [_flat(v) if isinstance(v, Mapping) else {} for v in values]
+        paths = set().union(*leaves)
+        varying[key] = {
+            p for p in paths if len({repr(leaf.get(p, "(unset)")) for leaf in leaves}) > 1
+        }
+    if not varying:
+        return list(recs)
+    out = []
+    for record in recs:
+        cell = dict(record.cell)
+        for key, paths in varying.items():
+            value = cell.get(key)
+            if isinstance(value, Mapping) and value:
+                flat = _flat(value)
+                kept = {p: v for p, v in flat.items() if p in paths or p == "kind"}
+                cell[key] = kept or {"kind": "(same)"}
+        out.append(dataclasses.replace(record, cell=cell))
+    return out
+
+
+def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping) and value:
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def readable(value: str) -> str:
+    """A grid value stored as text (``"{'kind': 'liar'}"``, ``"True"``) as a reader names it."""
+    try:
+        return value_label(ast.literal_eval(value))
+    except (ValueError, SyntaxError):
+        return value
 
 
 def cell_label(cell: Mapping[str, Any]) -> str:
@@ -67,6 +132,13 @@ def cell_label(cell: Mapping[str, Any]) -> str:
     without a grid."""
     parts = [f"{factor_name(key)}={value_label(value)}" for key, value in cell.items()]
     return ", ".join(parts) or "(all)"
+
+
+def fingerprint(record: EpisodeRecord) -> str:
+    """What the players did and got in one episode (its steps and returns, not its seed): two
+    episodes with one fingerprint are the same game, one effective replicate."""
+    text = canonical_json({"steps": record.steps, "returns": record.returns})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
@@ -87,6 +159,10 @@ def episode_metrics(record: EpisodeRecord) -> dict[str, float]:
         row["ostracism"] = co.ostracism(record)
         joins = record.summary.get("entrant_round")
         row["entrant_round"] = float(joins) if joins is not None else NAN
+        entrant = record.summary.get("entrant")
+        residents = [v for a, v in returns.items() if a != entrant]
+        row["entrant_return"] = float(returns[entrant]) if entrant in returns else NAN
+        row["residents_return"] = co.mean_of(residents) if entrant in returns else NAN
         final = record.summary.get("resources")
         row["gini"] = co.gini(final.values()) if final else co.gini(returns.values())
     if game == TRUST.name:
@@ -169,7 +245,7 @@ def cooperation_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFra
             "seed": record.seed,
             "game": game_of(record),
         }
-        episodes.append({**base, **episode_metrics(record)})
+        episodes.append({**base, "fingerprint": fingerprint(record), **episode_metrics(record)})
         for agent, metrics in agent_metrics(record).items():
             agents.append({**base, "agent": agent, "kind": _kind(record, agent), **metrics})
         if base["game"] in (DONATION.name, PRISONERS.name):
@@ -201,27 +277,41 @@ def _cell_keys(frame: pd.DataFrame) -> list[str]:
 
 
 def _mean_and_se(frame: pd.DataFrame, keys: list[str], exclude: Sequence[str] = ()) -> pd.DataFrame:
-    """Per group of ``keys`` (plus the cell columns): ``n`` and ``<metric>`` / ``<metric>_se``."""
+    """Per group of ``keys`` (plus the cell columns): ``n`` (episodes), ``replicates`` (distinct
+    episodes) and ``<metric>`` / ``<metric>_se`` / its bootstrap interval, by
+    :data:`~socialsim.analysis.stats.CONVENTION`: rows of one episode (a kind's agents) are
+    averaged first. A group whose episodes are all identical is one effective replicate: its SE
+    and interval are undefined, not 0."""
     if frame.empty:
         return pd.DataFrame()
     keys = _cell_keys(frame) + [k for k in keys if k in frame.columns]
     frame = frame.copy()
-    frame[keys] = frame[keys].astype(str)  # None kinds and list-valued cells group too
+    frame[keys] = frame[keys].map(str)  # None kinds and table-valued cells group too
     metrics = [
         c
         for c in frame.columns
-        if c not in keys and c not in exclude and pd.api.types.is_numeric_dtype(frame[c])
+        if c not in keys
+        and c not in (*exclude, "episode", "seed")
+        and pd.api.types.is_numeric_dtype(frame[c])
     ]
+    if "episode" in frame.columns:
+        by = [*keys, "episode", *(["fingerprint"] if "fingerprint" in frame.columns else [])]
+        frame = frame.groupby(by, sort=True)[metrics].mean().reset_index()
     rows = []
     for group, block in frame.groupby(keys, sort=True, dropna=False):
         row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
         row["n"] = len(block)
+        row["replicates"] = replicates(block[metrics].to_numpy().tolist())
+        if "fingerprint" in block.columns:  # the games themselves, not only their measures
+            row["replicates"] = int(block["fingerprint"].nunique())
+        one = row["replicates"] == 1 and row["n"] > 1
         for metric in metrics:
             values = block[metric].dropna()
             row[metric] = float(values.mean()) if len(values) else NAN
             if not metric.startswith("se_"):  # no standard error of a standard error
-                row[f"{metric}_se"] = co.standard_error(values) if len(values) else NAN
-                row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = bootstrap_ci(values)
+                row[f"{metric}_se"] = NAN if one else sem(values)
+                low, high = (NAN, NAN) if one else bootstrap_ci(values)
+                row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = low, high
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -233,22 +323,18 @@ def _rounds_table(frame: pd.DataFrame) -> pd.DataFrame:
         )
     keys = _cell_keys(frame) + ["cell", "round"]
     frame = frame.copy()
-    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].map(str)
     groups = frame.groupby(keys, sort=True)
     table = (
         groups["cooperation_rate"]
-        .agg(cooperation_rate="mean", cooperation_rate_se=co.standard_error, n="size")
+        .agg(cooperation_rate="mean", cooperation_rate_se=sem, n="size")
         .reset_index()
     )
     for column in [
         c for c in frame.columns if c.startswith("cooperation_") and c != "cooperation_rate"
     ]:
         table[column] = groups[column].mean().to_numpy()
-        table[f"{column}_se"] = (
-            groups[column]
-            .agg(lambda v: co.standard_error(v.dropna()) if v.notna().any() else NAN)
-            .to_numpy()
-        )
+        table[f"{column}_se"] = groups[column].agg(sem).to_numpy()
     return table
 
 
@@ -257,7 +343,7 @@ def _tones_by_action_table(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["cell", "action", "tone", "count"])
     keys = _cell_keys(frame) + ["cell", "action", "tone"]
     frame = frame.copy()
-    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].map(str)
     return frame.groupby(keys, sort=False)["count"].sum().reset_index()
 
 
@@ -285,7 +371,7 @@ def _tones_table(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["cell", "tone", "count", "share"])
     keys = _cell_keys(frame) + ["cell"]
     frame = frame.copy()
-    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].map(str)
     table = frame.groupby(keys + ["tone"], sort=False)["count"].sum().reset_index()
     totals = table.groupby(keys)["count"].transform("sum")
     table["share"] = (table["count"] / totals.where(totals > 0)).astype(float)
@@ -327,14 +413,30 @@ def dynamics_report(records: Iterable[EpisodeRecord]) -> dict[str, pd.DataFrame]
     if frame.empty:
         return {"dynamics": frame, "reputation": rep}
     keys = _cell_keys(frame) + ["cell", "round"]
-    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].astype(str)
+    frame[_cell_keys(frame)] = frame[_cell_keys(frame)].map(str)
     groups = frame.groupby(keys, sort=True)
     table = groups[["gini", "reputation_accuracy", "mean_resources"]].mean().reset_index()
     for column in ("gini", "reputation_accuracy"):
-        table[f"{column}_se"] = (
-            groups[column]
-            .agg(lambda v: co.standard_error(v.dropna()) if v.notna().any() else NAN)
-            .to_numpy()
-        )
+        table[f"{column}_se"] = groups[column].agg(sem).to_numpy()
     rep = rep.groupby(["cell", "agent", "round"], sort=True)["reputation"].mean().reset_index()
     return {"dynamics": table, "reputation": rep}
+
+
+def cell_statistics(episodes: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Per (cell, metric): n (episodes where it is defined), ``replicates`` (distinct games, by
+    :func:`fingerprint`), mean, SEM (ddof=1) and the 95% bootstrap confidence interval of the
+    mean (:func:`~socialsim.analysis.stats.summary`); a cell whose games are all the same is one
+    effective replicate, its SEM and interval undefined."""
+    rows = []
+    for cell, block in episodes.groupby("cell", sort=True):
+        distinct = (
+            int(block["fingerprint"].nunique()) if "fingerprint" in block.columns else len(block)
+        )
+        for metric in metrics:
+            if metric in block.columns:
+                row = {"cell": cell, "metric": metric, **summary(block[metric])}
+                row["replicates"] = distinct
+                if distinct == 1 and len(block) > 1:
+                    row.update(sem=NAN, ci_low=NAN, ci_high=NAN)
+                rows.append(row)
+    return pd.DataFrame(rows)

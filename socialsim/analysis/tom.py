@@ -88,8 +88,14 @@ def outcomes(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
 
 
 def agent_label(spec: Mapping[str, Any]) -> str:
-    """``{"kind": "glove_encoder", "k": 16}`` -> ``"glove(k=16)"``; a kind without params -> its family."""
+    """``{"kind": "glove_encoder", "k": 16}`` -> ``"glove(k=16)"``; a kind without params -> its
+    family; an LLM seat -> its model's name (``gpt-4o-mini(prompt_style=plain)``)."""
     kind = str(spec.get("kind", "?"))
+    model = spec.get("model")
+    if model is not None:  # a language model is named by its model, not its ~600-char table
+        name = model.get("model", "?") if isinstance(model, Mapping) else model
+        kind = str(name).rsplit("/", 1)[-1]
+        spec = {k: v for k, v in spec.items() if k != "model"}
     for suffix in SEAT_SUFFIXES:
         if kind.endswith(suffix):
             kind = kind[: -len(suffix)]
@@ -198,6 +204,11 @@ def _probe_entries(record: EpisodeRecord, name: str) -> list[dict[str, Any]]:
     return [p for p in record.probes if p.get("probe") == name]
 
 
+def _is_code(prediction: Any) -> bool:
+    """A prediction that names a code (a list of three digits), not an abstention."""
+    return isinstance(prediction, list | tuple) and len(prediction) == 3
+
+
 def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     """The Piaget scores, each a per-episode share over the *answered* turns (a prediction that
     is a code) then averaged over the episodes with at least one:
@@ -207,8 +218,9 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
       interception (episodes without one are skipped).
     * ``predicted_code``: the prediction is the true code (the encoder predicts an interception).
 
-    An unanswered turn is skipped, never counted as wrong; ``answered`` is the share of asked
-    turns that were answered (over all episodes). Each score's ``_se`` is its standard error
+    An unanswered turn (``null``) is skipped, never counted as wrong; a prediction that is not a
+    code (an abstention) counts and never hits; ``answered`` is the share of asked turns
+    answered with a code (over all episodes). Each score's ``_se`` is its standard error
     over those episodes (ddof=1; ``nan`` below two).
     """
     on_guess, on_interception, on_code = [], [], []
@@ -217,7 +229,7 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
         entries = _probe_entries(record, PIAGET)
         asked += len(entries)
         entries = [e for e in entries if e.get("prediction") is not None]
-        answered += len(entries)
+        answered += sum(_is_code(e["prediction"]) for e in entries)
         if not entries:
             continue
         log = {t["turn"]: t for t in record.summary["turn_log"]}
@@ -225,9 +237,10 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
         for entry in entries:
             turn = log[entry["turn"]]
             prediction = entry["prediction"]
-            hit = prediction == turn["interceptor_guess"]
+            # an abstention ("unknown", empty) is no prediction: it never hits
+            hit = _is_code(prediction) and prediction == turn["interceptor_guess"]
             hits += hit
-            is_code += prediction == turn["code"]
+            is_code += _is_code(prediction) and prediction == turn["code"]
             if turn["interception"]:
                 intercepted += 1
                 hits_when_intercepted += hit
@@ -258,6 +271,37 @@ def same(a: Sequence[str], b: Sequence[str]) -> bool:
     return len(a) == len(b) and all(clean(x) == clean(y) for x, y in zip(a, b, strict=True))
 
 
+# What a player writes instead of a word when it does not say (compared after casefolding and
+# dropping everything but letters): never an answer, so never a pass.
+ABSTENTIONS = frozenset(
+    {
+        "",
+        "unknown",
+        "none",
+        "na",
+        "idk",
+        "idontknow",
+        "notsure",
+        "cannotsay",
+        "cantsay",
+        "pass",
+        "refuse",
+        "unsure",
+        "nothing",
+        "null",
+        "xxx",
+    }
+)
+
+
+def abstains(words: Sequence[str]) -> bool:
+    """Whether a keyword answer holds a position that is no word: ``"unknown"``, empty, a
+    refusal (:data:`ABSTENTIONS`). The reference's :func:`same` deletes ``"unknown"``, so an
+    interceptor that answers ``["unknown"] * 4`` to all three questions passes all five Gopnik
+    scores; here it passes none."""
+    return any("".join(c for c in str(w).casefold() if c.isalpha()) in ABSTENTIONS for w in words)
+
+
 GOPNIK_SCORES = (
     "weak_representational_change",
     "weak_false_belief",
@@ -274,15 +318,18 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
 
     * weak representational change if not same(R, K); weak false belief if not same(O, K);
     * strong representational change if same(R, N); strong false belief if same(O, N);
-    * self-other consistency if same(R, O).
+    * self-other consistency if same(R, O);
 
-    Each score is a per-episode pass rate over eligible turns, averaged over the episodes with at
-    least one eligible turn. A turn with an unanswered question is skipped; ``answered`` is the
-    share of asked turns whose three questions were all answered. Each score's ``_se`` is its
+    and only if none of the answers a score reads abstains (:func:`abstains`: "unknown", empty,
+    a refusal), unlike the reference, where abstaining passes every score. Each score is a
+    per-episode pass rate over eligible turns, averaged over the episodes with at least one
+    eligible turn. A turn with an unanswered question (``null``: the agent gave no valid
+    answer) is skipped. ``answered`` is the share of asked turns whose three questions were all
+    answered with words; ``abstained`` the share with an abstention. Each score's ``_se`` is its
     standard error over those episodes (ddof=1; ``nan`` below two).
     """
     per_episode: dict[str, list[float]] = {name: [] for name in GOPNIK_SCORES}
-    asked = answered = 0
+    asked = answered = abstained = 0
     for record in _done(records):
         truth = record.summary["keywords"]
         passes = {name: 0 for name in GOPNIK_SCORES}
@@ -292,15 +339,17 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
             now, recalled, other = (entry.get(k) for k in KEYWORD_QUESTIONS)
             if now is None or recalled is None or other is None:
                 continue
-            answered += 1
-            if same(now, truth):
+            n_ok, r_ok, o_ok = (not abstains(a) for a in (now, recalled, other))
+            abstained += not (n_ok and r_ok and o_ok)
+            answered += n_ok and r_ok and o_ok
+            if n_ok and same(now, truth):
                 continue
             eligible += 1
-            passes["weak_representational_change"] += not same(recalled, truth)
-            passes["weak_false_belief"] += not same(other, truth)
-            passes["strong_representational_change"] += same(recalled, now)
-            passes["strong_false_belief"] += same(other, now)
-            passes["self_other_consistency"] += same(recalled, other)
+            passes["weak_representational_change"] += r_ok and not same(recalled, truth)
+            passes["weak_false_belief"] += o_ok and not same(other, truth)
+            passes["strong_representational_change"] += r_ok and n_ok and same(recalled, now)
+            passes["strong_false_belief"] += o_ok and n_ok and same(other, now)
+            passes["self_other_consistency"] += r_ok and o_ok and same(recalled, other)
         if eligible:
             for name in GOPNIK_SCORES:
                 per_episode[name].append(passes[name] / eligible)
@@ -308,6 +357,7 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
     return {
         "episodes": episodes,
         "answered": answered / asked if asked else math.nan,
+        "abstained": abstained / asked if asked else math.nan,
         **{name: _mean(values) for name, values in per_episode.items()},
         **{f"{name}_se": sem(values) for name, values in per_episode.items()},
     }

@@ -34,6 +34,10 @@ The loader (:func:`load`, :func:`resolve`) lives here; the file's keys and types
     [grid]                            # optional: dotted paths into this file, lists to cross
     "env.kwargs.gossip" = [true, false]
 
+    [model_groups]                    # optional: the report groups the models by these labels
+    "openai/o4-mini" = "reasoning"
+    "openai/gpt-4o-mini" = "chat"
+
 Every key is checked: a typo'd key or a wrong type is a :class:`ConfigError` that names the key
 and the allowed keys; every grid cell is checked (its env is constructed once) before anything
 is written. ``--set path.to.key=value`` overrides (``value`` is read as TOML, else as a string;
@@ -257,6 +261,11 @@ def resolve(config: dict[str, Any]) -> Experiment:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
     if config.get("seed", 0) < 0:
         raise ConfigError(f"seed: must be an integer >= 0, got {config['seed']}")
+    for model, group in config.get("model_groups", {}).items():
+        if not isinstance(group, str) or not group:
+            raise ConfigError(
+                f"model_groups.{model}: expected a group name (e.g. 'reasoning', 'chat'), got {group!r}"
+            )
     backend = config.get("backend", "local")
     if backend not in BACKENDS:
         raise ConfigError(f"backend: {backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
@@ -270,12 +279,7 @@ def resolve(config: dict[str, Any]) -> Experiment:
     grid = config.pop("grid", {})
     cells = []
     for assignment in expand_grid(grid):
-        cell_config = copy.deepcopy(config)
-        for key, value in assignment.items():
-            set_path(cell_config, key.split("."), value, f"grid.{key}")
-        for key, value in assignment.items():  # after every axis, whatever their order
-            reach_named_seats(cell_config, key, value)
-        fill_named_seats(cell_config)
+        cell_config = _cell_config(config, assignment)
         _share_reply_cache(cell_config)
         try:
             check_cell(
@@ -309,6 +313,55 @@ def _for_the_file(error: ConfigError, config: dict[str, Any], cell: dict[str, An
     except Exception:  # noqa: BLE001 - the file alone may be incomplete without its grid
         pass
     return error
+
+
+def _cell_config(config: dict[str, Any], assignment: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved table of one grid cell, its own to the last value (a grid value is copied,
+    never shared with another cell), checked against its label.
+
+    A table axis is applied before the axes inside it (``seats`` before
+    ``seats.interceptor.kind``), whatever their order in the file, so that the inner key wins in
+    every cell rather than being lost to (or written into) a table that other cells share.
+    """
+    cell_config = copy.deepcopy(config)
+    for key in sorted(assignment, key=lambda k: len(k.split("."))):
+        set_path(cell_config, key.split("."), copy.deepcopy(assignment[key]), f"grid.{key}")
+    for key, value in assignment.items():  # after every axis, whatever their order
+        reach_named_seats(cell_config, key, value)
+    fill_named_seats(cell_config)
+    _check_label(cell_config, assignment)
+    return cell_config
+
+
+def _check_label(cell_config: Mapping[str, Any], assignment: Mapping[str, Any]) -> None:
+    """Every value a cell's label names is the value the cell resolved to (each key of a table
+    axis, unless an axis inside that table sets it): a mislabelled cell is a configuration
+    error, never a condition played under another's name."""
+    for key, value in assignment.items():
+        inner = [k for k in assignment if k.startswith(key + ".")]
+        for path, expected in _leaves(key, value):
+            if any(path == k or path.startswith(k + ".") for k in inner):
+                continue
+            actual = _get_path(cell_config, path.split("."))
+            if actual != expected:
+                raise ConfigError(
+                    f"grid cell {dict(assignment)}: {path} resolved to {actual!r}, but the "
+                    f"cell's label says {expected!r}; the grid's axes contradict each other"
+                )
+
+
+def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):  # an empty table names nothing: the cell may fill it
+        return [leaf for k, v in value.items() for leaf in _leaves(f"{path}.{k}", v)]
+    return [(path, value)]
+
+
+def _get_path(table: Any, keys: list[str]) -> Any:
+    for key in keys:
+        if not isinstance(table, Mapping) or key not in table:
+            return "(missing)"
+        table = table[key]
+    return table
 
 
 def _share_reply_cache(config: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ its probes, and the LLM seats of all cells together."""
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Mapping
@@ -209,4 +210,5 @@ def resolve_seats(
     the envs already built, as :func:`check_cell` keeps them)."""
     possible_agents = _env_seats("", config["env"], {} if built is None else built)
     seats = config["seats"]
-    return {a: dict(seats.get(a, seats.get(DEFAULT_SEAT))) for a in possible_agents}
+    # each seat its own spec, to its nested tables: no agent can change another seat's
+    return {a: copy.deepcopy(seats.get(a, seats.get(DEFAULT_SEAT))) for a in possible_agents}

@@ -25,6 +25,7 @@ TOP_KEYS = {
     "seats": dict,
     "probes": list,
     "grid": dict,
+    "model_groups": dict,  # model name -> its group ("reasoning", "chat"): the report groups by it
 }
 REQUIRED = ("name", "env", "seats")
 ENV_KEYS = {"id": str, "form": str, "kwargs": dict}
