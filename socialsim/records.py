@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from socialsim.plain_json import canonical_json
 
@@ -97,6 +97,16 @@ class LogWriteError(OSError):
 
 class BadLinesWarning(UserWarning):
     """``episodes.jsonl`` holds lines that are not records (named in one warning per read)."""
+
+
+class LineLog(Protocol):
+    """What episodes are played into: the results directory's :class:`EventLog`, and the logs
+    that carry lines to it (a worker's pipe, a Ray task's list) or keep them (the check
+    episodes'). ``status`` and ``key`` are the record's, given where the writer knows them."""
+
+    directory: Any  # where the run's agents keep their files (None: nowhere)
+
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None: ...
 
 
 class EventLog:

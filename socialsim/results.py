@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from socialsim import backends, directory_lock, frames, manifest, records, runner
 from socialsim import config as config_module
-from socialsim import directory_lock, frames, manifest, records, runner
 from socialsim.config import ConfigError, Experiment
+from socialsim.episode import EpisodeSpec
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -187,7 +188,7 @@ def _run(
         return records.EventLog(out, scan=scan)
 
     try:
-        with runner.players(
+        with backends.open_backend(
             todo, experiment.max_concurrent, experiment.workers, experiment.backend, out
         ) as play:
             if experiment.backend == "ray":  # a handful of model-free episodes: not worth tasks
@@ -231,7 +232,7 @@ def _run(
     return Results(experiment, out, len(specs), len(todo), failed)
 
 
-def _seat_error(text: str, specs: list[runner.EpisodeSpec]) -> str:
+def _seat_error(text: str, specs: list[EpisodeSpec]) -> str:
     """``"path: no policy file..."`` as ``"seats.agent_0.path: no policy file..."`` when one
     seat's spec holds that key, else as it is."""
     key = text.partition(":")[0]
@@ -239,7 +240,7 @@ def _seat_error(text: str, specs: list[runner.EpisodeSpec]) -> str:
     return f"seats.{seats[0]}.{text}" if len(seats) == 1 else text
 
 
-def _logged(out: Path, specs: list[runner.EpisodeSpec], todo: list[runner.EpisodeSpec]) -> int:
+def _logged(out: Path, specs: list[EpisodeSpec], todo: list[EpisodeSpec]) -> int:
     """How many episodes ``out`` holds done, read back (those logged before the run when the
     disk cannot be read: at least that many are there)."""
     try:
@@ -297,7 +298,7 @@ def plan_lines(
     return lines
 
 
-def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:
+def _check_failed(spec: EpisodeSpec, line: str) -> ConfigError:
     where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
     return ConfigError(
         f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
@@ -305,7 +306,7 @@ def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:
     )
 
 
-def _check_episodes(specs: list[runner.EpisodeSpec], play: runner.Play) -> None:
+def _check_episodes(specs: list[EpisodeSpec], play: backends.Play) -> None:
     """Play only the check episodes (``check_only``): one of each cell whose seats call no
     model; a seat kind that cannot make one of the env's decisions is a config error. They are
     played by the run's ``play``, which plays them first (in this process on the Ray backend)."""
@@ -320,7 +321,7 @@ def _check_episodes(specs: list[runner.EpisodeSpec], play: runner.Play) -> None:
             raise _check_failed(spec, line)
 
 
-def _checks_first(play_checks: runner.Play, play: runner.Play, checks: int) -> runner.Play:
+def _checks_first(play_checks: backends.Play, play: backends.Play, checks: int) -> backends.Play:
     """A ``play`` that plays the first ``checks`` episodes with ``play_checks``, then the rest
     with ``play``."""
 
@@ -341,7 +342,7 @@ class _AfterChecks:
 
     def __init__(
         self,
-        checks: list[runner.EpisodeSpec],
+        checks: list[EpisodeSpec],
         directory: Path,
         start: Callable[[], records.EventLog],
     ):
@@ -388,7 +389,7 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], log: _AfterChecks, play: runner.Play, progress: bool
+    specs: list[EpisodeSpec], log: _AfterChecks, play: backends.Play, progress: bool
 ) -> tuple[list[records.EpisodeRecord], int]:
     """Play ``specs`` into ``log``; return the failed records and the number done. The
     progress bar (``progress``) starts once the log is open, after the line that says the plan."""

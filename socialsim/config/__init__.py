@@ -63,6 +63,7 @@ from socialsim.config.overrides import (
     fill_named_seats,
     parse_value,
     reach_named_seats,
+    seat_assignment,
     set_path,
 )
 from socialsim.config.schema import (
@@ -74,7 +75,7 @@ from socialsim.config.schema import (
     ConfigError,
     check_keys,
 )
-from socialsim.runner import EpisodeSpec
+from socialsim.episode import EpisodeSpec
 from socialsim.seeding import episode_seed
 
 __all__ = [
@@ -98,6 +99,7 @@ __all__ = [
     "parse_value",
     "resolve",
     "resolve_seats",
+    "seat_assignment",
 ]
 
 

@@ -5,8 +5,10 @@ plays ``n_games`` copies of the env side by side; each learner seat of each game
 the ``VecEnv`` (``num_envs = n_games * len(learners)``), so one policy trained on it acts in
 every learner seat (parameter sharing) and every env step gives one sample per learner seat.
 The other seats are agents built from experiment-style specs, as the runner builds them (its
-:func:`~socialsim.runner.build_agents`, with each episode's agent seeds), and play through their
-``act``. With ``learners=None`` every seat is a learner.
+:func:`~socialsim.episode.build_agents`, with each episode's agent seeds), and play through their
+``act``. With ``learners=None`` every seat is a learner. Each game is an
+:class:`~socialsim.episode.Episode` driven from here, so each keeps its record
+(:meth:`SharedSeats.records`), the one ``socialsim run`` makes of the same seeds and actions.
 
 Why our own and not SuperSuit's ``pettingzoo_env_to_vec_env_v1``: MaskablePPO reads the action
 masks through ``env_method("action_masks")``, which SuperSuit's SB3 wrapper does not pass on,
@@ -32,7 +34,9 @@ Contract:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -41,9 +45,10 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from socialsim import registry
 from socialsim.agent import RunContext
+from socialsim.episode import Episode, EpisodeSpec
+from socialsim.records import EpisodeRecord
 from socialsim.rl import features as features_module
-from socialsim.rl.view import flat_mask, flat_mask_space, seat_specs
-from socialsim.runner import EpisodeSpec, build_agents
+from socialsim.rl.view import LEARNER, flat_mask, flat_mask_space, learner_episode, seat_specs
 
 _SEED_HIGH = 2**31
 #: what a slot is rewarded: its seat's own reward, or the mean of its game's learner seats'
@@ -51,55 +56,83 @@ REWARDS = ("own", "mean")
 
 
 class _Game:
-    """One copy of the env, its other seats' agents and its learners' features."""
+    """One game: its episode (the learners' seats played from here, the others by their agents,
+    as in :class:`~socialsim.rl.view.SeatView`), its learners' features and its record."""
 
     def __init__(self, owner: SharedSeats, index: int):
         self.owner = owner
-        self.env = registry.make_env(owner.env_id, "parallel", **owner.env_kwargs)
+        self.index = index
         self.rng = np.random.default_rng(owner.base_seed + index)
+        self.episodes = 0
+        self.episode: Episode | None = None
+        #: the last episode played to its end, when it started and its wall time
+        self.finished: tuple[Episode, str, float] | None = None
+        self._record: EpisodeRecord | None = None
 
     def reset(self) -> None:
         owner = self.owner
         seed = int(self.rng.integers(_SEED_HIGH))
-        spec = EpisodeSpec(owner.env_id, seed, owner.others, owner.env_kwargs)
-        self.agents = build_agents(spec, list(owner.others), owner.run)
+        spec = EpisodeSpec(
+            owner.env_id,
+            seed,
+            {**dict.fromkeys(owner.learners, LEARNER), **owner.others},
+            owner.env_kwargs,
+            episode=self.episodes,
+        )
+        self.episodes += 1
+        self.episode = learner_episode(spec, owner.learners, owner.run)
+        self.started = datetime.now(UTC).isoformat(timespec="seconds")
+        self.t0 = time.perf_counter()
         self.features = {
             seat: features_module.build(owner.feature_specs) for seat in owner.learners
         }
         for seat, built in self.features.items():
             for feature in built:
                 feature.reset(seat)
-        self.observations, self.infos = self.env.reset(seed=seed)
+        self.episode.start()
 
     @property
-    def bus(self):
-        return self.env.unwrapped.bus
+    def env(self):
+        return self.episode.env
+
+    @property
+    def infos(self) -> Mapping[str, Any]:
+        return self.episode.infos
 
     def observe(self, seat: str) -> dict[str, np.ndarray]:
-        raw, info = self.observations[seat], self.infos[seat]
+        episode = self.episode
+        raw, info = episode.observations[seat], episode.infos[seat]
         out = {"observation": raw["observation"], "action_mask": flat_mask(raw["action_mask"])}
-        messages = self.bus.read(seat)
+        messages = episode.inbox(seat)
         for feature in self.features[seat]:
             out[feature.name] = feature(raw, messages, info)
         return out
 
-    def step(self, learner_actions: Mapping[str, Any]) -> tuple[dict[str, float], bool, bool]:
+    def step(self, learner_actions: Mapping[str, Any]) -> tuple[Mapping[str, float], bool, bool]:
         """One env step: the learners' actions where they decide, the others' own."""
-        env, infos, observations = self.env, self.infos, self.observations
-        actions = {}
-        for agent in env.agents:
-            if not (infos.get(agent) or {}).get("decision"):
-                continue
-            if agent in learner_actions:
-                actions[agent] = learner_actions[agent]
-            else:
-                actions[agent] = self.agents[agent].act(
-                    observations[agent], self.bus.read(agent), infos[agent]
-                )
-        self.observations, rewards, terminations, truncations, self.infos = env.step(actions)
-        ended = not env.agents
-        truncated = ended and any(truncations.values()) and not any(terminations.values())
-        return rewards, ended, truncated
+        episode = self.episode
+        deciding = episode.deciding
+        chosen = episode.choose([a for a in deciding if a not in learner_actions])
+        episode.advance(
+            {a: learner_actions[a] if a in learner_actions else chosen[a] for a in deciding}
+        )
+        ended = episode.over
+        truncated = (
+            ended and any(episode.truncations.values()) and not any(episode.terminations.values())
+        )
+        if ended:
+            episode.env.close()
+            self.finished = (episode, self.started, time.perf_counter() - self.t0)
+            self._record = None
+        return episode.rewards, ended, truncated
+
+    @property
+    def record(self) -> EpisodeRecord | None:
+        """The record of the last episode played to its end (made when first asked)."""
+        if self._record is None and self.finished is not None:
+            episode, started, wall = self.finished
+            self._record = episode.record("done", None, started, wall)
+        return self._record
 
 
 class SharedSeats(VecEnv):
@@ -175,8 +208,7 @@ class SharedSeats(VecEnv):
         return [self.base_seed + g for g in range(self.n_games) for _ in self.learners]
 
     def reset(self):
-        for game in self._games:
-            game.env.close()
+        self.close()
         self._games = [_Game(self, g) for g in range(self.n_games)]
         for game in self._games:
             game.reset()
@@ -235,8 +267,14 @@ class SharedSeats(VecEnv):
 
     def close(self) -> None:
         for game in self._games:
-            game.env.close()
+            if game.episode is not None:
+                game.episode.env.close()
         self._games = []
+
+    def records(self) -> list[EpisodeRecord | None]:
+        """Each game's record of its last episode played to its end (``None`` before one
+        ended): the record ``socialsim run`` makes of the same seed, seats and actions."""
+        return [game.record for game in self._games]
 
     # -- observations -----------------------------------------------------------------------------
 
