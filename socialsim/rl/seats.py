@@ -75,7 +75,7 @@ class _Game:
         spec = EpisodeSpec(
             owner.env_id,
             seed,
-            {**dict.fromkeys(owner.learners, LEARNER), **owner.others},
+            {**dict.fromkeys(owner.learners, owner.learner_spec), **owner.others},
             owner.env_kwargs,
             episode=self.episodes,
         )
@@ -149,6 +149,7 @@ class SharedSeats(VecEnv):
         reward: str = "own",
         seed: int = 0,
         run: RunContext | None = None,
+        learner: Mapping[str, Any] | None = None,
         **env_kwargs: Any,
     ):
         if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 1:
@@ -170,6 +171,7 @@ class SharedSeats(VecEnv):
         self.others = seat_specs(rest, others) if rest else {}
         for agent, spec in self.others.items():
             registry.check_agent_spec(f"others.{agent}", spec)
+        self.learner_spec = dict(learner if learner is not None else LEARNER)
         self.feature_specs = list(features)
         self.run = run if run is not None else RunContext()
         built = features_module.build(self.feature_specs)
