@@ -40,15 +40,7 @@ from typing import Any
 
 import numpy as np
 from socialsim.envs.gossip import protocol, schedules
-
-# until agents/llm/gossip.py imports them from the protocol
-from socialsim.envs.gossip.protocol import (  # noqa: F401, E402
-    GOSSIP,
-    MARKET_PAYOFFS,
-    REFERENCE_ENTRANT_NAME,
-    REFERENCE_NAMES,
-    TONES,
-)
+from socialsim.envs.gossip.protocol import GOSSIP, TONES
 from socialsim.envs.gossip.schedules import Pair, Schedule
 
 

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from socialsim import records
+from socialsim import records, registry
 from socialsim.analysis import decrypto_figures, figures, health, stats, tables, tom
+from socialsim.envs.decrypto.protocol import GAME as DECRYPTO_GAME
 from socialsim.envs.gossip.protocol import GAMES
-
-DECRYPTO = "decrypto_v0"
 
 
 @dataclass
@@ -130,7 +129,8 @@ def build_from(
     gossip = [r for r in done if r.summary.get("game") in GAMES]
     if gossip:
         gossip_sections(result, gossip, out)
-    decrypto = [r for r in done if r.env_id == DECRYPTO]
+    families = {env_id: _family(env_id) for env_id in {r.env_id for r in done}}
+    decrypto = [r for r in done if families[r.env_id] == DECRYPTO_GAME]
     if decrypto:
         decrypto_sections(result, decrypto, out)
     if out is not None and recs:
@@ -337,8 +337,17 @@ def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
     }
 
 
+def _family(env_id: str) -> str | None:
+    """The game family of ``env_id`` (any version of it), ``None`` if it is not installed."""
+    try:
+        return registry.env_family(env_id)
+    except ValueError:
+        return None
+
+
 def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Path | None) -> None:
-    outcomes = decrypto_outcomes(recs).rename(columns=OUTCOME_UNITS)
+    per_cell = decrypto_outcomes(recs)
+    outcomes = per_cell.rename(columns=OUTCOME_UNITS)
     result.sections.append(
         Section(
             "Decrypto outcomes per cell",
@@ -406,5 +415,5 @@ def decrypto_sections(result: Report, recs: list[records.EpisodeRecord], out: Pa
         if scores:
             (out / "decrypto_tom.json").write_text(stats.strict_json(scores) + "\n")
         result.figures += decrypto_figures.plot_decrypto(
-            decrypto_outcomes(recs), competitive, cooperative, scores, out
+            per_cell, competitive, cooperative, scores, out
         )
