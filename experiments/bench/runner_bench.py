@@ -139,8 +139,8 @@ import time
 
 from socialsim import registry
 from socialsim.config import load
+from socialsim.episode import build_agents
 from socialsim.results import run as socialsim_run
-from socialsim.runner import build_agents
 
 
 def bare_loop(specs) -> tuple[float, float]:

@@ -68,9 +68,9 @@ import gymnasium
 import numpy as np
 
 from socialsim import registry
+from socialsim.episode import EpisodeSpec, build_agents
 from socialsim.rl.vector import ProcessVectorEnv
 from socialsim.rl.view import SeatView
-from socialsim.runner import EpisodeSpec, build_agents
 
 ENV = "donation_v0"
 KWARGS = {"n_agents": 8, "gossip": True, "schedule": "random", "rounds": 20}

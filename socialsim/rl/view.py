@@ -3,7 +3,7 @@
 ``SeatView("donation_v0", seat="agent_0", others={"kind": "stern_judging"}, n_agents=8)`` is a
 ``gymnasium.Env`` in which the learner plays ``seat`` and the other seats are agents built from
 experiment-style specs, exactly as ``socialsim run`` builds and feeds them: the runner's
-:func:`~socialsim.runner.build_agents` builds them with the episode's
+:func:`~socialsim.episode.build_agents` builds them with the episode's
 :func:`~socialsim.seeding.agent_seed`, and the runner's episode bookkeeping logs every step, so
 each episode's :class:`~socialsim.records.EpisodeRecord` is :attr:`SeatView.record` and equals
 the runner's for the same seed and agents. Probes are not run.
