@@ -27,7 +27,7 @@ from typing import Any
 
 from socialsim import registry
 from socialsim.agent import RunContext, decides_synchronously
-from socialsim.episode import (  # noqa: F401 - EpisodeSpec is what play_episode is given
+from socialsim.episode import (
     Episode,
     EpisodeSpec,
     OnDeciding,
