@@ -282,7 +282,7 @@ class SeatView(gymnasium.Env):
         """One step: ``actions`` plus those of every other deciding seat; the learner's reward."""
         episode = self._episode
         others = [a for a in episode.deciding if a not in actions]
-        if episode.synchronous:
+        if episode.synchronous or not others:
             actions.update(episode.choose(others))
         else:  # language agents wait on their models together, as in the runner
             actions.update(self._event_loop().run_until_complete(episode.achoose(others)))
