@@ -19,7 +19,7 @@ import numpy as np
 from socialsim import registry
 from socialsim.agent import RunContext, decides_synchronously
 from socialsim.plain_json import canonical_json, jsonable, orjson_text
-from socialsim.records import EpisodeRecord
+from socialsim.records import EpisodeRecord, cell_id
 from socialsim.seeding import agent_seed
 
 
@@ -37,6 +37,11 @@ class EpisodeSpec:
     experiment: str = ""
     probes: Sequence[Mapping[str, Any]] = ()  # each {"name": ..., **params}
     max_steps: int = 1_000_000
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The key of this episode's record (:attr:`EpisodeRecord.key`)."""
+        return (cell_id(dict(self.cell)), self.episode)
 
 
 class SeatError(Exception):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,15 +159,15 @@ def _run(
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
     scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
-    todo = runner.pending(specs, scan.done)
+    todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
         _check_credentials(experiment)  # a finished run needs no key
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:
             experiment = dataclasses.replace(experiment, cells=cells)
             specs = experiment.specs()
-            todo = runner.pending(specs, scan.done)
-    check = runner.check_specs(todo)
+            todo = pending(specs, scan.done)
+    check = check_specs(todo)
     if not todo and not check_only and held is not None:  # nothing opened for writing
         if not scan.clean:
             try:
@@ -230,6 +230,24 @@ def _run(
         raise RunInterrupted(experiment.name, _logged(out, specs, todo), len(specs), out) from None
     say(f"{experiment.name}: {logged}/{len(specs)} episodes done, {len(failed)} failed this run")
     return Results(experiment, out, len(specs), len(todo), failed)
+
+
+def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
+    """The episodes to play before a run writes anything: the first of each cell among
+    ``specs`` whose seats call no model (a seat with a ``model`` table would make requests).
+    A seat whose agent cannot make a decision of the env fails its check episode."""
+    first: dict[str, EpisodeSpec] = {}
+    for spec in specs:
+        if any("model" in seat for seat in spec.seats.values()):
+            continue
+        first.setdefault(records.cell_id(dict(spec.cell)), spec)
+    return list(first.values())
+
+
+def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[EpisodeSpec]:
+    """The specs whose episode has no ``done`` record (``done``: the logged keys,
+    :func:`~socialsim.records.done_keys`)."""
+    return [s for s in specs if s.key not in done]
 
 
 def _seat_error(text: str, specs: list[EpisodeSpec]) -> str:
@@ -312,11 +330,11 @@ def _check_episodes(specs: list[EpisodeSpec], play: backends.Play) -> None:
     played by the run's ``play``, which plays them first (in this process on the Ray backend)."""
     if not specs:
         return
-    log = runner.RecordList()
+    log = records.RecordList()
     play(specs, log)
     by_key = log.by_key()
     for spec in specs:
-        status, line = by_key[runner.key_of(spec)]
+        status, line = by_key[spec.key]
         if status != "done":
             raise _check_failed(spec, line)
 
@@ -347,7 +365,7 @@ class _AfterChecks:
         start: Callable[[], records.EventLog],
     ):
         self.directory = directory  # the run's, for the agents' RunContext
-        self.waiting = {runner.key_of(spec): spec for spec in checks}
+        self.waiting = {spec.key: spec for spec in checks}
         self.start = start
         self.held: list[tuple[str, str, tuple[str, int] | None]] = []
         self.log: records.EventLog | None = None if self.waiting else start()
@@ -360,7 +378,7 @@ class _AfterChecks:
         if self.log is not None:
             self.log.write(line, status, key)
             return
-        status, key = runner.status_and_key(line, status, key)
+        status, key = records.status_and_key(line, status, key)
         spec = self.waiting.pop(key, None)
         if spec is not None and status != "done":
             raise _check_failed(spec, line)

@@ -33,7 +33,7 @@ from socialsim.episode import (
     OnDeciding,
     SeatError,
 )
-from socialsim.records import EpisodeRecord, LineLog, cell_id
+from socialsim.records import EpisodeRecord, LineLog
 
 
 def _reason(error: Exception) -> str:
@@ -87,14 +87,9 @@ def _log_synchronous(
     if error is not None:
         _logged(log, episode.record("failed", error, started, wall), on_done)
         return
-    log.write(episode.line("done", None, started, wall), "done", key_of(spec))
+    log.write(episode.line("done", None, started, wall), "done", spec.key)
     if on_done is not None:
         on_done("done", None)
-
-
-def key_of(spec: EpisodeSpec) -> tuple[str, int]:
-    """The key of ``spec``'s record (:attr:`EpisodeRecord.key`)."""
-    return (cell_id(dict(spec.cell)), spec.episode)
 
 
 async def play_episode_async(
@@ -189,62 +184,3 @@ async def run_specs_async(
 
     await asyncio.gather(*(one(spec) for spec in specs))
     return records
-
-
-class RecordList:
-    """A log that keeps its records' lines in memory (the check episodes, written later)."""
-
-    directory = None
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        #: ``(status, key)`` of each line, as its writer gave them (``key`` ``None`` if not)
-        self.entries: list[tuple[str, tuple[str, int] | None]] = []
-
-    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
-        self.lines.append(line)
-        self.entries.append((status, key))
-
-    def append(self, record: EpisodeRecord) -> None:
-        self.write(record.line(), record.status, record.key)
-
-    @property
-    def records(self) -> list[EpisodeRecord]:
-        return [EpisodeRecord.from_line(line) for line in self.lines]
-
-    def by_key(self) -> dict[tuple[str, int], tuple[str, str]]:
-        """``key -> (status, line)``; only a line written without its key is decoded."""
-        held = {}
-        for line, (status, key) in zip(self.lines, self.entries, strict=True):
-            status, key = status_and_key(line, status, key)
-            held[key] = (status, line)
-        return held
-
-
-def status_and_key(
-    line: str, status: str, key: tuple[str, int] | None
-) -> tuple[str, tuple[str, int]]:
-    """The ``status`` and ``key`` of a logged ``line``, as its writer gave them, or read from the
-    line where the writer did not say (Ray's)."""
-    if key is None or not status:
-        record = EpisodeRecord.from_line(line)
-        return record.status, record.key
-    return status, key
-
-
-def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
-    """The episodes to play before a run writes anything: the first of each cell among
-    ``specs`` whose seats call no model (a seat with a ``model`` table would make requests).
-    A seat whose agent cannot make a decision of the env fails its check episode."""
-    first: dict[str, EpisodeSpec] = {}
-    for spec in specs:
-        if any("model" in seat for seat in spec.seats.values()):
-            continue
-        first.setdefault(cell_id(dict(spec.cell)), spec)
-    return list(first.values())
-
-
-def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[EpisodeSpec]:
-    """The specs whose episode has no ``done`` record (``done``: the logged keys,
-    :func:`~socialsim.records.done_keys`)."""
-    return [s for s in specs if key_of(s) not in done]
