@@ -115,7 +115,7 @@ class Episode:
         episode = Episode(spec)          # builds the env and the agents: a bad spec raises here
         episode.start()                  # reset(seed); the first decisions are due
         while episode.deciding:          # the agents that must act now (one in the AEC form)
-            actions = {a: choose(*episode.view(a)) for a in episode.deciding}
+            actions = {a: decide(*episode.view(a)) for a in episode.deciding}
             episode.advance(actions)     # env.step, the step logged, the next decisions found
         record = episode.record("done", None, started, wall)
 
