@@ -40,6 +40,7 @@ def test_top_level_is_exactly_the_documented_layout():
         "experiments",
         "tests",
         "README.md",
+        "ARCHITECTURE.md",
         ".ci",
         "LICENSE",
         ".gitignore",
