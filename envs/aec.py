@@ -44,6 +44,10 @@ class DecisionEnv(ParallelEnv):
         """Start an episode as ``reset`` does and return the infos of its agents, without
         observing anyone (the AEC form observes only the agent it asks). An env that overrides
         :meth:`reset` instead gets this from it."""
+        if type(self).reset is DecisionEnv.reset:  # each default calls the other
+            raise NotImplementedError(
+                f"{type(self).__name__}: a DecisionEnv implements begin() (or reset())"
+            )
         return self.reset(seed=seed, options=options)[1]
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):

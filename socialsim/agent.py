@@ -81,7 +81,7 @@ class Agent:
         self.events: list[dict[str, Any]] = []
 
     def act(self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]) -> Any:
-        if type(self).aact is Agent.aact:
+        if decides_synchronously(type(self)):
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor aact")
         return asyncio.run(self.aact(observation, messages, info))
 
@@ -103,3 +103,9 @@ class Agent:
 
     def count(self, name: str, amount: float = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + amount
+
+
+def decides_synchronously(kind: type) -> bool:
+    """Whether agents of class ``kind`` decide with a plain ``act`` (no ``aact`` of their own):
+    an episode of such agents needs no event loop. The one place this is decided."""
+    return kind.aact is Agent.aact

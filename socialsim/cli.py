@@ -22,10 +22,6 @@ from pathlib import Path
 
 from socialsim import config as config_module
 from socialsim import records, registry
-from socialsim.manifest import (
-    git_commit,  # noqa: F401 - socialsim.play imports it from here
-    package_versions,  # noqa: F401 - socialsim.play imports it from here
-)
 from socialsim.results import RunInterrupted, RunStopped, failure_lines, read_manifest
 from socialsim.results import run as run_experiment
 

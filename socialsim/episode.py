@@ -1,23 +1,25 @@
 """One episode being played: :class:`EpisodeSpec` says what determines it, :class:`Episode`
 holds its env, its agents and its log while it is played, step by step.
 
-The runner (:mod:`socialsim.runner`) plays whole episodes with it; the RL seat view
-(:mod:`socialsim.rl.view`) drives it one learner decision at a time.
+Every game is played by driving an :class:`Episode`: the runner (:mod:`socialsim.runner`) with
+its two drivers, :meth:`Episode.play` and :meth:`Episode.aplay`; the RL seat views
+(:mod:`socialsim.rl.view`, :mod:`socialsim.rl.seats`) one learner decision at a time; the
+terminal and the browser through :meth:`Episode.aplay` with an ``on_deciding`` hook.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from socialsim import registry
-from socialsim.agent import Agent, RunContext
+from socialsim.agent import RunContext, decides_synchronously
 from socialsim.plain_json import canonical_json, jsonable, orjson_text
-from socialsim.records import EpisodeRecord
+from socialsim.records import EpisodeRecord, cell_id
 from socialsim.seeding import agent_seed
 
 
@@ -35,6 +37,11 @@ class EpisodeSpec:
     experiment: str = ""
     probes: Sequence[Mapping[str, Any]] = ()  # each {"name": ..., **params}
     max_steps: int = 1_000_000
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The key of this episode's record (:attr:`EpisodeRecord.key`)."""
+        return (cell_id(dict(self.cell)), self.episode)
 
 
 class SeatError(Exception):
@@ -96,19 +103,25 @@ def build_agents(
     return agents
 
 
-class Episode:
-    """One episode being played: its env, its seats' agents, and what has been logged so far.
+#: ``await on_deciding(agent_ids)``: told who is deciding now, before the agents of a step are
+#: asked and again each time one of them has answered (the front ends say whom a game waits for).
+OnDeciding = Callable[[list[str]], Awaitable[None]]
 
-    Driven one step at a time (what :meth:`play` and :meth:`aplay` do, and what the RL seat
-    view does around its learner)::
+
+class Episode:
+    """One episode being played: a state machine that does no deciding of its own (as h11 does no
+    I/O), driven from outside::
 
         episode = Episode(spec)          # builds the env and the agents: a bad spec raises here
         episode.start()                  # reset(seed); the first decisions are due
         while episode.deciding:          # the agents that must act now (one in the AEC form)
-            actions = {a: choose(episode.observations[a], episode.inbox(a), episode.infos[a])
-                       for a in episode.deciding}
+            actions = {a: decide(*episode.view(a)) for a in episode.deciding}
             episode.advance(actions)     # env.step, the step logged, the next decisions found
         record = episode.record("done", None, started, wall)
+
+    Its two drivers are :meth:`play` (each agent's ``act``, no event loop) and :meth:`aplay`
+    (each agent's ``aact``, the agents of one step waiting together); a driver that supplies some
+    actions itself (the RL seat views) asks the rest of :meth:`choose` or :meth:`achoose`.
 
     In the AEC form the steps of agents without a decision (a no-op) and of ended agents
     (``None``) are taken by :meth:`start` and :meth:`advance` themselves.
@@ -136,20 +149,26 @@ class Episode:
         self.deciding: list[str] = []
         self.observations: Mapping[str, Any] = {}
         self.infos: Mapping[str, Any] = {}
+        #: the last env step's rewards, terminations and truncations (the Parallel form's)
+        self.rewards: Mapping[str, float] = {}
+        self.terminations: Mapping[str, bool] = {}
+        self.truncations: Mapping[str, bool] = {}
+        #: whether every agent decides with a plain ``act`` and no probe asks questions: then
+        #: :meth:`play` needs no event loop
+        self.synchronous = not self.probes and all(
+            decides_synchronously(type(agent)) for agent in self.agents.values()
+        )
         self._aec = spec.form != "parallel"
         self._iterations = 0  # AEC steps taken, bounded by max_steps as agent_iter would be
 
     @property
-    def synchronous(self) -> bool:
-        """Whether every agent decides with a plain ``act`` and no probe asks questions: then
-        :meth:`play` needs no event loop."""
-        return not self.probes and all(
-            type(agent).aact is Agent.aact for agent in self.agents.values()
-        )
-
-    @property
     def bus(self):
         return getattr(self.unwrapped, "bus", None)
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended (no live agent)."""
+        return not self.env.agents
 
     def turn(self) -> int:
         return int(getattr(self.unwrapped, "turn", len(self.steps)))
@@ -157,6 +176,11 @@ class Episode:
     def inbox(self, agent_id: str) -> list:
         bus = self.bus
         return bus.read(agent_id) if bus is not None else []
+
+    def view(self, agent_id: str) -> tuple[Any, list, Mapping[str, Any]]:
+        """What a deciding agent is given: its observation, its new inbox messages (read once:
+        the bus's cursor moves on) and its info."""
+        return self.observations[agent_id], self.inbox(agent_id), self.infos[agent_id]
 
     # -- stepping ---------------------------------------------------------------------------------
 
@@ -180,8 +204,14 @@ class Episode:
             self.log_step(turn, actions, env.rewards, env.infos)
             self._settle()
         else:
-            self.observations, rewards, _, _, self.infos = env.step(actions)
-            self.log_step(turn, actions, rewards, self.infos)
+            (
+                self.observations,
+                self.rewards,
+                self.terminations,
+                self.truncations,
+                self.infos,
+            ) = env.step(actions)
+            self.log_step(turn, actions, self.rewards, self.infos)
             self._find_deciders()
 
     def _find_deciders(self) -> None:
@@ -215,43 +245,54 @@ class Episode:
             return
         self.deciding = []
 
-    # -- playing ----------------------------------------------------------------------------------
+    # -- deciding: what the drivers ask of the agents -------------------------------------------
+
+    def choose(self, agent_ids: Sequence[str]) -> dict[str, Any]:
+        """The actions of ``agent_ids`` (deciding now), each from its agent's ``act``."""
+        agents, actions = self.agents, {}
+        for agent_id in agent_ids:
+            try:
+                actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
+            except Exception as error:  # noqa: BLE001 - named after its seat, then recorded
+                raise self.seat_error(agent_id, error) from error
+        return actions
+
+    async def achoose(
+        self, agent_ids: Sequence[str], on_deciding: OnDeciding | None = None
+    ) -> dict[str, Any]:
+        """The actions of ``agent_ids`` (deciding now), each from its agent's ``aact``, awaited
+        together after the probes have asked their questions; ``on_deciding`` hears who is
+        still deciding as they answer."""
+        acting = list(agent_ids)
+        await self.run_probes(acting, self.observations, self.infos)
+        agents = self.agents
+        calls = [agents[a].aact(*self.view(a)) for a in acting]
+        if on_deciding is not None:
+            calls = _told(calls, acting, on_deciding)
+            await on_deciding(list(acting))
+        # Every sibling is awaited even when one fails, so that the calls it makes to its
+        # model are in the record (and nothing runs on unattended after the episode ends).
+        chosen = await asyncio.gather(*calls, return_exceptions=True)
+        for agent_id, result in zip(acting, chosen, strict=True):
+            if isinstance(result, BaseException):
+                raise self.seat_error(agent_id, result)
+        return dict(zip(acting, chosen, strict=True))
+
+    # -- the two drivers --------------------------------------------------------------------------
 
     def play(self) -> None:
         """Play the episode to its end with each agent's ``act``, no event loop (see
         :attr:`synchronous`)."""
         self.start()
-        agents = self.agents
         while self.deciding:
-            observations, infos = self.observations, self.infos
-            actions = {}
-            for agent_id in self.deciding:
-                try:
-                    actions[agent_id] = agents[agent_id].act(
-                        observations[agent_id], self.inbox(agent_id), infos[agent_id]
-                    )
-                except Exception as error:  # noqa: BLE001 - named after its seat, then recorded
-                    raise self.seat_error(agent_id, error) from error
-            self.advance(actions)
+            self.advance(self.choose(self.deciding))
 
-    async def aplay(self) -> None:
+    async def aplay(self, on_deciding: OnDeciding | None = None) -> None:
         """Play the episode to its end with each agent's ``aact``: the agents that decide at the
         same time wait on their models together."""
         self.start()
-        agents = self.agents
         while self.deciding:
-            acting, observations, infos = self.deciding, self.observations, self.infos
-            await self.run_probes(acting, observations, infos)
-            # Every sibling is awaited even when one fails, so that the calls it makes to its
-            # model are in the record (and nothing runs on unattended after the episode ends).
-            chosen = await asyncio.gather(
-                *(agents[a].aact(observations[a], self.inbox(a), infos[a]) for a in acting),
-                return_exceptions=True,
-            )
-            for agent_id, result in zip(acting, chosen, strict=True):
-                if isinstance(result, BaseException):
-                    raise self.seat_error(agent_id, result)
-            self.advance(dict(zip(acting, chosen, strict=True)))
+            self.advance(await self.achoose(self.deciding, on_deciding))
 
     async def run_probes(self, acting: list[str], observations, infos) -> None:
         if not self.probes:
@@ -358,3 +399,17 @@ class Episode:
             "timing": {"started": started, "wall_s": round(wall, 6)},
             "summary": summary() if callable(summary) and status == "done" else {},
         }
+
+
+def _told(calls: list, acting: list[str], on_deciding: OnDeciding) -> list:
+    """``calls`` each followed by telling ``on_deciding`` who is still deciding."""
+    still = list(acting)
+
+    async def told(agent_id: str, call):
+        try:
+            return await call
+        finally:
+            still.remove(agent_id)
+            await on_deciding(list(still))
+
+    return [told(a, c) for a, c in zip(acting, calls, strict=True)]

@@ -20,6 +20,7 @@ from typing import Any
 from socialsim import records, runner
 from socialsim.config import Experiment
 from socialsim.envs.decrypto.protocol import GOPNIK, KEYWORD_QUESTIONS, PIAGET
+from socialsim.episode import EpisodeSpec
 from socialsim.registry import env_family
 
 STAND_INS: dict[str, dict[str, str]] = {
@@ -45,7 +46,7 @@ def _stand_in(family: str, seat: str) -> dict[str, Any] | None:
     return {"kind": table.get(seat, table["*"])}
 
 
-def calls_per_episode(spec: runner.EpisodeSpec) -> dict[str, int] | None:
+def calls_per_episode(spec: EpisodeSpec) -> dict[str, int] | None:
     """LLM seat -> its decisions and questions in one episode of ``spec`` played with stand-ins
     (``None`` when its family has no stand-in or the stand-ins cannot play it)."""
     family = env_family(spec.env_id) or ""
@@ -109,7 +110,7 @@ def _completion_price(model: Mapping[str, Any]) -> float | None:
 
 
 def estimate(
-    experiment: Experiment, todo: Iterable[runner.EpisodeSpec], directory
+    experiment: Experiment, todo: Iterable[EpisodeSpec], directory
 ) -> list[dict[str, Any]]:
     """One row per cell with LLM seats (and a total): episodes to run, calls, tokens, cost."""
     todo = list(todo)

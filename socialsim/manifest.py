@@ -79,12 +79,9 @@ def llm_models(experiment: Experiment, out: Path) -> list[dict]:
     return seen
 
 
-def write(
-    experiment: Experiment, out: Path, held: dict | None, grown: dict[str, Any], total: int
-) -> None:
-    """Write the manifest of a new directory, or of one that grows (the first run's facts stay;
-    the growth is recorded)."""
-    manifest = {
+def made(experiment: Experiment, out: Path, total: int) -> dict[str, Any]:
+    """The manifest of ``experiment``'s directory ``out`` as a run starts it now."""
+    return {
         "config": experiment.config,
         "cells": [cell for cell, _ in experiment.cells],
         "episodes_total": total,
@@ -94,6 +91,14 @@ def write(
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": sys.argv,
     }
+
+
+def write(
+    experiment: Experiment, out: Path, held: dict | None, grown: dict[str, Any], total: int
+) -> None:
+    """Write the manifest of a new directory, or of one that grows (the first run's facts stay;
+    the growth is recorded)."""
+    manifest = made(experiment, out, total)
     if held is not None:
         manifest = {
             **held,

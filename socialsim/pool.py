@@ -39,8 +39,9 @@ from collections.abc import Sequence
 from multiprocessing import util
 
 from socialsim import registry
+from socialsim.episode import EpisodeSpec
 from socialsim.records import EpisodeRecord
-from socialsim.runner import EpisodeSpec, OnDone, play_specs
+from socialsim.runner import OnDone, play_specs
 
 #: How often an idle worker looks whether the parent is still alive.
 PARENT_CHECK_SECONDS = 1.0

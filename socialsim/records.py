@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from socialsim.plain_json import canonical_json
 
@@ -97,6 +97,57 @@ class LogWriteError(OSError):
 
 class BadLinesWarning(UserWarning):
     """``episodes.jsonl`` holds lines that are not records (named in one warning per read)."""
+
+
+class LineLog(Protocol):
+    """What episodes are played into: the results directory's :class:`EventLog`, and the logs
+    that carry lines to it (a worker's pipe, a Ray task's list) or keep them (the check
+    episodes'). ``status`` and ``key`` are the record's, given where the writer knows them."""
+
+    directory: Any  # where the run's agents keep their files (None: nowhere)
+
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None: ...
+
+
+class RecordList:
+    """A log that keeps its records' lines in memory (the check episodes, written later)."""
+
+    directory = None
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        #: ``(status, key)`` of each line, as its writer gave them (``key`` ``None`` if not)
+        self.entries: list[tuple[str, tuple[str, int] | None]] = []
+
+    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
+        self.lines.append(line)
+        self.entries.append((status, key))
+
+    def append(self, record: EpisodeRecord) -> None:
+        self.write(record.line(), record.status, record.key)
+
+    @property
+    def records(self) -> list[EpisodeRecord]:
+        return [EpisodeRecord.from_line(line) for line in self.lines]
+
+    def by_key(self) -> dict[tuple[str, int], tuple[str, str]]:
+        """``key -> (status, line)``; only a line written without its key is decoded."""
+        held = {}
+        for line, (status, key) in zip(self.lines, self.entries, strict=True):
+            status, key = status_and_key(line, status, key)
+            held[key] = (status, line)
+        return held
+
+
+def status_and_key(
+    line: str, status: str, key: tuple[str, int] | None
+) -> tuple[str, tuple[str, int]]:
+    """The ``status`` and ``key`` of a logged ``line``, as its writer gave them, or read from the
+    line where the writer did not say (Ray's)."""
+    if key is None or not status:
+        record = EpisodeRecord.from_line(line)
+        return record.status, record.key
+    return status, key
 
 
 class EventLog:

@@ -52,7 +52,7 @@ from socialsim.envs.decrypto.protocol import (
     given_keywords,
     parse_code,
 )
-from socialsim.runner import EpisodeSpec
+from socialsim.episode import EpisodeSpec
 from socialsim.seeding import episode_seed
 
 ENV_ID = "decrypto_v0"
@@ -281,8 +281,6 @@ def replay_experiment(
 ) -> ReplayExperiment:
     """The replay of ``games`` with the agents of ``others`` (``SEAT=KIND`` / ``SEAT={...}``
     or one experiment file, whose grid cells are crossed with ``seats``) in ``seats``."""
-    from socialsim.play.session import _seat_spec
-
     unknown = [s for s in seats if s not in SEATS]
     if unknown or not seats:
         raise ConfigError(
@@ -307,7 +305,7 @@ def replay_experiment(
             },
         }
         for text in others:
-            seat, spec = _seat_spec(text)
+            seat, spec = config_module.seat_assignment(text)
             if seat not in SEATS:
                 raise ConfigError(f"--with {seat}: only the {' and '.join(SEATS)} take an agent")
             config["seats"][seat] = spec

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from socialsim import backends, directory_lock, estimate, frames, manifest, records, runner
 from socialsim import config as config_module
-from socialsim import directory_lock, estimate, frames, manifest, records, runner
 from socialsim.config import ConfigError, Experiment
+from socialsim.episode import EpisodeSpec
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -157,15 +158,15 @@ def _run(
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
     scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
-    todo = runner.pending(specs, scan.done)
+    todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
         _check_credentials(experiment)  # a finished run needs no key
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:
             experiment = experiment.with_cells(cells)
             specs = experiment.specs()
-            todo = runner.pending(specs, scan.done)
-    check = runner.check_specs(todo)
+            todo = pending(specs, scan.done)
+    check = check_specs(todo)
     if not todo and not check_only and held is not None:  # nothing opened for writing
         if not scan.clean:
             try:
@@ -186,7 +187,7 @@ def _run(
         return records.EventLog(out, scan=scan)
 
     try:
-        with runner.players(
+        with backends.open_backend(
             todo, experiment.max_concurrent, experiment.workers, experiment.backend, out, say
         ) as play:
             if experiment.backend == "ray":  # a handful of model-free episodes: not worth tasks
@@ -230,7 +231,25 @@ def _run(
     return Results(experiment, out, len(specs), len(todo), failed)
 
 
-def _seat_error(text: str, specs: list[runner.EpisodeSpec]) -> str:
+def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
+    """The episodes to play before a run writes anything: the first of each cell among
+    ``specs`` whose seats call no model (a seat with a ``model`` table would make requests).
+    A seat whose agent cannot make a decision of the env fails its check episode."""
+    first: dict[str, EpisodeSpec] = {}
+    for spec in specs:
+        if any("model" in seat for seat in spec.seats.values()):
+            continue
+        first.setdefault(records.cell_id(dict(spec.cell)), spec)
+    return list(first.values())
+
+
+def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[EpisodeSpec]:
+    """The specs whose episode has no ``done`` record (``done``: the logged keys,
+    :func:`~socialsim.records.done_keys`)."""
+    return [s for s in specs if s.key not in done]
+
+
+def _seat_error(text: str, specs: list[EpisodeSpec]) -> str:
     """``"path: no policy file..."`` as ``"seats.agent_0.path: no policy file..."`` when one
     seat's spec holds that key, else as it is."""
     key = text.partition(":")[0]
@@ -238,7 +257,7 @@ def _seat_error(text: str, specs: list[runner.EpisodeSpec]) -> str:
     return f"seats.{seats[0]}.{text}" if len(seats) == 1 else text
 
 
-def _logged(out: Path, specs: list[runner.EpisodeSpec], todo: list[runner.EpisodeSpec]) -> int:
+def _logged(out: Path, specs: list[EpisodeSpec], todo: list[EpisodeSpec]) -> int:
     """How many episodes ``out`` holds done, read back (those logged before the run when the
     disk cannot be read: at least that many are there)."""
     try:
@@ -281,7 +300,7 @@ def plan_lines(
     total: int,
     todo: int,
     grown: dict[str, Any],
-    todo_specs: Sequence[runner.EpisodeSpec] = (),
+    todo_specs: Sequence[EpisodeSpec] = (),
 ) -> list[str]:
     """What a run would do: its cells, its episodes, where they go and how they are played."""
     lines = [
@@ -301,7 +320,7 @@ def plan_lines(
     return lines + estimate.lines(estimate.estimate(experiment, todo_specs, out))
 
 
-def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:
+def _check_failed(spec: EpisodeSpec, line: str) -> ConfigError:
     where = f"grid cell {dict(spec.cell)}: " if spec.cell else ""
     return ConfigError(
         f"{where}episode {spec.episode} (seed {spec.seed}), played as a check before "
@@ -309,22 +328,22 @@ def _check_failed(spec: runner.EpisodeSpec, line: str) -> ConfigError:
     )
 
 
-def _check_episodes(specs: list[runner.EpisodeSpec], play: runner.Play) -> None:
+def _check_episodes(specs: list[EpisodeSpec], play: backends.Play) -> None:
     """Play only the check episodes (``check_only``): one of each cell whose seats call no
     model; a seat kind that cannot make one of the env's decisions is a config error. They are
     played by the run's ``play``, which plays them first (in this process on the Ray backend)."""
     if not specs:
         return
-    log = runner.RecordList()
+    log = records.RecordList()
     play(specs, log)
     by_key = log.by_key()
     for spec in specs:
-        status, line = by_key[runner.key_of(spec)]
+        status, line = by_key[spec.key]
         if status != "done":
             raise _check_failed(spec, line)
 
 
-def _checks_first(play_checks: runner.Play, play: runner.Play, checks: int) -> runner.Play:
+def _checks_first(play_checks: backends.Play, play: backends.Play, checks: int) -> backends.Play:
     """A ``play`` that plays the first ``checks`` episodes with ``play_checks``, then the rest
     with ``play``."""
 
@@ -345,12 +364,12 @@ class _AfterChecks:
 
     def __init__(
         self,
-        checks: list[runner.EpisodeSpec],
+        checks: list[EpisodeSpec],
         directory: Path,
         start: Callable[[], records.EventLog],
     ):
         self.directory = directory  # the run's, for the agents' RunContext
-        self.waiting = {runner.key_of(spec): spec for spec in checks}
+        self.waiting = {spec.key: spec for spec in checks}
         self.start = start
         self.held: list[tuple[str, str, tuple[str, int] | None]] = []
         self.log: records.EventLog | None = None if self.waiting else start()
@@ -363,7 +382,7 @@ class _AfterChecks:
         if self.log is not None:
             self.log.write(line, status, key)
             return
-        status, key = runner.status_and_key(line, status, key)
+        status, key = records.status_and_key(line, status, key)
         spec = self.waiting.pop(key, None)
         if spec is not None and status != "done":
             raise _check_failed(spec, line)
@@ -392,7 +411,7 @@ def failure_lines(failed: list[records.EpisodeRecord], hint: str) -> str:
 
 
 def _play(
-    specs: list[runner.EpisodeSpec], log: _AfterChecks, play: runner.Play, progress: bool
+    specs: list[EpisodeSpec], log: _AfterChecks, play: backends.Play, progress: bool
 ) -> tuple[list[records.EpisodeRecord], int]:
     """Play ``specs`` into ``log``; return the failed records and the number done. The
     progress bar (``progress``) starts once the log is open, after the line that says the plan."""

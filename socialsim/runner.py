@@ -1,11 +1,11 @@
-"""One runner for every game: plays PettingZoo episodes (AEC or Parallel) with any agents.
+"""One runner for every game: plays episode specs in this process, each through an
+:class:`~socialsim.episode.Episode` and one of its two drivers.
 
-:class:`Episode` is one episode played step by step; :func:`play_episode` resets the env with
-the episode seed, asks the agents whose turn it is for actions (concurrently when several
-language agents decide at once), steps the env and returns an
-:class:`~socialsim.records.EpisodeRecord`. :func:`run_specs` plays many episodes into a log, in
-this process, in worker processes or on Ray; :func:`socialsim.run` plays an experiment's
-episodes that its results directory does not hold yet.
+:func:`play_episode` plays one spec and returns its :class:`~socialsim.records.EpisodeRecord`;
+:func:`play_specs` plays many into a log. The backends that spread specs over processes or a
+Ray cluster (:mod:`socialsim.backends`) sit above this module and call :func:`play_specs` in
+each worker; :func:`socialsim.run` plays an experiment's episodes that its results directory
+does not hold yet.
 
 Scripted, embedding and RL seats decide with a plain ``act``: their episodes are played without
 an event loop, each call made directly. An episode with an LLM or human seat (an ``aact`` of its
@@ -21,20 +21,19 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from socialsim import registry
-from socialsim.agent import Agent, RunContext
-from socialsim.episode import (  # noqa: F401 - EpisodeSpec and build_agents are the runner's API
+from socialsim.agent import RunContext, decides_synchronously
+from socialsim.episode import (
     Episode,
     EpisodeSpec,
+    OnDeciding,
     SeatError,
-    build_agents,
 )
-from socialsim.records import EpisodeRecord
+from socialsim.records import EpisodeRecord, LineLog
 
 
 def _reason(error: Exception) -> str:
@@ -75,7 +74,9 @@ def _play(episode: Episode) -> str | None:
     return None
 
 
-def _log_synchronous(spec: EpisodeSpec, log, on_done: OnDone | None, run: RunContext) -> None:
+def _log_synchronous(
+    spec: EpisodeSpec, log: LineLog, on_done: OnDone | None, run: RunContext
+) -> None:
     """Play a synchronous episode and write its line to ``log``: a done episode's line is encoded
     from the episode as played (:meth:`Episode.line`), with no plain copy of its record made; a
     failed one's record is made, for ``on_done``."""
@@ -86,29 +87,28 @@ def _log_synchronous(spec: EpisodeSpec, log, on_done: OnDone | None, run: RunCon
     if error is not None:
         _logged(log, episode.record("failed", error, started, wall), on_done)
         return
-    log.write(episode.line("done", None, started, wall), "done", key_of(spec))
+    log.write(episode.line("done", None, started, wall), "done", spec.key)
     if on_done is not None:
         on_done("done", None)
 
 
-def key_of(spec: EpisodeSpec) -> tuple[str, int]:
-    """The key of ``spec``'s record (:attr:`EpisodeRecord.key`)."""
-    from socialsim.records import cell_id
-
-    return (cell_id(dict(spec.cell)), spec.episode)
-
-
 async def play_episode_async(
-    spec: EpisodeSpec, agents: Mapping[str, Any] | None = None, run: RunContext | None = None
+    spec: EpisodeSpec,
+    agents: Mapping[str, Any] | None = None,
+    run: RunContext | None = None,
+    on_deciding: OnDeciding | None = None,
 ) -> EpisodeRecord:
-    """:func:`play_episode` inside a running event loop (every agent through ``aact``)."""
+    """:func:`play_episode` inside a running event loop (every agent through ``aact``);
+    ``on_deciding`` is told who is deciding (:meth:`Episode.aplay`)."""
     started, t0 = _now(), time.perf_counter()
-    return await _play_async(Episode(spec, agents, run), started, t0)
+    return await _play_async(Episode(spec, agents, run), started, t0, on_deciding)
 
 
-async def _play_async(episode: Episode, started: str, t0: float) -> EpisodeRecord:
+async def _play_async(
+    episode: Episode, started: str, t0: float, on_deciding: OnDeciding | None = None
+) -> EpisodeRecord:
     try:
-        await episode.aplay()
+        await episode.aplay(on_deciding)
     except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
         raise
     except Exception as error:  # noqa: BLE001 - the record keeps it; the experiment goes on
@@ -124,7 +124,7 @@ def is_synchronous(spec: EpisodeSpec) -> bool:
     if spec.probes:
         return False
     return all(
-        registry.agent_class(seat["kind"]).aact is Agent.aact for seat in spec.seats.values()
+        decides_synchronously(registry.agent_class(seat["kind"])) for seat in spec.seats.values()
     )
 
 
@@ -133,7 +133,7 @@ def is_synchronous(spec: EpisodeSpec) -> bool:
 OnDone = Callable[[str, EpisodeRecord | None], None]
 
 
-def _logged(log, record: EpisodeRecord, on_done: OnDone | None) -> None:
+def _logged(log: LineLog, record: EpisodeRecord, on_done: OnDone | None) -> None:
     log.write(record.line(), record.status, record.key)
     if on_done is not None:
         on_done(record.status, None if record.status == "done" else record)
@@ -141,7 +141,7 @@ def _logged(log, record: EpisodeRecord, on_done: OnDone | None) -> None:
 
 def play_specs(
     specs: Sequence[EpisodeSpec],
-    log,
+    log: LineLog,
     max_concurrent: int = 1,
     on_done: OnDone | None = None,
     run: RunContext | None = None,
@@ -165,7 +165,7 @@ def play_specs(
 
 async def run_specs_async(
     specs: Sequence[EpisodeSpec],
-    log,
+    log: LineLog,
     max_concurrent: int = 1,
     on_done: OnDone | None = None,
     run: RunContext | None = None,
@@ -184,118 +184,3 @@ async def run_specs_async(
 
     await asyncio.gather(*(one(spec) for spec in specs))
     return records
-
-
-def run_specs(
-    specs: Sequence[EpisodeSpec],
-    log,
-    max_concurrent: int = 1,
-    workers: int = 1,
-    on_done: OnDone | None = None,
-    backend: str = "local",
-) -> None:
-    """Play ``specs`` in this process (``workers=1``, :func:`play_specs`), in ``workers``
-    processes (:mod:`socialsim.pool`) or as Ray tasks (``backend="ray"``,
-    :mod:`socialsim.ray_backend`), writing every record to ``log``.
-
-    Episodes are independent, so processes share nothing but the log, which only this process
-    writes (each record as the line its worker encoded): a killed run leaves whole records, and
-    the next run plays what is missing. Each process holds its own LLM clients, so a model's
-    concurrency limit applies per process.
-    """
-    with players(specs, max_concurrent, workers, backend, log.directory) as play:
-        play(specs, log, on_done)
-
-
-#: ``play(specs, log, on_done=None)``: plays episodes into a log (what :func:`players` gives).
-Play = Callable[..., None]
-
-
-@contextmanager
-def players(
-    specs: Sequence[EpisodeSpec],
-    max_concurrent: int = 1,
-    workers: int = 1,
-    backend: str = "local",
-    directory=None,
-    say: Callable[[str], None] | None = None,
-) -> Iterator[Play]:
-    """What plays the episodes of one run, ``specs`` or some of them, as :func:`run_specs`
-    describes: this process, Ray (joined on entering, before anything is written; ``say``
-    hears which), or worker processes started once on entering, so that the check episodes
-    and the rest of a run are played by the same workers."""
-    if backend == "ray":
-        from socialsim.ray_backend import ray_players
-
-        with ray_players(specs, max_concurrent, workers, say) as play:
-            yield play
-        return
-    batches = -(-len(specs) // max(1, max_concurrent))
-    if workers <= 1 or batches <= 1:
-        yield lambda some, log, on_done=None: play_specs(some, log, max_concurrent, on_done)
-        return
-    from socialsim.pool import ProcessPool
-
-    with ProcessPool(specs, min(workers, batches), max_concurrent, directory) as pool:
-        yield pool.play
-
-
-class RecordList:
-    """A log that keeps its records' lines in memory (the check episodes, written later)."""
-
-    directory = None
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        #: ``(status, key)`` of each line, as its writer gave them (``key`` ``None`` if not)
-        self.entries: list[tuple[str, tuple[str, int] | None]] = []
-
-    def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
-        self.lines.append(line)
-        self.entries.append((status, key))
-
-    def append(self, record: EpisodeRecord) -> None:
-        self.write(record.line(), record.status, record.key)
-
-    @property
-    def records(self) -> list[EpisodeRecord]:
-        return [EpisodeRecord.from_line(line) for line in self.lines]
-
-    def by_key(self) -> dict[tuple[str, int], tuple[str, str]]:
-        """``key -> (status, line)``; only a line written without its key is decoded."""
-        held = {}
-        for line, (status, key) in zip(self.lines, self.entries, strict=True):
-            status, key = status_and_key(line, status, key)
-            held[key] = (status, line)
-        return held
-
-
-def status_and_key(
-    line: str, status: str, key: tuple[str, int] | None
-) -> tuple[str, tuple[str, int]]:
-    """The ``status`` and ``key`` of a logged ``line``, as its writer gave them, or read from the
-    line where the writer did not say (Ray's)."""
-    if key is None or not status:
-        record = EpisodeRecord.from_line(line)
-        return record.status, record.key
-    return status, key
-
-
-def check_specs(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
-    """The episodes to play before a run writes anything: the first of each cell among
-    ``specs`` whose seats call no model (a seat with a ``model`` table would make requests).
-    A seat whose agent cannot make a decision of the env fails its check episode."""
-    from socialsim.records import cell_id
-
-    first: dict[str, EpisodeSpec] = {}
-    for spec in specs:
-        if any("model" in seat for seat in spec.seats.values()):
-            continue
-        first.setdefault(cell_id(dict(spec.cell)), spec)
-    return list(first.values())
-
-
-def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[EpisodeSpec]:
-    """The specs whose episode has no ``done`` record (``done``: the logged keys,
-    :func:`~socialsim.records.done_keys`)."""
-    return [s for s in specs if key_of(s) not in done]

@@ -469,7 +469,8 @@ def test_cooperation_report_has_a_block_per_grid_cell(tmp_path):
 
 
 def play(env_id: str, n: int, kind: str, **env_kwargs) -> EpisodeRecord:
-    from socialsim.runner import EpisodeSpec, play_episode
+    from socialsim.episode import EpisodeSpec
+    from socialsim.runner import play_episode
 
     seats = {f"agent_{i}": {"kind": kind} for i in range(n)}
     rec = play_episode(EpisodeSpec(env_id=env_id, seed=0, seats=seats, env_kwargs=env_kwargs))

@@ -15,7 +15,8 @@ from socialsim.envs.decrypto.protocol import CODES, FALLBACK_HINT, Rules
 
 from socialsim.agent import Agent
 from socialsim.bus import audience_of
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 from socialsim.seeding import agent_seed
 
 RANDOM_SEATS = {

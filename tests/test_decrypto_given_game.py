@@ -11,7 +11,8 @@ from socialsim.envs.decrypto.protocol import given_codes
 
 from socialsim import config
 from socialsim.cli import main
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 
 KEYWORDS = ["harbour", "violin", "candle", "meadow"]
 CODES = ["2-4-1", [1, 3, 2], "4-3-2", "3-1-4", "1-2-3", "2-1-3", "4-1-2", "3-2-4"]

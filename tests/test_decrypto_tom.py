@@ -22,8 +22,9 @@ from socialsim.analysis.tom import (
     representational_change,
     same,
 )
+from socialsim.episode import EpisodeSpec
 from socialsim.records import EpisodeRecord
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.seeding import agent_seed
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"

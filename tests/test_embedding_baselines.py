@@ -382,7 +382,8 @@ needs_glove = pytest.mark.skipif(
 @pytest.mark.slow
 @needs_glove
 def test_glove_agents_play_a_full_decrypto_game_with_the_packaged_vectors():
-    from socialsim.runner import EpisodeSpec, play_episode
+    from socialsim.episode import EpisodeSpec
+    from socialsim.runner import play_episode
 
     if importlib.util.find_spec("socialsim.envs.decrypto_v0") is None:
         pytest.skip("the Decrypto env (socialsim.envs.decrypto_v0) is not installed")

@@ -7,7 +7,8 @@ from socialsim.agents.scripted import gossip as scripted
 from socialsim.envs.gossip.protocol import COOPERATIVE_RETURN_SHARE
 
 from socialsim import registry
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 
 KINDS = [
     "always_cooperate",

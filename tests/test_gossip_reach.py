@@ -9,7 +9,8 @@ import pytest
 from socialsim.envs import donation_v0
 from socialsim.envs.gossip.reach import reach_generator
 
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 
 KINDS = ["stern_judging", "always_defect", "always_cooperate", "stern_judging", "always_defect"]
 

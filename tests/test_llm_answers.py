@@ -16,8 +16,9 @@ from socialsim.envs.decrypto.protocol import SEATS
 from socialsim.envs.gossip.protocol import GAMES
 
 from socialsim.agent import RunContext
+from socialsim.episode import EpisodeSpec
 from socialsim.llm import AnswerParseError
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.testing.decrypto_policies import GAME_MASTER, DecryptoPolicy
 from socialsim.testing.llm_server import ScriptedChatServer, request_schema
 

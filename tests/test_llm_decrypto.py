@@ -29,9 +29,10 @@ from socialsim.envs.decrypto.protocol import Options, Rules
 from socialsim import registry
 from socialsim.agent import Question, RunContext
 from socialsim.cli import main as cli_main
+from socialsim.episode import EpisodeSpec
 from socialsim.llm import AnswerParseError, ScriptedModel
 from socialsim.records import EPISODES, read_records
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.testing.decrypto_policies import DecryptoPolicy, hint_for
 
 SEATS = ("encoder", "decoder", "interceptor")

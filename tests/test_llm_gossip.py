@@ -19,8 +19,9 @@ from socialsim.agents.llm.gossip import GossipLLMAgent
 from socialsim import config, registry
 from socialsim.bus import Message
 from socialsim.cli import main
+from socialsim.episode import EpisodeSpec
 from socialsim.llm import ScriptedModel
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.testing.gossip_policies import REFLECTION, GossipPolicy, bad_first
 
 GOLDEN = Path(__file__).parent / "golden"

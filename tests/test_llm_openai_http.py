@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from socialsim.episode import EpisodeSpec
 from socialsim.llm import (
     Accounting,
     OpenAICompatibleModel,
@@ -23,7 +24,7 @@ from socialsim.llm import (
     transport_of,
 )
 from socialsim.llm.openai_http import served_name, status_error
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.testing.decrypto_policies import DecryptoPolicy
 
 HELLO = [

@@ -41,6 +41,7 @@ def test_top_level_is_exactly_the_documented_layout():
         "tests",
         "docs",
         "README.md",
+        "ARCHITECTURE.md",
         ".ci",
         "LICENSE",
         ".gitignore",

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from socialsim.agents.human.replay import ReplayEncoder, ReplayGuesser
 
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 
 HINTS = [["wick", "cider", "frozen"], ["ice", "brass", "glow"]]
 CODES = ["1-2-3", "3-4-1"]

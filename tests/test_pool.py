@@ -4,11 +4,11 @@ import threading
 
 import pytest
 
-from socialsim import pool, runner
+from socialsim import pool
 from socialsim.config import ConfigError, load
-from socialsim.records import EpisodeRecord, read_records
-from socialsim.results import _AfterChecks, run
-from socialsim.runner import RecordList, play_specs
+from socialsim.records import EpisodeRecord, RecordList, read_records
+from socialsim.results import _AfterChecks, check_specs, run
+from socialsim.runner import play_specs
 
 
 def _contents(lines: list[str]) -> list[str]:
@@ -171,7 +171,7 @@ def test_a_failed_check_episode_writes_nothing_with_one_worker_or_two(
 
 def test_lines_are_held_until_the_last_check_is_done_then_written_in_order(tmp_path):
     specs = load("matching_pennies", ["episodes=3"]).specs()  # 2 cells (env.form) x 3
-    checks = runner.check_specs(specs)
+    checks = check_specs(specs)
     assert [s.episode for s in checks] == [0, 0] and checks == [specs[0], specs[3]]
     started: list[RecordList] = []
 
@@ -180,12 +180,12 @@ def test_lines_are_held_until_the_last_check_is_done_then_written_in_order(tmp_p
         return started[-1]
 
     log = _AfterChecks(checks, tmp_path, start)
-    log.write("other", "done", runner.key_of(specs[1]))  # sent after the checks, ended first
-    log.write("first check", "done", runner.key_of(specs[0]))
+    log.write("other", "done", specs[1].key)  # sent after the checks, ended first
+    log.write("first check", "done", specs[0].key)
     assert started == [] and not log.open
-    log.write("last check", "done", runner.key_of(specs[3]))
+    log.write("last check", "done", specs[3].key)
     assert len(started) == 1 and log.open
-    log.write("after", "failed", runner.key_of(specs[2]))
+    log.write("after", "failed", specs[2].key)
     assert started[0].lines == ["other", "first check", "last check", "after"]
     assert [status for status, _ in started[0].entries] == ["done", "done", "done", "failed"]
 

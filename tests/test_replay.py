@@ -21,9 +21,10 @@ import pytest
 
 from socialsim import records
 from socialsim.cli import main
+from socialsim.episode import EpisodeSpec
 from socialsim.records import EventLog
 from socialsim.replay import read_games
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.testing.decrypto_policies import answer
 
 GAMES = Path(__file__).parent / "data" / "decrypto_human_games.json"

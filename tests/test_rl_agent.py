@@ -6,8 +6,9 @@ import pytest
 from gymnasium.wrappers import FilterObservation
 
 from socialsim import cli, records
+from socialsim.episode import EpisodeSpec
 from socialsim.rl.view import SeatView
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 pytestmark = pytest.mark.slow  # torch and SB3 load in each test

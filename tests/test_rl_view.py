@@ -11,9 +11,10 @@ from socialsim.envs.decrypto.protocol import CODES
 
 import socialsim  # noqa: F401 - registers the socialsim/... ids
 from socialsim import registry
+from socialsim.episode import EpisodeSpec
 from socialsim.rl.registration import VIEWS
 from socialsim.rl.view import SeatView
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.runner import play_episode
 from socialsim.seeding import agent_seed
 
 POPULATION = {"agent_0": {"kind": "stern_judging"}} | {

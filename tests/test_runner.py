@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from socialsim.agent import Agent
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 
 SEATS = {"matcher": {"kind": "pennies_random"}, "mismatcher": {"kind": "pennies_copycat"}}
 

@@ -13,8 +13,9 @@ import pytest
 import socialsim
 from socialsim.agent import Agent
 from socialsim.config import ConfigError
+from socialsim.episode import Episode, EpisodeSpec
 from socialsim.records import EventLog, read_records
-from socialsim.runner import Episode, EpisodeSpec, is_synchronous, play_episode, play_episode_async
+from socialsim.runner import is_synchronous, play_episode, play_episode_async
 from socialsim.testing import cli
 from socialsim.testing.gossip_policies import GossipPolicy
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from socialsim.agents.human.agent import Field, Request
+from socialsim.agents.human.request import Field, Request
 from socialsim.envs.decrypto.core import validate_hints
 from socialsim.envs.decrypto.protocol import (
     GAME,

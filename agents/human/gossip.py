@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from socialsim.agents.human.agent import Field, Request
+from socialsim.agents.human.request import Field, Request
 from socialsim.envs.gossip.notebook import Notebook
 from socialsim.envs.gossip.protocol import GAMES, GOSSIP, TONE_INDEX, TONES, trust_received
 

@@ -391,8 +391,10 @@ class DecryptoLLMAgent(LLMAgent):
     def _overrides(self, answer_kind: str, structured: bool) -> dict[str, Any]:
         if structured:
             rules = self.rules
-            limits = (rules.max_hint_chars, rules.max_hint_words) if rules is not None else ()
-            return {"schema": answer_schema(answer_kind, *limits)}
+            if rules is None:
+                return {"schema": answer_schema(answer_kind)}
+            limits = {"max_chars": rules.max_hint_chars, "max_words": rules.max_hint_words}
+            return {"schema": answer_schema(answer_kind, **limits)}
         return {}
 
     def _correction(self, answer_kind: str) -> Callable[[str], str]:
@@ -415,17 +417,17 @@ class DecryptoLLMAgent(LLMAgent):
                 f"info['decision']: the {self.role} makes {expected!r} decisions, got {decision!r}"
             )
         rules = self._read_inbox(messages)
-        limits = (rules.max_hint_words, rules.max_hint_chars)
-        prompt = self._user(turn_prompt(self.role, info, *limits))
+        limits = {"max_words": rules.max_hint_words, "max_chars": rules.max_hint_chars}
+        prompt = self._user(turn_prompt(self.role, info, **limits))
         structured = await self.constrained()
         if decision == HINTS:
             keywords = info["keywords"]
 
             def parse(text: str) -> Any:
-                return parse_hints(text, keywords, *limits, structured)
+                return parse_hints(text, keywords, **limits, structured=structured)
 
             def fallback() -> Any:
-                return placeholder_hints(keywords, *limits)
+                return placeholder_hints(keywords, **limits)
 
         else:
             history = info.get("code_history") or []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from socialsim.envs.gossip import core, protocol
+from socialsim.envs.gossip import core, market, protocol
 from socialsim.envs.gossip.env import RENDER_MODES, GossipEnv
 from socialsim.envs.gossip.reach import check_gossip_reach
 
@@ -202,7 +202,7 @@ class MarketEnv(GossipEnv):
         render_mode: str | None = None,
     ):
         options = protocol.market_options(n_sellers, n_buyers, discount, gossip, schedule, rounds)
-        game = core.MarketGame(
+        game = market.MarketGame(
             _ids(options["n_agents"]),
             n_sellers=options["n_sellers"],
             gossip=gossip,

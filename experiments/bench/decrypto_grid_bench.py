@@ -28,7 +28,8 @@ from collections import Counter
 import numpy as np
 from socialsim.agents.embedding.vectors import load_vectors
 
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 
 GLOVE_TEAM = {"encoder": {"kind": "glove_encoder"}, "decoder": {"kind": "glove_decoder"}}
 RANDOM_TEAM = {

@@ -90,10 +90,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import socialsim.llm.build  # noqa: E402
 from socialsim import registry  # noqa: E402
+from socialsim.backends import run_specs  # noqa: E402
+from socialsim.episode import EpisodeSpec  # noqa: E402
 from socialsim.llm import forget_models, load_litellm  # noqa: E402
 from socialsim.llm.model import ChatModel, Reply, Settings, check_messages, prompt_hash  # noqa: E402
 from socialsim.records import EventLog, read_records  # noqa: E402
-from socialsim.runner import EpisodeSpec, run_specs, run_specs_async  # noqa: E402
+from socialsim.runner import run_specs_async  # noqa: E402
 from socialsim.testing.decrypto_policies import DecryptoPolicy  # noqa: E402
 from socialsim.testing.llm_server import ScriptedChatServer  # noqa: E402
 

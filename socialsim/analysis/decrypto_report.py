@@ -8,12 +8,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from socialsim import records
+from socialsim import records, registry
 from socialsim.analysis import decrypto_figures, stats, tables, tom
 from socialsim.analysis.sections import Report, Section
+from socialsim.envs.decrypto.protocol import GAME as DECRYPTO_GAME
 
-DECRYPTO = "decrypto_v0"
 RUN = "run"
+
+
+def is_decrypto(env_id: str) -> bool:
+    """Whether ``env_id`` is a Decrypto env, of any version (not the literal ``decrypto_v0``:
+    a ``decrypto_v1`` is reported too); an env that is not installed is not."""
+    try:
+        return registry.env_family(env_id) == DECRYPTO_GAME
+    except ValueError:
+        return False
 
 
 OUTCOME_UNITS = {
@@ -146,7 +155,8 @@ def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
 def decrypto_sections(
     result: Report, recs: list[records.EpisodeRecord], out: Path | None
 ) -> pd.DataFrame:
-    outcomes = decrypto_outcomes(recs).rename(columns=OUTCOME_UNITS)
+    per_cell = decrypto_outcomes(recs)
+    outcomes = per_cell.rename(columns=OUTCOME_UNITS)
     result.sections.append(
         Section(
             "Decrypto outcomes per cell",
@@ -216,6 +226,6 @@ def decrypto_sections(
         if scores:
             (out / "decrypto_tom.json").write_text(stats.strict_json(scores) + "\n")
         result.figures += decrypto_figures.plot_decrypto(
-            decrypto_outcomes(recs), competitive, cooperative, scores, out, statistics
+            per_cell, competitive, cooperative, scores, out, statistics
         )
     return decrypto_episodes(recs)

@@ -67,6 +67,7 @@ from socialsim.config.overrides import (
     fill_named_seats,
     parse_value,
     reach_named_seats,
+    seat_assignment,
     set_path,
 )
 from socialsim.config.schema import (
@@ -78,7 +79,7 @@ from socialsim.config.schema import (
     ConfigError,
     check_keys,
 )
-from socialsim.runner import EpisodeSpec
+from socialsim.episode import EpisodeSpec
 from socialsim.seeding import episode_seed
 
 __all__ = [
@@ -102,6 +103,7 @@ __all__ = [
     "parse_value",
     "resolve",
     "resolve_seats",
+    "seat_assignment",
 ]
 
 

@@ -23,6 +23,23 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def seat_assignment(text: str) -> tuple[str, dict[str, Any]]:
+    """``--with SEAT=KIND`` or ``SEAT={kind = "...", ...}`` (a TOML inline table): the seat and
+    its agent spec."""
+    seat, _, value = text.partition("=")
+    seat, value = seat.strip(), value.strip()
+    if not seat or not value:
+        raise ConfigError(
+            f'--with: expected SEAT=KIND, SEAT={{kind = "...", ...}} or an experiment file, got {text!r}'
+        )
+    spec = parse_value(value)
+    if isinstance(spec, str):
+        spec = {"kind": spec}
+    if not isinstance(spec, dict):
+        raise ConfigError(f"--with {seat}: expected a kind or a table, got {value!r}")
+    return seat, spec
+
+
 def apply_override(config: dict[str, Any], assignment: str) -> list[str]:
     """Apply one ``path.to.key=value`` override in place; return a line for each grid axis it
     replaces.

@@ -87,7 +87,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         return 1
     from socialsim.agents.human import decrypto, gossip
 
-    module = decrypto if record.env_id == "decrypto_v0" else gossip
+    module = decrypto if record.env_id == session.GAME_ENVS["decrypto"] else gossip
     if terminal.hot_seat:
         terminal.stdout.write(CLEAR)
     for seat in humans:

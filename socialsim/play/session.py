@@ -13,17 +13,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import secrets
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from socialsim import config as config_module
-from socialsim import records, registry, runner
+from socialsim import manifest, records, registry, runner
 from socialsim.agent import RunContext
 from socialsim.agents.human.agent import CONSOLES
 from socialsim.config import ConfigError
+from socialsim.episode import EpisodeSpec, OnDeciding
+from socialsim.seeding import episode_seed
 
 #: the game names of ``socialsim play GAME``
 GAME_ENVS: Mapping[str, str] = {
@@ -51,22 +51,6 @@ def _env_id(game: str) -> str:
     if game in GAME_ENVS.values():
         return game
     raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(GAME_ENVS)}")
-
-
-def _seat_spec(text: str) -> tuple[str, dict[str, Any]]:
-    """``SEAT=KIND`` or ``SEAT={kind = "...", ...}`` (a TOML inline table)."""
-    seat, _, value = text.partition("=")
-    seat, value = seat.strip(), value.strip()
-    if not seat or not value:
-        raise ConfigError(
-            f'--with: expected SEAT=KIND, SEAT={{kind = "...", ...}} or an experiment file, got {text!r}'
-        )
-    spec = config_module.parse_value(value)
-    if isinstance(spec, str):
-        spec = {"kind": spec}
-    if not isinstance(spec, dict):
-        raise ConfigError(f"--with {seat}: expected a kind or a table, got {value!r}")
-    return seat, spec
 
 
 def human_experiment(
@@ -112,7 +96,7 @@ def human_experiment(
     config["workers"] = 1
     for text in others:
         if "=" in text:
-            seat, spec = _seat_spec(text)
+            seat, spec = config_module.seat_assignment(text)
             config["seats"][seat] = spec
     for text in overrides:
         config_module.apply_override(config, text)
@@ -135,9 +119,10 @@ def human_seats(experiment: config_module.Experiment) -> list[str]:
     return [s for s, spec in experiment.specs()[0].seats.items() if spec["kind"] == HUMAN]
 
 
-def prepare(experiment: config_module.Experiment, out: Path) -> runner.EpisodeSpec:
+def prepare(experiment: config_module.Experiment, out: Path) -> EpisodeSpec:
     """The spec of the next game to log in ``out``: episode ``i`` is the ``i``-th logged one,
-    with seed ``seed + i`` (a directory holding another experiment is refused)."""
+    with the experiment's seed of episode ``i`` (a directory holding another experiment is
+    refused)."""
     held = records.read_manifest(out)
     if held is not None and held.get("config") != experiment.config:
         raise ConfigError(
@@ -145,62 +130,31 @@ def prepare(experiment: config_module.Experiment, out: Path) -> runner.EpisodeSp
         )
     spec = experiment.specs()[0]
     index = len(records.read_records(out, include_failed=True)) if out.exists() else 0
-    return dataclasses.replace(spec, episode=index, seed=spec.seed + index)
-
-
-def manifest(experiment: config_module.Experiment, episodes: int) -> dict[str, Any]:
-    from socialsim.cli import git_commit, package_versions
-
-    return {
-        "config": experiment.config,
-        "cells": [cell for cell, _ in experiment.cells],
-        "episodes_total": episodes,
-        "llm": [],
-        "humans": human_seats(experiment),
-        "versions": package_versions(),
-        "git_commit": git_commit(),
-        "started": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": sys.argv,
-    }
+    return dataclasses.replace(
+        spec, episode=index, seed=episode_seed(experiment.config.get("seed", 0), index)
+    )
 
 
 def write_manifest(experiment: config_module.Experiment, out: Path, episodes: int) -> None:
+    """The results directory's manifest (:mod:`socialsim.manifest`), naming the human seats."""
     out.mkdir(parents=True, exist_ok=True)
-    records.write_manifest(out, manifest(experiment, episodes))
-
-
-def watch_decisions(agents: Mapping[str, Any], on_deciding: Callable[[str, bool], Any]) -> None:
-    """Make each agent call ``await on_deciding(seat, True)`` before it decides and
-    ``await on_deciding(seat, False)`` after, so a front end can say whom a game waits for."""
-    for seat, agent in agents.items():
-        inner = agent.aact
-
-        async def aact(observation, messages, info, seat=seat, inner=inner):
-            await on_deciding(seat, True)
-            try:
-                return await inner(observation, messages, info)
-            finally:
-                await on_deciding(seat, False)
-
-        agent.aact = aact  # the runner calls aact; the agent itself is unchanged
+    held = manifest.made(experiment, out, episodes)
+    records.write_manifest(out, {**held, "humans": human_seats(experiment)})
 
 
 async def play_game(
     experiment: config_module.Experiment,
-    spec: runner.EpisodeSpec,
+    spec: EpisodeSpec,
     out: Path,
     consoles: Mapping[str, Any],
-    on_deciding: Callable[[str, bool], Any] | None = None,
+    on_deciding: OnDeciding | None = None,
 ) -> records.EpisodeRecord:
     """Play ``spec`` with ``consoles`` (seat -> console) in the human seats and append the
-    record to ``out``'s log; ``on_deciding`` (see :func:`watch_decisions`) hears every seat
-    start and end each decision. An interruption (Ctrl-C, a cancelled session) logs nothing."""
+    record to ``out``'s log; ``on_deciding`` is told who is deciding as the game waits on them
+    (:meth:`~socialsim.episode.Episode.aplay`). An interruption (Ctrl-C, a cancelled session)
+    logs nothing."""
     run = RunContext(directory=out, shared={CONSOLES: dict(consoles)})
-    agents = None
-    if on_deciding is not None:
-        agents = runner.build_agents(spec, list(spec.seats), run)
-        watch_decisions(agents, on_deciding)
-    record = await runner.play_episode_async(spec, agents, run=run)
+    record = await runner.play_episode_async(spec, run=run, on_deciding=on_deciding)
     held = records.read_manifest(out)
     if held is None:
         write_manifest(experiment, out, spec.episode + 1)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from socialsim.agents.human.agent import Request
+from socialsim.agents.human.request import Request
 
 #: clear the screen and, where the terminal keeps one, its scrollback (so scrolling up shows
 #: nothing of the previous seat), then go home

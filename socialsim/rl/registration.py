@@ -1,8 +1,13 @@
-"""The Gymnasium ids of the seat views, registered by ``import socialsim``.
+"""The ids socialsim registers on ``import socialsim``: Gymnasium's, of the seat views, and
+PettingZoo's, of the envs themselves.
 
-Each id is a :class:`~socialsim.rl.view.SeatView` over one env with default seats that need no
-data files nor network; ``gymnasium.make(id, seat=..., others=..., **env_kwargs)`` overrides
-them. Registering costs only the entry-point strings: nothing of the view is imported here.
+Each Gymnasium id is a :class:`~socialsim.rl.view.SeatView` over one env with default seats that
+need no data files nor network; ``gymnasium.make(id, seat=..., others=..., **env_kwargs)``
+overrides them. Each env is in PettingZoo's registry (1.27) in both forms:
+``pettingzoo.make("aec", "socialsim/donation-v0", n_agents=8)`` is
+``socialsim.envs.donation_v0.env(n_agents=8)``, ``pettingzoo.make("parallel", ...)`` its
+``parallel_env``. Registering costs only the entry-point strings: nothing of the views or the
+envs is imported here.
 """
 
 from __future__ import annotations
@@ -37,7 +42,37 @@ VIEWS: dict[str, dict[str, Any]] = {
 }
 
 
+def pettingzoo_id(env_id: str) -> str:
+    """The PettingZoo registry id of a bundled env: ``"donation_v0"`` -> ``"socialsim/donation-v0"``."""
+    name, _, version = env_id.rpartition("_v")
+    return f"socialsim/{name}-v{version}"
+
+
 def register() -> None:
+    """Register every id of :data:`VIEWS` with Gymnasium and every bundled env with PettingZoo
+    (again is a no-op)."""
+    register_views()
+    register_envs()
+
+
+def register_envs() -> None:
+    from pettingzoo.env_registry.registration import aec_registry, parallel_registry
+    from pettingzoo.env_registry.registration import register as pettingzoo_register
+
+    from socialsim.registry import ENV_IDS
+
+    for env_id in ENV_IDS:
+        for form, registry, entry in (
+            ("aec", aec_registry, "env"),
+            ("parallel", parallel_registry, "parallel_env"),
+        ):
+            if pettingzoo_id(env_id) not in registry:
+                pettingzoo_register(
+                    form, pettingzoo_id(env_id), entry_point=f"socialsim.envs.{env_id}:{entry}"
+                )
+
+
+def register_views() -> None:
     """Register every id of :data:`VIEWS` with Gymnasium (again is a no-op)."""
     from gymnasium.envs.registration import register as gymnasium_register
     from gymnasium.envs.registration import registry

@@ -5,8 +5,10 @@ plays ``n_games`` copies of the env side by side; each learner seat of each game
 the ``VecEnv`` (``num_envs = n_games * len(learners)``), so one policy trained on it acts in
 every learner seat (parameter sharing) and every env step gives one sample per learner seat.
 The other seats are agents built from experiment-style specs, as the runner builds them (its
-:func:`~socialsim.runner.build_agents`, with each episode's agent seeds), and play through their
-``act``. With ``learners=None`` every seat is a learner.
+:func:`~socialsim.episode.build_agents`, with each episode's agent seeds), and play through their
+``act``. With ``learners=None`` every seat is a learner. Each game is an
+:class:`~socialsim.episode.Episode` driven from here, so each keeps its record
+(:meth:`SharedSeats.records`), the one ``socialsim run`` makes of the same seeds and actions.
 
 Why our own and not SuperSuit's ``pettingzoo_env_to_vec_env_v1``: MaskablePPO reads the action
 masks through ``env_method("action_masks")``, which SuperSuit's SB3 wrapper does not pass on,
@@ -32,7 +34,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,9 +43,10 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from socialsim import registry
 from socialsim.agent import RunContext
+from socialsim.records import EpisodeRecord
 from socialsim.rl import features as features_module
 from socialsim.rl.games import REWARDS, LearnerGame
-from socialsim.rl.view import flat_mask_space, seat_specs
+from socialsim.rl.view import LEARNER, flat_mask_space, seat_specs
 
 
 class SharedSeats(VecEnv):
@@ -60,6 +63,7 @@ class SharedSeats(VecEnv):
         reward: str = "own",
         seed: int = 0,
         run: RunContext | None = None,
+        learner: Mapping[str, Any] | None = None,
         **env_kwargs: Any,
     ):
         if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 1:
@@ -81,6 +85,7 @@ class SharedSeats(VecEnv):
         self.others = seat_specs(rest, others) if rest else {}
         for agent, spec in self.others.items():
             registry.check_agent_spec(f"others.{agent}", spec)
+        self.learner_spec = dict(learner if learner is not None else LEARNER)
         self.feature_specs = list(features)
         self.run = run if run is not None else RunContext()
         built = features_module.build(self.feature_specs)
@@ -119,8 +124,7 @@ class SharedSeats(VecEnv):
         return [self.base_seed + g for g in range(self.n_games) for _ in self.learners]
 
     def reset(self):
-        for game in self._games:
-            game.env.close()
+        self.close()
         self._games = [
             LearnerGame(
                 self.env_id,
@@ -130,6 +134,7 @@ class SharedSeats(VecEnv):
                 self.feature_specs,
                 self.run,
                 self.base_seed + g,
+                self.learner_spec,
             )
             for g in range(self.n_games)
         ]
@@ -190,8 +195,13 @@ class SharedSeats(VecEnv):
 
     def close(self) -> None:
         for game in self._games:
-            game.env.close()
+            game.close()
         self._games = []
+
+    def records(self) -> list[EpisodeRecord | None]:
+        """Each game's record of its last episode played to its end (``None`` before one
+        ended): the record ``socialsim run`` makes of the same seed, seats and actions."""
+        return [game.record for game in self._games]
 
     # -- observations -----------------------------------------------------------------------------
 

@@ -3,13 +3,16 @@
 ``SeatView("donation_v0", seat="agent_0", others={"kind": "stern_judging"}, n_agents=8)`` is a
 ``gymnasium.Env`` in which the learner plays ``seat`` and the other seats are agents built from
 experiment-style specs, exactly as ``socialsim run`` builds and feeds them: the runner's
-:func:`~socialsim.runner.build_agents` builds them with the episode's
+:func:`~socialsim.episode.build_agents` builds them with the episode's
 :func:`~socialsim.seeding.agent_seed`, and the runner's episode bookkeeping logs every step, so
 each episode's :class:`~socialsim.records.EpisodeRecord` is :attr:`SeatView.record` and equals
 the runner's for the same seed and agents. Probes are not run.
 
 Contract:
 
+* The episode is an :class:`~socialsim.episode.Episode` driven from here: the view supplies
+  the learner's action and asks the episode for the other deciding seats' (``choose``, or
+  ``achoose`` when a seat has an ``aact`` of its own).
 * ``reset(seed=s)`` plays the episode of seed ``s`` (the runner's episode seed); ``reset()``
   without a seed draws the next episode seed from the view's ``np_random``, so a seeded view
   gives the same episodes, in order, every time.
@@ -50,12 +53,14 @@ from gymnasium import spaces
 
 from socialsim import registry
 from socialsim.agent import Agent, RunContext
+from socialsim.episode import Episode, EpisodeSpec, build_agents
 from socialsim.records import EpisodeRecord
 from socialsim.rl import features as features_module
-from socialsim.runner import Episode, EpisodeSpec, build_agents
 from socialsim.seeding import agent_seed
 
 _SEED_HIGH = 2**31
+#: the seat spec recorded for a learner's seat
+LEARNER: Mapping[str, Any] = {"kind": "learner"}
 
 
 def _spec(where: str, spec: Any) -> dict[str, Any]:
@@ -111,6 +116,20 @@ def flat_mask_space(space: spaces.Space) -> spaces.Space:
     return space
 
 
+def learner_episode(
+    spec: EpisodeSpec, learners: Sequence[str], run: RunContext | None = None
+) -> Episode:
+    """The episode of ``spec`` with ``learners``' seats played from outside: each a bare
+    :class:`~socialsim.agent.Agent` in the record (its counters and no events), every other seat
+    the agent its spec builds."""
+    agents = build_agents(spec, [a for a in spec.seats if a not in learners], run)
+    for seat in learners:
+        learner = Agent()
+        learner.reset(seat, seat, agent_seed(spec.seed, seat))
+        agents[seat] = learner
+    return Episode(spec, agents, run)
+
+
 class SeatView(gymnasium.Env):
     """One learner seat of a socialsim env as a Gymnasium env (see the module docstring).
 
@@ -149,7 +168,7 @@ class SeatView(gymnasium.Env):
         self.others = seat_specs([a for a in probe.possible_agents if a != seat], others)
         for agent, spec in self.others.items():
             registry.check_agent_spec(f"others.{agent}", spec)
-        self.learner_spec = dict(learner) if learner is not None else {"kind": "learner"}
+        self.learner_spec = dict(learner if learner is not None else LEARNER)
         self.experiment = experiment
         self.run = run if run is not None else RunContext()
         self._features = features_module.build(features)
@@ -188,41 +207,38 @@ class SeatView(gymnasium.Env):
         self.episodes += 1
         if self._episode is not None:
             self._episode.env.close()
-        agents = build_agents(spec, list(self.others), self.run)
-        learner = Agent()  # the learner's seat in the record: its counters and no events
-        learner.reset(self.seat, self.seat, agent_seed(spec.seed, self.seat))
-        agents[self.seat] = learner
-        self._episode = episode = Episode(spec, agents, self.run)
+        self._episode = episode = learner_episode(spec, [self.seat], self.run)
         self._record = None
         self._started = datetime.now(UTC).isoformat(timespec="seconds")
         self._t0 = time.perf_counter()
         for feature in self._features:
             feature.reset(self.seat)
-        self._observations, self._infos = episode.env.reset(seed=spec.seed)
+        episode.start()
         # rewards paid before the learner's first decision (a donation it received) come with
         # its first step, so the view's return is the record's
-        self._carry, ended = self._play_others()
-        if ended:
+        self._carry = self._play_others()
+        if episode.over:
             raise RuntimeError(
                 f"{self.env_id}: the episode of seed {spec.seed} ended before {self.seat} "
                 "had a decision"
             )
-        return self._observe(), dict(self._infos[self.seat])
+        return self._observe(), dict(episode.infos[self.seat])
 
     def step(self, action: Any):
         episode = self._episode
-        if episode is None or not episode.env.agents:
+        if episode is None or episode.over:
             raise RuntimeError("step: the episode is over; call reset()")
         if self._discrete and isinstance(action, np.integer | np.ndarray):
             action = int(action)  # the env's fast path takes a plain int
-        reward, ended = self._play_step({self.seat: action})
-        reward += self._carry
+        reward = self._advance({self.seat: action}) + self._carry
         self._carry = 0.0
-        if not ended:
-            more, ended = self._play_others()
-            reward += more
-        terminated, truncated = self._ended if ended else (False, False)
-        return self._observe(), reward, terminated, truncated, dict(self._infos[self.seat])
+        if not episode.over:
+            reward += self._play_others()
+        terminated, truncated = (False, False)
+        if episode.over:
+            terminated = bool(episode.terminations.get(self.seat, True))
+            truncated = bool(episode.truncations.get(self.seat, False))
+        return self._observe(), reward, terminated, truncated, dict(episode.infos[self.seat])
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of the learner's decision now, as booleans (for MaskablePPO)."""
@@ -232,7 +248,7 @@ class SeatView(gymnasium.Env):
     def record(self) -> EpisodeRecord | None:
         """The record of the episode just finished (``None`` while it is being played)."""
         episode = self._episode
-        if episode is None or episode.env.agents:
+        if episode is None or not episode.over:
             return None
         if self._record is None:
             self._record = episode.record(
@@ -252,63 +268,33 @@ class SeatView(gymnasium.Env):
             self._loop.close()
             self._loop = None
 
-    # -- playing ---------------------------------------------------------------------------------
+    # -- playing: the learner's episode driven one learner decision at a time -----------------
 
-    def _play_others(self) -> tuple[float, bool]:
-        """Play steps without the learner until it has a decision or the episode ends."""
-        reward = 0.0
-        infos, seat = self._infos, self.seat
-        while True:
-            if (infos.get(seat) or {}).get("decision"):
-                return reward, False
-            more, ended = self._play_step({})
-            reward += more
-            if ended:
-                return reward, True
-            infos = self._infos
+    def _play_others(self) -> float:
+        """Play steps without the learner until it has a decision or the episode ends; the
+        learner's rewards of those steps."""
+        episode, seat, reward = self._episode, self.seat, 0.0
+        while episode.deciding and seat not in episode.deciding:
+            reward += self._advance({})
+        return reward
 
-    def _play_step(self, actions: dict[str, Any]) -> tuple[float, bool]:
-        """One env step: ``actions`` plus those of every other seat with a decision."""
+    def _advance(self, actions: dict[str, Any]) -> float:
+        """One step: ``actions`` plus those of every other deciding seat; the learner's reward."""
         episode = self._episode
-        env, infos, observations = episode.env, self._infos, self._observations
-        acting = [a for a in env.agents if a != self.seat and (infos.get(a) or {}).get("decision")]
-        if not acting and not actions:
-            raise RuntimeError(f"{self.env_id}: live agents {env.agents} but none has a decision")
-        sync, pending = [], []
-        for agent_id in acting:
-            agent = episode.agents[agent_id]
-            (sync if type(agent).aact is Agent.aact else pending).append(agent_id)
-        for agent_id in sync:  # what Agent.aact would do, without an event loop per step
-            actions[agent_id] = episode.agents[agent_id].act(
-                observations[agent_id], episode.inbox(agent_id), infos[agent_id]
-            )
-        if pending:  # language agents wait on their models together, as in the runner
-            chosen = self._event_loop().run_until_complete(
-                asyncio.gather(
-                    *(
-                        episode.agents[a].aact(observations[a], episode.inbox(a), infos[a])
-                        for a in pending
-                    )
-                )
-            )
-            actions.update(zip(pending, chosen, strict=True))
-        turn = episode.turn()
-        self._observations, rewards, terminations, truncations, self._infos = env.step(actions)
-        episode.log_step(turn, actions, rewards, self._infos)
-        ended = not env.agents
-        if ended:
-            self._ended = (
-                bool(terminations.get(self.seat, True)),
-                bool(truncations.get(self.seat, False)),
-            )
-        return float(rewards.get(self.seat, 0.0)), ended
+        others = [a for a in episode.deciding if a not in actions]
+        if episode.synchronous or not others:
+            actions.update(episode.choose(others))
+        else:  # language agents wait on their models together, as in the runner
+            actions.update(self._event_loop().run_until_complete(episode.achoose(others)))
+        episode.advance(actions)
+        return float(episode.rewards.get(self.seat, 0.0))
 
     def _observe(self) -> dict[str, np.ndarray]:
         """The learner's observation now; reads its inbox as an agent's turn would."""
-        raw = self._observations[self.seat]
-        info = self._infos[self.seat]
         episode = self._episode
-        self.messages = episode.inbox(self.seat) if episode.env.agents else []
+        raw = episode.observations[self.seat]
+        info = episode.infos[self.seat]
+        self.messages = episode.inbox(self.seat) if not episode.over else []
         self._mask = flat_mask(raw["action_mask"])
         out = {"observation": raw["observation"], "action_mask": self._mask}
         for feature in self._features:

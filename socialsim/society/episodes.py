@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from socialsim.runner import EpisodeSpec, play_episode
+from socialsim.episode import EpisodeSpec
+from socialsim.runner import play_episode
 from socialsim.society.evolution import Evolution
 from socialsim.society.generations import (
     generation_seed,

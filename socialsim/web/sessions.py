@@ -33,7 +33,7 @@ from typing import Any
 
 from socialsim import records
 from socialsim.agents.human import decrypto, gossip
-from socialsim.agents.human.agent import Request
+from socialsim.agents.human.request import Request
 from socialsim.config import ConfigError
 from socialsim.envs.decrypto.protocol import HINTS
 from socialsim.play import session as play_session
@@ -144,6 +144,7 @@ class BrowserConsole:
         self.changed = asyncio.Condition()
         self.state: dict[str, Any] = {"status": "waiting", "waiting_for": waiting_text}
         self.invalid = 0
+        self.idled: IdleTimeout | None = None  # why the seat ended its game, if it idled
 
     async def publish(self, state: dict[str, Any]) -> None:
         self.state = state
@@ -175,9 +176,10 @@ class BrowserConsole:
                 if self.idle_timeout is not None:
                     left = self.active + self.idle_timeout - loop.time()
                     if left <= 0:
-                        raise IdleTimeout(
+                        self.idled = IdleTimeout(
                             f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
                         )
+                        raise self.idled
                 done, _ = await asyncio.wait({self.answer}, timeout=left)
                 if done:
                     return self.answer.result()
@@ -253,7 +255,7 @@ class Session:
             )
             for seat in humans
         }
-        self.deciding: list[str] = []  # the seats deciding now, in the order they started
+        self.deciding: list[str] = []  # the seats deciding now (told by the game's hook)
         self.task: asyncio.Task | None = None
         self.record: records.EpisodeRecord | None = None
 
@@ -287,11 +289,9 @@ class Session:
             names = [*names[:2], f"{len(names) - 2} other players"]
         return " and ".join(names)
 
-    async def on_deciding(self, seat: str, deciding: bool) -> None:
-        if deciding:
-            self.deciding.append(seat)
-        elif seat in self.deciding:
-            self.deciding.remove(seat)
+    async def on_deciding(self, seats: list[str]) -> None:
+        """The game's hook: ``seats`` are deciding now; each person's page says whom it awaits."""
+        self.deciding = seats
         for other, console in self.consoles.items():
             text = self.awaited(other)
             if text is not None:
@@ -306,11 +306,11 @@ class Session:
         )
         self.record = record
         module = decrypto if self.game == "decrypto" else gossip
-        idle = record.status != "done" and IdleTimeout.__name__ in (record.error or "")
+        idled = next((c.idled for c in self.consoles.values() if c.idled is not None), None)
         for seat, console in self.consoles.items():
             ending = module.ending(record.to_json(), seat)
-            if idle:
-                ending["outcome"] = f"The game ended: {record.error.split(': ', 2)[-1]}."
+            if record.status != "done" and idled is not None:
+                ending["outcome"] = f"The game ended: {idled}."
             elif record.status != "done":
                 ending["outcome"] = "The game stopped with an error."
             # the seat's last view stays on its page, beside the ending
