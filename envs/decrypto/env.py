@@ -112,8 +112,13 @@ class DecryptoEnv(DecisionEnv):
         render_mode: str | None = None,
         keywords: Sequence[str] | None = None,
         codes: Sequence[Any] | None = None,
+        hint_rules: str = protocol.REFERENCE_HINTS,
     ):
-        self.settings = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
+        self.settings = Options(
+            max_turns, first_round_interception, max_hint_words, max_hint_chars, hint_rules
+        )
+        #: the board game's hint rules: hints the masks cannot rule out are checked in full
+        self._board_game_hints = hint_rules == protocol.BOARD_GAME_HINTS
         # a given game (replays): every reset plays these keywords and codes instead of the seed's
         self.given = {
             "keywords": None if keywords is None else protocol.given_keywords(keywords),
@@ -160,10 +165,10 @@ class DecryptoEnv(DecisionEnv):
         #: the board cell each slot shows, by seat and decision (seat None: the global state)
         self._views = _board_views(size)
         #: the info of a seat without a decision until the next reveal; each seat's info is a
-        #: copy with its own entries, and the lists in it are shared: read them, never change them
+        #: copy with its own entries, and what they share is immutable
         self._info: dict[str, Any] = {}
-        self._keywords: list[str] = []
-        self._code: list[int] | None = None
+        self._keywords: tuple[str, ...] = ()
+        self._code: tuple[int, int, int] | None = None
         self.possible_agents = list(SEATS)
         self.agents: list[str] = []
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
@@ -253,7 +258,7 @@ class DecryptoEnv(DecisionEnv):
             self._hint_masks, self._hint_allowed = (_read_only(mask),) * 3, mask.tobytes()
         else:
             self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
-        self._keywords = list(game.keywords)
+        self._keywords = game.keywords
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self._enter_phase(HINTS)
@@ -279,7 +284,11 @@ class DecryptoEnv(DecisionEnv):
         if agent == "encoder":
             indices = self._hint_indices(action)
             allowed = self._hint_allowed
-            if indices is not None and all([allowed[i] for i in indices]):
+            if (
+                indices is not None
+                and all([allowed[i] for i in indices])
+                and not (self._board_game_hints and self._board_game_breaks(indices))
+            ):
                 # the mask allows exactly the vocabulary words that keep the hint rules
                 vocabulary = self.hint_vocabulary
                 return [vocabulary[i] for i in indices], None
@@ -312,7 +321,7 @@ class DecryptoEnv(DecisionEnv):
             self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
-            self._share(result.to_json())
+            self._share(MappingProxyType(result._asdict()))
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()
@@ -345,6 +354,12 @@ class DecryptoEnv(DecisionEnv):
         V = len(self.hint_vocabulary)
         expected = f"{{'hints': [str, str, str]}} or an element of MultiDiscrete([{V}, {V}, {V}]) (hint-vocabulary indices)"
         return ValueError(f"encoder: expected {expected}, got {action!r}")
+
+    def _board_game_breaks(self, indices: list[int]) -> bool:
+        """Whether vocabulary hints the masks allow break the board game's rules (a repeat, or
+        a keyword inside a hint: the masks hold one position each and a keyword's spellings)."""
+        vocabulary = self.hint_vocabulary
+        return bool(self.game.validate_hints([vocabulary[i] for i in indices]))
 
     def _hint_indices(self, action: Any) -> list[int] | None:
         """The vocabulary indices of an RL hint action, ``None`` for a dict of text hints;
@@ -417,9 +432,11 @@ class DecryptoEnv(DecisionEnv):
         assert self.game is not None and self.game.code is not None
         self._publish(("encoder",), "private", protocol.Code(self.game.turn, self.game.code))
 
-    def _share(self, last_turn: dict[str, Any] | None = None) -> None:
-        """Snapshot what the seats' infos hold until the next reveal (one copy for all), the info
-        of a seat without a decision; ``last_turn`` is the JSON of the turn just revealed."""
+    def _share(self, last_turn: Mapping[str, Any] | None = None) -> None:
+        """Snapshot what the seats' infos hold until the next reveal, the info of a seat without
+        a decision; ``last_turn`` is the turn just revealed. Every seat's info is its own dict,
+        and what they share is immutable (tuples, read-only mappings), so no seat can change
+        what another seat or a later step is handed."""
         game = self.game
         assert game is not None
         self._info = {
@@ -427,15 +444,15 @@ class DecryptoEnv(DecisionEnv):
             "turn": game.turn,
             "miscommunications": game.miscommunications,
             "interceptions": game.interceptions,
-            "hint_history": [list(h) for h in game.hint_history],
-            "code_history": [list(c) for c in game.code_history],
+            "hint_history": tuple([tuple(h) for h in game.hint_history]),
+            "code_history": tuple(game.code_history),
             "last_turn": last_turn,
         }
-        self._code = None if game.code is None else list(game.code)
+        self._code = game.code
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         base, decisions = self._info, self._decisions
-        hints = None if self.hints is None else list(self.hints)
+        hints = None if self.hints is None else tuple(self.hints)
         infos = {}
         for agent in self.agents:
             decision = decisions[agent]
