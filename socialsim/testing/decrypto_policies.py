@@ -40,7 +40,7 @@ from typing import Any
 from socialsim.envs.decrypto.core import validate_hints
 from socialsim.envs.decrypto.protocol import BOARD_GAME_HINTS, CODES, render_code
 from socialsim.envs.decrypto.words import hint_vocabulary
-from socialsim.testing.llm_server import request_format
+from socialsim.testing.chat_requests import request_format
 
 GAME_MASTER = "[GAME MASTER]"
 #: the game master's note after a fallback (what the agents' base class writes)
