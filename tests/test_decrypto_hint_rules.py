@@ -80,7 +80,7 @@ def test_the_env_plays_the_board_games_rule_flagged_and_the_reference_plays_the_
     env.reset(seed=0)
     _, _, _, _, infos = env.step({"encoder": text})
     assert env.hints == ["no_hint", "blade", "no_hint"]
-    assert infos["encoder"]["invalid_action"]["fallback"] == ["no_hint", "blade", "no_hint"]
+    assert infos["encoder"]["invalid_action"]["fallback"] == ("no_hint", "blade", "no_hint")
 
 
 def test_a_repeated_vocabulary_hint_gets_the_fallback_under_the_board_game_only():

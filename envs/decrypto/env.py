@@ -294,7 +294,8 @@ class DecryptoEnv(DecisionEnv):
                 return [vocabulary[i] for i in indices], None
             hints = self._hint_words(action) if indices is None else self.read_hints(action)
             played, reasons = self.game.apply_hint_fallback(hints)
-            flag = {"reason": "; ".join(reasons), "fallback": played} if reasons else None
+            # the flag's own tuple: the encoder's info must not hold the hints the game plays
+            flag = {"reason": "; ".join(reasons), "fallback": tuple(played)} if reasons else None
             return played, flag
         return self.read_guess(agent, action), None
 
