@@ -400,7 +400,7 @@ def test_rule_breaking_hint_gets_the_fallback_and_is_flagged(hint, reason):
     _, _, _, _, infos = env.step({"encoder": {"hints": ["red", hint, "green"]}})
     assert env.hints == ["red", FALLBACK_HINT, "green"]
     flag = infos["encoder"]["invalid_action"]
-    assert reason in flag["reason"] and flag["fallback"] == ["red", FALLBACK_HINT, "green"]
+    assert reason in flag["reason"] and flag["fallback"] == ("red", FALLBACK_HINT, "green")
     assert "invalid_action" not in infos["decoder"]
     hints_message = env.bus.log[-1]
     assert hints_message.kind == "hints" and list(hints_message.payload["hints"]) == [

@@ -4,8 +4,9 @@ The rules are :mod:`socialsim.envs.decrypto.core`, the vocabulary
 :mod:`socialsim.envs.decrypto.protocol`; the documentation page (spaces, observation layout,
 actions, rewards) is the docstring of :mod:`socialsim.envs.decrypto_v0`. :class:`DecryptoEnv`
 is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC form is
-:class:`~socialsim.envs.aec.DecisionAEC`. (About 540 lines: the board that observations read
-through each seat's view is written where the game moves, so they stay in one class.)
+:class:`~socialsim.envs.aec.DecisionAEC`. The board that observations read through each
+seat's view is written where the game moves, so they stay in one class; the views' tables and
+the text render are :mod:`socialsim.envs.decrypto.views`.
 """
 
 from __future__ import annotations
@@ -33,63 +34,22 @@ from socialsim.envs.decrypto.protocol import (
     Options,
     Rules,
 )
+from socialsim.envs.decrypto.views import (
+    DECISIONS,
+    board_views,
+    read_only,
+    render_text,
+)
 
 from socialsim.bus import EVERYONE, MessageBus, plain, team
 
 RENDER_MODES = ("ansi", "human")
-_DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """``array``, made read-only: an encoder's mask, which its observations share."""
-    array.flags.writeable = False
-    return array
-
-
 #: the kinds whose payloads hold only scalars and tuples of them, which the bus shows as they
 #: are behind a read-only mapping (see ``MessageBus``); ``rules`` is inspected
 _VIEWS = dict.fromkeys(("keywords", "code", "hints", "reveal", "game_over"), MappingProxyType)
 
 _ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
 _NO_CODE = np.zeros(len(CODES), dtype=np.int8)
-
-#: each seat's decision, by phase (None: the game is over) and whether the interceptor guesses
-#: this turn; the tables are shared, read-only
-_DECISIONS: dict[tuple[str | None, bool], Mapping[str, str | None]] = {
-    (phase, interceptor_guesses): MappingProxyType(
-        {
-            "encoder": HINTS if phase == HINTS else None,
-            "decoder": GUESS if phase == GUESS else None,
-            "interceptor": GUESS if phase == GUESS and interceptor_guesses else None,
-        }
-    )
-    for phase in _DECISION_CODE
-    for interceptor_guesses in (True, False)
-}
-
-
-def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
-    """The board cell each of the ``size`` slots of ``seat``'s observation shows while it has
-    ``decision`` (``seat`` None: the global state, ``decision`` the phase): its own cell but for
-    slot 1, the decision's code, and the slots hidden from the seat (see ``DecryptoEnv._board``)."""
-    view = np.arange(size)
-    view[1] = size + _DECISION_CODE[decision]
-    if seat == "interceptor":
-        view[4:8] = size + 3  # the keywords, hidden: N
-    if seat is not None and (seat != "encoder" or decision != HINTS):
-        view[8:11] = size  # the code, hidden: 0
-    return view
-
-
-@functools.cache
-def _board_views(size: int) -> dict[tuple[str | None, str | None], np.ndarray]:
-    """The board cell each slot shows, by seat and decision (seat None: the global state), for
-    a board of ``size`` slots; shared by the envs of that size, read-only."""
-    return {
-        (seat, decision): _read_only(_view(seat, decision, size))
-        for seat in (*SEATS, None)
-        for decision in _DECISION_CODE
-    }
 
 
 class DecryptoEnv(DecisionEnv):
@@ -143,7 +103,7 @@ class DecryptoEnv(DecisionEnv):
         #: the vocabulary (the bundled lists' every game), and with no decision
         self._fit_masks = (self._hint_fits,) * 3
         self._fit_allowed = self._hint_fits.tobytes()
-        self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
+        self._no_hints = (read_only(np.zeros_like(self._hint_fits)),) * 3
         #: this game's masks (made at reset), and the hints check_action allows, as bytes
         self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         # the settings never change, so neither does the message: made plain once
@@ -163,7 +123,7 @@ class DecryptoEnv(DecisionEnv):
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
         self._empty_board[14 + 7 * max_turns : size] = len(CODES)
         #: the board cell each slot shows, by seat and decision (seat None: the global state)
-        self._views = _board_views(size)
+        self._views = board_views(size)
         #: the info of a seat without a decision until the next reveal; each seat's info is a
         #: copy with its own entries, and what they share is immutable
         self._info: dict[str, Any] = {}
@@ -174,7 +134,7 @@ class DecryptoEnv(DecisionEnv):
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
-        self._decisions: Mapping[str, str | None] = _DECISIONS[None, True]  # by seat, this phase
+        self._decisions: Mapping[str, str | None] = DECISIONS[None, True]  # by seat, this phase
         self.hints: list[str] | None = None  # the current turn's hints, once given
         self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
@@ -255,7 +215,7 @@ class DecryptoEnv(DecisionEnv):
         if masked:
             mask = self._hint_fits.copy()
             mask[masked] = 0
-            self._hint_masks, self._hint_allowed = (_read_only(mask),) * 3, mask.tobytes()
+            self._hint_masks, self._hint_allowed = (read_only(mask),) * 3, mask.tobytes()
         else:
             self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         self._keywords = game.keywords
@@ -413,7 +373,7 @@ class DecryptoEnv(DecisionEnv):
         game = self.game
         assert game is not None
         self.phase = phase
-        self._decisions = _DECISIONS[phase, game.interceptor_guesses]
+        self._decisions = DECISIONS[phase, game.interceptor_guesses]
 
     def _publish(
         self, to: Any, channel: str, payload: protocol.Payload, turn: int | None = None
@@ -529,30 +489,6 @@ class DecryptoEnv(DecisionEnv):
         if self.game is None:
             raise ValueError("summary: no game yet; call reset() first")
         return self.game.summary()
-
-
-def render_text(env: DecryptoEnv) -> str:
-    """What ``render()`` shows: turn and phase, the tokens, this turn's hints once given and the
-    public hint history by keyword position."""
-    game = env.game
-    if game is None:
-        return "Decrypto: no game yet (call reset())"
-    if game.done:
-        head = f"Decrypto, game over after turn {game.turn} of {game.max_turns}: {game.ending}"
-    else:
-        doing = "the encoder hints" if env.phase == HINTS else "the guessers guess"
-        head = f"Decrypto, turn {game.turn} of {game.max_turns}: {doing}"
-    lines = [
-        head,
-        f"tokens: miscommunications {game.miscommunications}/{TOKENS_TO_LOSE}, "
-        f"interceptions {game.interceptions}/{TOKENS_TO_LOSE}",
-    ]
-    if env.hints:
-        lines.append("hints this turn: " + ", ".join(env.hints))
-    lines.append("hint history by keyword:")
-    for position, hints in enumerate(game.hint_history, 1):
-        lines.append(f"  {position}: " + (", ".join(hints) if hints else "-"))
-    return "\n".join(lines)
 
 
 __all__ = ["GUESSERS", "RENDER_MODES", "TEAMS", "DecryptoEnv", "render_text"]
