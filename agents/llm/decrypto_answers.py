@@ -96,7 +96,8 @@ def shown_placeholders() -> frozenset[str]:
     :func:`~socialsim.agents.llm.base.folded`."""
     folder = resources.files("socialsim.agents.llm").joinpath("prompts", GAME)
     texts = [f.read_text(encoding="utf-8") for f in folder.iterdir() if f.name.endswith(".txt")]
-    return placeholders(*texts, REASONING, *MOVES.values())
+    # the guess's placeholder code too (it is no code, so only a reasoning can repeat it)
+    return placeholders(*texts, REASONING, *MOVES.values()) | {"x-y-z"}
 
 
 def answer_schema(
