@@ -78,6 +78,8 @@ def conversation(messages: Sequence[Mapping[str, str]], system_as_user: bool = F
     as it is (a :class:`Chat`, encoded once). ``ValueError`` for a chat with no user turn or
     whose first turn is the assistant's."""
     roles = [m["role"] for m in messages]
+    if not roles:
+        return check_messages(messages)  # the error naming the empty chat
     if (
         not system_as_user
         and roles.count("system") == (roles[0] == "system")
