@@ -132,7 +132,12 @@ def answer_schema(
         "schema": {
             "type": "object",
             "properties": {
-                "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
+                # no angle brackets, as the hints: a small model copies "<your reasoning...>"
+                "reasoning": {
+                    "type": "string",
+                    "maxLength": REASONING_CHARS,
+                    "pattern": f"^[^<>]{{0,{REASONING_CHARS}}}$",
+                },
                 **answer,
             },
             "required": ["reasoning", *answer],
