@@ -33,6 +33,7 @@ ENCODER_REPLIES = [
     (hints_reply("hint 1", "hint 2", "hint 3"), False, "reference", False),
     (hints_reply("<hint 1>", "<hint 2>", "<hint 3>"), False, "reference", False),
     (hints_reply("keyword 1", "blade", "lock"), False, "reference", False),
+    (hints_reply("[Your answer]", "blade", "lock"), False, "reference", False),
     (hints_reply("ledge", "blade", "lock", reasoning="Your reasoning, in a sentence or two."), True, "reference", False),
     (hints_reply("ledge", "blade", "lock", reasoning="X-Y-Z"), True, "reference", False),
     (hints_reply("ledge", "blade", "lock", reasoning="a ledge is near a ceiling"), True, "reference", True),
@@ -46,7 +47,7 @@ ENCODER_REPLIES = [
 ]  # fmt: skip
 
 
-def test_encoder_replies_exactly_5_of_15_are_valid_moves_of_the_models_own():
+def test_encoder_replies_exactly_5_of_16_are_valid_moves_of_the_models_own():
     valid = []
     for reply, structured, rules, expected in ENCODER_REPLIES:
         try:
@@ -56,7 +57,7 @@ def test_encoder_replies_exactly_5_of_15_are_valid_moves_of_the_models_own():
         else:
             valid.append(True)
         assert valid[-1] == expected, reply
-    assert (len(valid), sum(valid)) == (15, 5)
+    assert (len(valid), sum(valid)) == (16, 5)
 
 
 def test_keyword_answers_repeating_a_placeholder_without_brackets_are_invalid():

@@ -62,12 +62,19 @@ def placeholders(*texts: str) -> frozenset[str]:
     return frozenset(folded(found) for text in texts for found in PLACEHOLDER.findall(text))
 
 
+#: the brackets a whole placeholder comes in (``<your answer>``, ``[your answer]``)
+BRACKETS = ("<>", "[]", "{}")
+
+
 def is_placeholder(text: str, shown: frozenset[str]) -> bool:
     """Whether ``text`` repeats a placeholder of ``shown``, with or without its brackets (a
     model constrained to a schema without ``<`` and ``>`` writes ``hint 3``), or is one itself
-    (a whole text in angle brackets)."""
+    (a whole text in brackets: ``[Your answer]``)."""
     stripped = text.strip()
-    return folded(text) in shown or (stripped.startswith("<") and stripped.endswith(">"))
+    return folded(text) in shown or any(
+        len(stripped) > 1 and stripped[0] == pair[0] and stripped[-1] == pair[1]
+        for pair in BRACKETS
+    )
 
 
 def conversation(messages: Sequence[Mapping[str, str]], system_as_user: bool = False) -> Chat:
