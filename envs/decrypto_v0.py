@@ -21,7 +21,8 @@ interceptor; encoder... and moves the game when the last of a step has acted.
 Arguments
 ---------
 ``decrypto_v0.env(max_turns=8, wordlist=None, first_round_interception=True, max_hint_words=2,
-max_hint_chars=32, hint_vocabulary=None, render_mode=None, keywords=None, codes=None)``
+max_hint_chars=32, hint_vocabulary=None, render_mode=None, keywords=None, codes=None,
+hint_rules="reference")``
 
 * ``max_turns`` — the team wins by surviving this many turns (1-24).
 * ``wordlist`` — path of another keyword list (one word per line; at least 4). The code
@@ -31,6 +32,13 @@ max_hint_chars=32, hint_vocabulary=None, render_mode=None, keywords=None, codes=
   1, as in the reference implementation. ``False``: the board game's first-round rule, no
   interceptor guess on turn 1 (its decision is ``None`` there).
 * ``max_hint_words``, ``max_hint_chars`` — the hint limits of :func:`core.validate_hints`.
+* ``hint_rules`` — ``"reference"`` (the default): the Decrypto benchmark's rule, only a hint
+  equal to a keyword is refused. ``"board_game"``: the board game's, a hint may not contain a
+  keyword as a word (case-insensitive, a plural or singular of it too) nor repeat another hint
+  of the same turn (see :mod:`~socialsim.envs.decrypto.core`); the ``rules`` message then
+  states ``hint_rules`` (under the reference's it does not, so its messages are unchanged).
+  The encoder's masks rule out a keyword's spellings only; vocabulary hints that break the
+  board game's rules otherwise get the fallback, flagged, as any rule-breaking hint.
 * ``hint_vocabulary`` — path of the word list that indexes the encoder's ``MultiDiscrete``
   space; by default ``data/rl_hints.txt`` (328 common words, none of them a bundled keyword).
 * ``render_mode`` — ``None``, ``"ansi"`` (``render()`` returns the public state as text) or
@@ -56,8 +64,9 @@ keyword), ``keywords`` (to ``team:encoders``, at reset), ``code`` (to the encode
 ``miscommunications``, ``interceptions``, ``hint_history`` (4 lists, by keyword),
 ``code_history``, ``last_turn`` (the last reveal, or ``None``); ``keywords`` for the encoder and
 the decoder only; ``code`` for the encoder at its ``"hints"`` decision; ``hints`` for the
-guessers at their ``"guess"`` decision. The lists in ``infos`` are one snapshot per turn that
-every seat's info shares: read them, copy one before changing it.
+guessers at their ``"guess"`` decision. Each seat's info is its own dict; the sequences in it
+are tuples and ``last_turn`` a read-only mapping, so nothing one seat is handed can be changed
+for another seat or a later step.
 
 ``observation`` is the same information as integers, for RL (``T = max_turns``, ``N`` words in
 the keyword list, ``V`` words in the hint vocabulary):
@@ -106,7 +115,9 @@ interceptions or two miscommunications, ending ``intercept``, ``miscomm`` or ``b
 Version History
 ---------------
 * v0: first version; rules and seeds as the Decrypto benchmark's reference implementation. A
-  ``rules`` message opens every episode.
+  ``rules`` message opens every episode. Since added, with defaults that leave every game as
+  it was: the ``hint_rules`` option; infos of immutable sequences (tuples where they were
+  lists: a seat that changed its info changed every seat's).
 """
 
 from __future__ import annotations

@@ -124,29 +124,29 @@ def test_turn_flow_is_encoder_then_both_guessers_then_reveal():
     assert [infos[a]["decision"] for a in SEATS] == ["hints", None, None]
     assert env.turn == 2 and rewards == {"encoder": 0, "decoder": 0, "interceptor": 0}
     assert not any(terminations.values())
-    assert infos["interceptor"]["last_turn"] == {
+    assert infos["interceptor"]["last_turn"] == {  # read-only, of tuples
         "turn": 1,
-        "code": [3, 1, 4],
-        "hints": ["red", "blue", "green"],
-        "decoder_guess": [3, 1, 4],
-        "interceptor_guess": [1, 2, 3],
+        "code": (3, 1, 4),
+        "hints": ("red", "blue", "green"),
+        "decoder_guess": (3, 1, 4),
+        "interceptor_guess": (1, 2, 3),
         "miscommunication": False,
         "interception": False,
     }
-    assert infos["decoder"]["hint_history"] == [["blue"], [], ["red"], ["green"]]
-    assert infos["decoder"]["code_history"] == [[3, 1, 4]]
+    assert infos["decoder"]["hint_history"] == (("blue",), (), ("red",), ("green",))
+    assert infos["decoder"]["code_history"] == ((3, 1, 4),)
 
 
 def test_infos_show_keywords_to_the_team_and_the_code_to_the_encoder_only():
     env = decrypto_v0.parallel_env()
     _, infos = env.reset(seed=0)
-    keywords = list(env.game.keywords)
-    assert infos["encoder"]["keywords"] == keywords and infos["encoder"]["code"] == [3, 1, 4]
+    keywords = env.game.keywords
+    assert infos["encoder"]["keywords"] == keywords and infos["encoder"]["code"] == (3, 1, 4)
     assert infos["decoder"]["keywords"] == keywords and "code" not in infos["decoder"]
     assert "keywords" not in infos["interceptor"] and "code" not in infos["interceptor"]
     _, _, _, _, infos = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
     assert "code" not in infos["encoder"] and "code" not in infos["decoder"]
-    assert infos["decoder"]["hints"] == infos["interceptor"]["hints"] == ["red", "blue", "green"]
+    assert infos["decoder"]["hints"] == infos["interceptor"]["hints"] == ("red", "blue", "green")
     assert set(infos["interceptor"]) == {
         "decision", "turn", "miscommunications", "interceptions", "hint_history", "code_history", "last_turn", "hints",
     }  # fmt: skip
@@ -401,7 +401,7 @@ def test_rule_breaking_hint_gets_the_fallback_and_is_flagged(hint, reason):
     _, _, _, _, infos = env.step({"encoder": {"hints": ["red", hint, "green"]}})
     assert env.hints == ["red", FALLBACK_HINT, "green"]
     flag = infos["encoder"]["invalid_action"]
-    assert reason in flag["reason"] and flag["fallback"] == ["red", FALLBACK_HINT, "green"]
+    assert reason in flag["reason"] and flag["fallback"] == ("red", FALLBACK_HINT, "green")
     assert "invalid_action" not in infos["decoder"]
     hints_message = env.bus.log[-1]
     assert hints_message.kind == "hints" and list(hints_message.payload["hints"]) == [
@@ -510,9 +510,9 @@ def test_unseeded_reset_continues_from_the_last_seed():
 def test_reset_options_fix_the_keywords():
     env = decrypto_v0.parallel_env()
     _, infos = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
-    assert infos["decoder"]["keywords"] == ["sun", "moon", "star", "sky"] and infos["encoder"][
+    assert infos["decoder"]["keywords"] == ("sun", "moon", "star", "sky") and infos["encoder"][
         "code"
-    ] == [3, 1, 4]
+    ] == (3, 1, 4)
 
 
 # -- the AEC form ---------------------------------------------------------------------------------

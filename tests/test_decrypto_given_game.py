@@ -42,8 +42,8 @@ def test_given_keywords_and_codes_are_played_turn_by_turn_whatever_the_seed():
     for seed in (0, 5):
         env = decrypto_v0.parallel_env(keywords=KEYWORDS, codes=CODES)
         _, infos = env.reset(seed=seed)
-        assert infos["decoder"]["keywords"] == KEYWORDS
-        assert infos["encoder"]["code"] == [2, 4, 1]
+        assert list(infos["decoder"]["keywords"]) == KEYWORDS
+        assert infos["encoder"]["code"] == (2, 4, 1)
         assert play_all_turns(env) == PLAYED
         assert env.game.ending == "survived" and env.game.code_history == PLAYED
 

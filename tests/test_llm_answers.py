@@ -45,16 +45,17 @@ def decrypto_spec(model: dict, seed: int = 0, **options) -> EpisodeSpec:
 
 @pytest.mark.parametrize(
     "hints",
-    [["<hint 1>", "<hint 2>", "<hint 3>"], ["first hint", "second hint", "third hint"]],
+    [["<hint 1>", "<hint 2>", "<hint 3>"], ["hint 1", "Hint 2.", "'hint 3'"]],
 )
 def test_hints_equal_to_the_formats_placeholders_are_invalid(hints):
     with pytest.raises(AnswerParseError, match="placeholder"):
         parse_hints(f"ANSWER: {json.dumps({'hints': hints})}", KEYWORDS)
 
 
-def test_the_worked_examples_hints_are_invalid():
-    with pytest.raises(AnswerParseError, match="example's hints"):
-        parse_hints('ANSWER: {"hints": ["Reindeer", "foghorn", "sphinx"]}', KEYWORDS)
+@pytest.mark.parametrize("blank", ["no_hint", "No hint", "no-hint"])
+def test_the_blank_fallback_hint_written_by_the_model_is_invalid(blank):
+    with pytest.raises(AnswerParseError, match="the game's blank hint"):
+        parse_hints(f"ANSWER: {json.dumps({'hints': ['ledge', blank, 'blade']})}", KEYWORDS)
 
 
 def test_keywords_equal_to_the_placeholders_are_invalid_and_unknown_is_not():
@@ -141,7 +142,7 @@ def test_gossip_schemas_are_enums_of_the_choices_and_tones(server):
     gossip = answer_schema(donation, "gossip", 0.0, 150)["schema"]["properties"]
     assert gossip["tone"]["enum"] == ["praising", "neutral", "mocking", "complaint", "criticism"]
     assert gossip["gossip"]["maxLength"] == 6 * 149 == 894
-    assert gossip["gossip"]["pattern"] == "^[^<>]{0,894}$"
+    assert gossip["gossip"]["pattern"] == "^[^<>]{1,894}$"
 
 
 # -- the answer loop on its own ------------------------------------------------------------------------

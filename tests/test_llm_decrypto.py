@@ -573,11 +573,13 @@ def test_system_as_user_puts_the_rules_in_the_first_user_message_only():
     agents = scripted_agents(DecryptoPolicy(), system_as_user=True)
     record = play_scripted(agents, seed=0)
     assert record.status == "done", record.error
-    chat = agents["decoder"].chat
-    assert [m["role"] for m in chat] == ["user", "assistant"] * record.summary["turns"]
-    assert chat[0]["content"].startswith("You are playing a three-player version")
-    assert "This is the first turn" in chat[0]["content"]
-    assert not chat[2]["content"].startswith("You are playing")
+    sent = agents["decoder"].model.received
+    assert len(sent) == record.summary["turns"]
+    for turn, chat in enumerate(sent, 1):
+        assert [m["role"] for m in chat] == ["user", "assistant"] * (turn - 1) + ["user"]
+        assert chat[0]["content"].startswith("You are playing a three-player version")
+        assert "This is the first turn" in chat[0]["content"]
+        assert not any(m["content"].startswith("You are playing") for m in chat[1:])
 
 
 def test_the_llm_agents_take_max_turns_and_hint_limits_from_the_rules_message():

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from socialsim.agents.llm.base import is_placeholder
+from socialsim.agents.llm.decrypto_answers import shown_placeholders
 
 pytestmark = [
     pytest.mark.slow,
@@ -28,6 +30,11 @@ pytestmark = [
 
 #: the share of decisions that must get a valid answer (not the fallback)
 VALID_SHARE = 0.9
+#: the same for Decrypto, where valid means a legal move of the model's own: on 2026-12-04
+#: seeds 0 and 1 gave 4 of 12 once copied placeholders (in any field, bare or bracketed), the
+#: blank hint "no_hint" and the board game's hint rules count as invalid (11 of 12 before,
+#: the encoder's mostly copies of the examples or of the blank hint)
+DECRYPTO_VALID_SHARE = 0.25
 
 
 def gguf() -> Path:
@@ -96,8 +103,8 @@ def decisions(records: list[dict]) -> tuple[int, int]:
 
 
 def test_full_decrypto_games_with_constrained_output(smollm2, tmp_path):
-    """Two full games, seeds 0 and 1 (on seed 0 the encoder's first hints name a keyword three
-    times over: 5 of the game's 6 decisions are valid; seed 1 has all 6)."""
+    """Two full games, seeds 0 and 1: every decision a valid answer or a counted fallback, and no
+    answer counted valid holds a placeholder or the blank hint."""
     records = run(
         "smollm2_decrypto", tmp_path / "d", f"seats.*.model.api_base={smollm2}", "episodes=2"
     )
@@ -106,7 +113,7 @@ def test_full_decrypto_games_with_constrained_output(smollm2, tmp_path):
         assert record["summary"]["ending"] in ("intercept", "miscomm", "both", "survived")
     total, fallbacks = decisions(records)
     assert total == sum(3 * r["summary"]["turns"] for r in records)  # three seats decide a turn
-    assert (total - fallbacks) / total >= VALID_SHARE, (total, fallbacks)
+    assert (total - fallbacks) / total >= DECRYPTO_VALID_SHARE, (total, fallbacks)
     calls = [
         e
         for record in records
@@ -115,6 +122,13 @@ def test_full_decrypto_games_with_constrained_output(smollm2, tmp_path):
         if e.get("type") == "llm_call"
     ]
     assert all(e["finish_reason"] in ("stop", "length") for e in calls)
+    shown = shown_placeholders()
+    for call in calls:
+        if "invalid" in call:
+            continue
+        answer = json.loads(call["reply"])
+        fields = [answer["reasoning"], *answer.get("hints", [])]
+        assert not any(is_placeholder(f, shown) or f.strip() == "no_hint" for f in fields), call
 
 
 def test_a_short_donation_game_with_constrained_output(smollm2, tmp_path):

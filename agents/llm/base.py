@@ -7,12 +7,20 @@ answer re-prompts with a short game-master message naming what was wrong, up to
 that both reach the episode record. A provider error that outlived the model's retries is
 re-raised: the runner ends the episode as failed and it is retried when the run resumes.
 
+Every chat goes to the model through :func:`conversation`, the one form every chat template
+takes (Gemma's and Mistral's refuse anything else): a system message (or, with
+``system_as_user``, its text at the head of the first user message), then user and assistant
+turns strictly alternating. An agent keeps its chat in its own form (a system message, then
+its turns); a game master's note after a fallback and the next prompt are folded into one user
+turn when the chat is sent.
+
 Prompt templates are text files under ``agents/llm/prompts/<game>/`` read with
 :func:`template`; they use ``string.Template`` (``$name``) placeholders.
 """
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +41,79 @@ OVERFLOW = "the chat exceeds the model's context window"
 INITIAL_TOKENS_PER_CHAR = 1 / 3
 #: tokens a chat template adds per message (role markers)
 MESSAGE_OVERHEAD = 8
+#: what the game master tells a seat whose decision ended with the fallback
+FALLBACK_NOTE = f"{GAME_MASTER} No valid answer; the game used a fallback."
+
+
+#: an angle-bracketed placeholder in a prompt's answer format, ``<hint 1>``
+PLACEHOLDER = re.compile(r"<([^<>$]+)>")
+#: what is stripped from both ends of a text before it is compared with a placeholder
+WRAPPING = " \t\n\r\"'`<>[](){}.,;:!?*_"
+
+
+def folded(text: str) -> str:
+    """``text`` as it is compared with a placeholder: case-folded, without the quotes,
+    brackets and punctuation around it, its spaces collapsed (``" <Hint 3>."`` is ``hint 3``)."""
+    return " ".join(text.casefold().strip(WRAPPING).split())
+
+
+def placeholders(*texts: str) -> frozenset[str]:
+    """The placeholders (``<...>``) shown in ``texts``, :func:`folded`."""
+    return frozenset(folded(found) for text in texts for found in PLACEHOLDER.findall(text))
+
+
+#: the brackets a whole placeholder comes in (``<your answer>``, ``[your answer]``)
+BRACKETS = ("<>", "[]", "{}")
+
+
+def is_placeholder(text: str, shown: frozenset[str]) -> bool:
+    """Whether ``text`` repeats a placeholder of ``shown``, with or without its brackets (a
+    model constrained to a schema without ``<`` and ``>`` writes ``hint 3``), or is one itself
+    (a whole text in brackets: ``[Your answer]``)."""
+    stripped = text.strip()
+    return folded(text) in shown or any(
+        len(stripped) > 1 and stripped[0] == pair[0] and stripped[-1] == pair[1]
+        for pair in BRACKETS
+    )
+
+
+def conversation(messages: Sequence[Mapping[str, str]], system_as_user: bool = False) -> Chat:
+    """``messages`` as every chat template takes them: the system messages' text as one system
+    message (or, ``system_as_user``, at the head of the first user message), then user and
+    assistant turns strictly alternating from a user turn; consecutive messages of one role are
+    folded into one, their texts a blank line apart. A chat already in that form is returned
+    as it is (a :class:`Chat`, encoded once). ``ValueError`` for a chat with no user turn or
+    whose first turn is the assistant's."""
+    roles = [m["role"] for m in messages]
+    if not roles:
+        return check_messages(messages)  # the error naming the empty chat
+    if (
+        not system_as_user
+        and roles.count("system") == (roles[0] == "system")
+        and all(a != b for a, b in zip(roles, roles[1:], strict=False))
+        and len(roles) > (roles[0] == "system")
+        and roles[roles[0] == "system"] == "user"
+    ):
+        return check_messages(messages)
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    turns: list[dict[str, str]] = []
+    for message in messages:
+        if message["role"] == "system":
+            continue
+        if turns and turns[-1]["role"] == message["role"]:
+            turns[-1] = {**turns[-1], "content": f"{turns[-1]['content']}\n\n{message['content']}"}
+        else:
+            turns.append({"role": message["role"], "content": message["content"]})
+    if not turns or turns[0]["role"] != "user":
+        raise ValueError(
+            f"messages: a chat must have a user turn before any reply, got roles {roles}"
+        )
+    if not system:
+        return check_messages(turns)
+    if system_as_user:
+        turns[0] = {"role": "user", "content": f"{system}\n\n{turns[0]['content']}"}
+        return check_messages(turns)
+    return check_messages([{"role": "system", "content": system}, *turns])
 
 
 @cache
@@ -75,6 +156,9 @@ class LLMAgent(Agent):
             temperature 0 (greedy decoding repeats itself); 0 or ``None`` keeps 0. Either way, at
             temperature 0 a reply that repeats an earlier one of the same decision ends it
             with the fallback (the next would repeat it again).
+        system_as_user: send the system prompt at the head of the first user message, for
+            models and chat templates without a system role (o1/R1 style, or llama-cpp-python's
+            ``gemma`` format, which drops a system message without a word).
 
     Structured output (the subclasses' ``structured_output`` argument): ``True`` constrains
     every answer to its decision's JSON schema, ``False`` never, ``"auto"`` (the default) when
@@ -106,6 +190,7 @@ class LLMAgent(Agent):
         drop_failed_attempts: bool = False,
         retry_temperature: float | None = 0.7,
         structured_output: bool | str = "auto",
+        system_as_user: bool = False,
     ):
         table = {"model": model} if isinstance(model, str) else dict(model)
         if "model" not in table:
@@ -128,6 +213,9 @@ class LLMAgent(Agent):
             raise ValueError(
                 f"structured_output: must be true, false or 'auto', got {structured_output!r}"
             )
+        if not isinstance(system_as_user, bool):
+            raise ValueError(f"system_as_user: must be true or false, got {system_as_user!r}")
+        self.system_as_user = system_as_user
         self.structured_output = structured_output
         self._constrained: bool | None = None
         self.max_attempts = attempts
@@ -225,7 +313,9 @@ class LLMAgent(Agent):
                 break
             attempt_chat = fitted
             try:
-                reply = await self.model.complete(attempt_chat, **call)
+                reply = await self.model.complete(
+                    conversation(attempt_chat, self.system_as_user), **call
+                )
             except ProviderError as error:
                 event = {**error.event(), **marks}
                 if error.kind != "context_overflow":
@@ -269,5 +359,7 @@ class LLMAgent(Agent):
         self.count("fallbacks")
         value = fallback()
         self.events.append({"type": "fallback", "decision": decision, "value": value})
-        note = f"{GAME_MASTER} No valid answer; the game used a fallback."
-        return Outcome(value, True, base.then([{"role": "user", "content": note}]), attempt)
+        # the note joins the unanswered prompt's user turn (and the next prompt, once sent)
+        return Outcome(
+            value, True, base.then([{"role": "user", "content": FALLBACK_NOTE}]), attempt
+        )

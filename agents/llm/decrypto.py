@@ -4,7 +4,9 @@
 Kind                   ``llm_decrypto`` (:class:`DecryptoLLMAgent`); the role is the seat
                        (``encoder``, ``decoder``, ``interceptor``) unless ``role=`` names one
 Decisions              ``"hints"`` -> ``{"hints": [h1, h2, h3]}``; ``"guess"`` -> ``{"guess": [d1, d2, d3]}``
-Model answers          ``ANSWER: {"hints": [...]}`` / ``ANSWER: {"guess": "X-Y-Z"}``
+Model answers          ``ANSWER: {"hints": [...]}`` / ``ANSWER: {"guess": "X-Y-Z"}``, or, constrained,
+                       the JSON alone with its ``"reasoning"`` first
+                       (:mod:`~socialsim.agents.llm.decrypto_answers`)
 Side questions         ``predict_interceptor_guess`` (encoder) -> a code list;
                        ``keywords_now``, ``keywords_before_reveal``, ``keywords_other_interceptor``
                        (interceptor) -> 4 words (see :mod:`socialsim.envs.decrypto.tom`)
@@ -16,7 +18,10 @@ Prompts                ``agents/llm/prompts/decrypto/*.txt`` (``string.Template`
 
 The conversation (as the Decrypto benchmark's LLM agents): each seat keeps one chat for the
 whole game, reset at every episode: a system message (the rules in the chosen style, then the
-role's part with a worked example), then per turn a user message and the model's reply. A turn's
+role's part with an example written in placeholders), then per turn a user message and the
+model's reply (sent as every chat template takes it: see :func:`~socialsim.agents.llm.base.conversation`).
+How to answer is said to match the format in force: reason, then ``ANSWER:`` and the JSON when
+the reply is free; the JSON alone, the reasoning inside it, when it is constrained. A turn's
 user message starts with the previous turn's summary (code, hints, both guesses, the tokens
 given), the hint history by keyword number and the code history (or, on turn 1, a line saying
 there are none), then ``------`` and the role's part: the counters, the keywords (encoder and
@@ -25,15 +30,15 @@ never receives a keyword in any prompt (except inside the Gopnik questions that 
 design, which stay out of its chat).
 
 The game's settings that the prompts state and the answers are checked against (``max_turns``,
-``max_hint_words``, ``max_hint_chars``) come from the env's ``rules`` message (public, the first
+``max_hint_words``, ``max_hint_chars``, ``hint_rules``) come from the env's ``rules`` message (public, the first
 message of an episode), read from the inbox at the seat's first decision; an inbox without one
 is a ``ValueError``. A side question asked before the seat's first decision (the interceptor's
 on turn 2 under the first-round rule) takes them from the question's ``rules`` context.
 
 Answers are read by :func:`socialsim.llm.extract_answer` (the last JSON object after the last
 ``ANSWER:``, code fences tolerated) and checked against the role: hints must be three strings
-that pass :func:`socialsim.envs.decrypto.core.validate_hints` for this game's keywords and the
-rules' limits; a guess must be a code (:func:`~socialsim.envs.decrypto.core.parse_code`: three
+that pass :func:`socialsim.envs.decrypto.core.validate_hints` for this game's keywords, the
+rules' limits and hint rules, and are the model's own (no placeholder, no blank hint); a guess must be a code (:func:`~socialsim.envs.decrypto.core.parse_code`: three
 distinct digits 1-4, ``"3-1-4"`` or ``[3, 1, 4]``); a decoder or interceptor answering with
 hints, or an encoder answering with a guess, gives an invalid answer, never a crash. An invalid
 answer is answered by a game-master message naming what was wrong (``correction.txt``), up to
@@ -78,10 +83,13 @@ Arguments
 * ``retry_temperature=0.7`` — the temperature of re-prompts at temperature 0 (see
   :class:`~socialsim.agents.llm.base.LLMAgent`).
 
-Answers that repeat what the prompts show as a placeholder (``"<hint 1>"``, ``"<word 2>"``) or
-the worked example's hints are invalid: the formats never show a valid move nor a keyword.
-* ``system_as_user=False`` — for models without a system role (o1/R1 style): the system prompt
-  is put at the head of the first user message instead.
+* ``system_as_user=False`` — for models and chat templates without a system role: the system
+  prompt is sent at the head of the first user message instead (see
+  :class:`~socialsim.agents.llm.base.LLMAgent`).
+
+Answers that repeat what the prompts show as a placeholder (``"<hint 1>"`` or ``hint 1``,
+``"<word 2>"``, the reasoning's) in any field, or write the blank hint ``no_hint``, are invalid:
+the prompts never show a valid move, a keyword or a plausible hint.
 
 A real small model with no network
 ----------------------------------
@@ -92,6 +100,10 @@ output at temperature 0; the README's "Local model servers" section has the reci
 
 Version History
 ---------------
+* v4: examples in placeholders (no code, keyword or hint a model can copy), placeholders
+  recognised without their brackets and in every field, the blank hint refused, the answer
+  instruction matching the format in force, the board game's hint rules when the env plays
+  them, and chats that every chat template accepts.
 * v3: ``structured_output="auto"``, the default: constrained answers on self-hosted servers.
 * v2: constrained answers by the ``schema`` override (exact schemas), placeholder answer
   formats and placeholder answers refused, ``retry_temperature``, a seed per request.
@@ -106,6 +118,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.llm.base import LLMAgent, Outcome, render
+from socialsim.agents.llm.decrypto_answers import (
+    KEYWORDS,
+    answer_instruction,
+    answer_schema,
+    fallback_guess,
+    parse_guess,
+    parse_hints,
+    parse_keywords,
+    placeholder_hints,
+)
 from socialsim.agents.llm.decrypto_prompts import (
     GAME,
     STYLES,
@@ -114,186 +136,33 @@ from socialsim.agents.llm.decrypto_prompts import (
     turn_prompt,
 )
 from socialsim.envs.decrypto import protocol
-from socialsim.envs.decrypto.core import validate_hints
 from socialsim.envs.decrypto.protocol import (
-    CODES,
-    FALLBACK_HINT,
     GUESS,
     HINTS,
-    MAX_HINT_CHARS,
-    MAX_HINT_WORDS,
     PREDICT_INTERCEPTOR_GUESS,
     SIDE_QUESTIONS,
     Rules,
-    parse_code,
-    render_code,
 )
 
 from socialsim.agent import Question
 from socialsim.bus import Message
-from socialsim.llm import AnswerParseError, extract_answer, extract_json
 from socialsim.llm.chat import Chat, check_messages
+
+__all__ = [
+    "STYLES",
+    "DecryptoLLMAgent",
+    "answer_schema",
+    "fallback_guess",
+    "parse_guess",
+    "parse_hints",
+    "parse_keywords",
+    "placeholder_hints",
+]
 
 ROLES = protocol.SEATS
 
-#: The answer formats the game master repeats in a correction: placeholders, never a valid move.
-FORMATS = {
-    HINTS: 'ANSWER: {"hints": ["<hint 1>", "<hint 2>", "<hint 3>"]}',
-    GUESS: 'ANSWER: {"guess": "X-Y-Z"}',
-    "keywords": 'ANSWER: {"keywords": ["<word 1>", "<word 2>", "<word 3>", "<word 4>"]}',
-}
-
-#: Texts the prompts show as placeholders or examples: an answer repeating one is invalid.
-SHOWN_HINTS = ("<hint 1>", "<hint 2>", "<hint 3>", "first hint", "second hint", "third hint")
-SHOWN_WORDS = ("<word 1>", "<word 2>", "<word 3>", "<word 4>")
-EXAMPLE_HINTS = (["reindeer", "foghorn", "sphinx"], ["smoked spice", "reed", "streak"])
-
-#: Placeholder hints for the fallback: the first that the game's keywords allow is used.
-PLACEHOLDER_HINTS = (FALLBACK_HINT, "no hint", "pass", "blank")
-
 #: Generation defaults of the paper (temperature 0.6, 750 tokens), used unless the table sets them.
 GENERATION_DEFAULTS = {"temperature": 0.6, "max_tokens": 750}
-
-#: The longest reasoning a constrained answer may hold (characters), and a keyword guess.
-REASONING_CHARS = 200
-KEYWORD_CHARS = 40
-
-
-def answer_schema(
-    kind: str, max_chars: int = MAX_HINT_CHARS, max_words: int = MAX_HINT_WORDS
-) -> dict[str, Any]:
-    """The exact JSON schema of an answer (the ``schema`` override of a constrained call):
-    a short ``reasoning``, then exactly three hints of 1 to ``max_words`` words and at most
-    ``max_chars`` characters (each word at most its share of them), one of the 24 codes, or
-    exactly four words."""
-    if kind == HINTS:
-        # no angle brackets: a small model copies the format's "<hint 1>" even when constrained
-        word = f"[^<> ]{{1,{max(1, (max_chars - max_words + 1) // max_words)}}}"
-        item = {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": max_chars,
-            "pattern": f"^{word}( {word}){{0,{max_words - 1}}}$",
-        }
-        answer = {"hints": {"type": "array", "items": item, "minItems": 3, "maxItems": 3}}
-    elif kind == GUESS:
-        answer = {"guess": {"type": "string", "enum": [render_code(c) for c in CODES]}}
-    else:
-        item = {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": KEYWORD_CHARS,
-            "pattern": f"^[^<>]{{1,{KEYWORD_CHARS}}}$",
-        }
-        answer = {"keywords": {"type": "array", "items": item, "minItems": 4, "maxItems": 4}}
-    return {
-        "name": f"decrypto_{kind}",
-        "schema": {
-            "type": "object",
-            "properties": {
-                "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
-                **answer,
-            },
-            "required": ["reasoning", *answer],
-            "additionalProperties": False,
-        },
-    }
-
-
-def _shown(text: str, shown: Sequence[str]) -> bool:
-    folded = text.strip().casefold()
-    return folded in shown or (folded.startswith("<") and folded.endswith(">"))
-
-
-# -- reading answers --------------------------------------------------------------------------
-
-
-def read_answer(text: str, structured: bool) -> dict[str, Any]:
-    """The answer object: the reply's JSON when constrained, else the JSON after ``ANSWER:``."""
-    return extract_json(text) if structured else extract_answer(text)
-
-
-def parse_hints(
-    text: str,
-    keywords: Sequence[str],
-    max_words: int = MAX_HINT_WORDS,
-    max_chars: int = MAX_HINT_CHARS,
-    structured: bool = False,
-) -> list[str]:
-    """Three valid hints from an encoder's reply, or ``AnswerParseError`` saying why not."""
-    answer = read_answer(text, structured)
-    if "hints" not in answer:
-        if "guess" in answer:
-            raise AnswerParseError(
-                'you are the Encoder: answer with three hints, {"hints": [...]}, not a guess'
-            )
-        raise AnswerParseError('the answer lacks the field "hints"')
-    reasons = validate_hints(answer["hints"], keywords, max_words, max_chars)
-    if reasons:
-        raise AnswerParseError("; ".join(reasons))
-    hints = [h.strip() for h in answer["hints"]]
-    copied = [h for h in hints if _shown(h, SHOWN_HINTS)]
-    if copied:
-        raise AnswerParseError(
-            f"{copied[0]!r} is the answer format's placeholder: write your own hints instead"
-        )
-    if [h.casefold() for h in hints] in EXAMPLE_HINTS:
-        raise AnswerParseError("those are the example's hints: write hints for your keywords")
-    return hints
-
-
-def parse_guess(text: str, role: str = "decoder", structured: bool = False) -> list[int]:
-    """A code (three distinct digits 1-4) from a guesser's reply, or ``AnswerParseError``."""
-    answer = read_answer(text, structured)
-    if "guess" not in answer:
-        if "hints" in answer:
-            raise AnswerParseError(
-                f'you are the {role.capitalize()}: answer with a guess, {{"guess": "X-Y-Z"}}, not hints'
-            )
-        raise AnswerParseError('the answer lacks the field "guess"')
-    try:
-        return list(parse_code(answer["guess"]))
-    except ValueError:
-        raise AnswerParseError(
-            f'the guess {answer["guess"]!r} is not a code: write three different digits from 1 to 4, as "X-Y-Z"'
-        ) from None
-
-
-def parse_keywords(text: str, structured: bool = False) -> list[str]:
-    """Four words from a reply to a keyword question, or ``AnswerParseError``."""
-    answer = read_answer(text, structured)
-    words = answer.get("keywords")
-    if not (
-        isinstance(words, list)
-        and len(words) == 4
-        and all(isinstance(w, str) and w.strip() for w in words)
-    ):
-        raise AnswerParseError(
-            'the answer must have "keywords": a list of exactly 4 words (write "unknown" for a word you cannot guess)'
-        )
-    copied = [w for w in words if _shown(w, SHOWN_WORDS)]
-    if copied:
-        raise AnswerParseError(
-            f'{copied[0]!r} is the answer format\'s placeholder: write a word (or "unknown")'
-        )
-    return [w.strip() for w in words]
-
-
-def placeholder_hints(keywords: Sequence[str], max_words: int, max_chars: int) -> list[str]:
-    """Three valid hints that say nothing: the first placeholder the keywords allow."""
-    for word in PLACEHOLDER_HINTS:
-        hints = [word] * 3
-        if not validate_hints(hints, keywords, max_words, max_chars):
-            return hints
-    raise ValueError(  # only a keyword list holding every placeholder gets here
-        f"keywords: {list(keywords)} rule out every placeholder hint {PLACEHOLDER_HINTS}"
-    )
-
-
-def fallback_guess(code_history: Sequence[Sequence[int]]) -> list[int]:
-    """A legal code that cannot be this turn's: the last code played (codes never repeat).
-    Turn 1 has no history: ``1-2-3``."""
-    return list(code_history[-1]) if code_history else list(CODES[0])
 
 
 # -- the agent --------------------------------------------------------------------------------
@@ -320,7 +189,12 @@ class DecryptoLLMAgent(LLMAgent):
         retry_temperature: float | None = 0.7,
     ):
         super().__init__(
-            model, max_attempts, drop_failed_attempts, retry_temperature, structured_output
+            model,
+            max_attempts,
+            drop_failed_attempts,
+            retry_temperature,
+            structured_output,
+            system_as_user,
         )
         if role is not None and role not in ROLES:
             raise ValueError(f"role: {role!r} is not a Decrypto role; allowed: {', '.join(ROLES)}")
@@ -330,7 +204,6 @@ class DecryptoLLMAgent(LLMAgent):
         self.role_override = role
         self.prompt_style = prompt_style
         self.role_style = role_style or prompt_style
-        self.system_as_user = bool(system_as_user)
         self.rules: Rules | None = None  # the env's rules message, once read
         self.system: str | None = None
         self.chat = Chat(())  # checked and encoded as it grows
@@ -353,25 +226,20 @@ class DecryptoLLMAgent(LLMAgent):
         self.system = None
         self.chat = Chat(())
 
-    def learn_rules(self, rules: Rules | Mapping[str, Any]) -> None:
+    def learn_rules(self, rules: Rules | Mapping[str, Any], structured: bool = False) -> None:
         """Keep the game's settings (a ``rules`` payload) and open the chat with the system
-        prompt that states them. Called with the first ``rules`` message the seat reads."""
+        prompt that states them (and says how to answer: ``structured``, the JSON alone).
+        Called with the first ``rules`` message the seat reads."""
         if not isinstance(rules, Rules):
             rules = Rules.from_payload(rules)
-        rules.options  # noqa: B018 - checks the settings, ValueError naming a bad one
+        options = rules.options  # checks the settings, ValueError naming a bad one
         self.rules = rules
         self.system = system_prompt(
-            self.role,
-            self.prompt_style,
-            self.role_style,
-            rules.max_turns,
-            rules.max_hint_words,
-            rules.max_hint_chars,
+            self.role, self.prompt_style, self.role_style, options, structured
         )
-        system = {"role": "system", "content": self.system}
-        self.chat = Chat(()) if self.system_as_user else check_messages([system])
+        self.chat = check_messages([{"role": "system", "content": self.system}])
 
-    def _read_inbox(self, messages: Sequence[Message]) -> Rules:
+    def _read_inbox(self, messages: Sequence[Message], structured: bool) -> Rules:
         if self.rules is None:
             rules = Rules.from_messages(messages)
             if rules is None:
@@ -379,13 +247,12 @@ class DecryptoLLMAgent(LLMAgent):
                     f"{self.agent_id}: no 'rules' message reached this agent before its first "
                     "decision; the game's settings come from it"
                 )
-            self.learn_rules(rules)
+            self.learn_rules(rules, structured)
         assert self.rules is not None
         return self.rules
 
-    def _user(self, text: str) -> dict[str, str]:
-        if self.system_as_user and not self.chat:
-            text = f"{self.system}\n\n{text}"
+    @staticmethod
+    def _user(text: str) -> dict[str, str]:
         return {"role": "user", "content": text}
 
     def _overrides(self, answer_kind: str, structured: bool) -> dict[str, Any]:
@@ -397,9 +264,12 @@ class DecryptoLLMAgent(LLMAgent):
             return {"schema": answer_schema(answer_kind, **limits)}
         return {}
 
-    def _correction(self, answer_kind: str) -> Callable[[str], str]:
+    @staticmethod
+    def _correction(answer_kind: str, structured: bool) -> Callable[[str], str]:
+        answer = answer_instruction(answer_kind, structured)
+
         def correction(reason: str) -> str:
-            return render(GAME, "correction", reason=reason, format=FORMATS[answer_kind])
+            return render(GAME, "correction", reason=reason, answer=answer)
 
         return correction
 
@@ -416,15 +286,18 @@ class DecryptoLLMAgent(LLMAgent):
             raise ValueError(
                 f"info['decision']: the {self.role} makes {expected!r} decisions, got {decision!r}"
             )
-        rules = self._read_inbox(messages)
-        limits = {"max_words": rules.max_hint_words, "max_chars": rules.max_hint_chars}
-        prompt = self._user(turn_prompt(self.role, info, **limits))
         structured = await self.constrained()
+        rules = self._read_inbox(messages, structured)
+        options = rules.options
+        limits = {"max_words": rules.max_hint_words, "max_chars": rules.max_hint_chars}
+        prompt = self._user(turn_prompt(self.role, info, options, structured))
         if decision == HINTS:
             keywords = info["keywords"]
 
             def parse(text: str) -> Any:
-                return parse_hints(text, keywords, **limits, structured=structured)
+                return parse_hints(
+                    text, keywords, **limits, structured=structured, hint_rules=options.hint_rules
+                )
 
             def fallback() -> Any:
                 return placeholder_hints(keywords, **limits)
@@ -443,7 +316,7 @@ class DecryptoLLMAgent(LLMAgent):
             self.chat.then([prompt]),
             parse,
             decision=decision,
-            correction=self._correction(decision),
+            correction=self._correction(decision, structured),
             fallback=fallback,
             **self._overrides(decision, structured),
         )
@@ -457,14 +330,14 @@ class DecryptoLLMAgent(LLMAgent):
             raise NotImplementedError(
                 f"the LLM {self.role} answers {list(SIDE_QUESTIONS[self.role]) or 'no'} side questions, not {question.kind!r}"
             )
+        structured = await self.constrained()
         if self.rules is None:  # asked before its first decision: the question brings them
             if "rules" not in question.context:
                 raise ValueError(
                     f"{self.agent_id}: asked {question.kind!r} before any rules message, and "
                     "the question's context has no 'rules'"
                 )
-            self.learn_rules(question.context["rules"])
-        structured = await self.constrained()
+            self.learn_rules(question.context["rules"], structured)
         if question.kind == PREDICT_INTERCEPTOR_GUESS:
             kind = GUESS
 
@@ -472,21 +345,21 @@ class DecryptoLLMAgent(LLMAgent):
                 return parse_guess(text, "encoder", structured)
 
         else:
-            kind = "keywords"
+            kind = KEYWORDS
 
             def parse(text: str) -> Any:
                 return parse_keywords(text, structured)
 
         # the question and its answer never enter the seat's own history (self.chat stays)
         side_chat = self.chat.then(
-            [self._user(question_prompt(question.kind, dict(question.context)))]
+            [self._user(question_prompt(question.kind, dict(question.context), structured))]
         )
         self.count("tom_questions")
         outcome: Outcome = await self.ask(
             side_chat,
             parse,
             decision=f"tom:{question.kind}",
-            correction=self._correction(kind),
+            correction=self._correction(kind, structured),
             fallback=lambda: None,
             **self._overrides(kind, structured),
         )

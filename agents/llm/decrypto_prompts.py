@@ -8,8 +8,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.llm.base import render
+from socialsim.agents.llm.decrypto_answers import (
+    KEYWORDS,
+    answer_format,
+    answer_instruction,
+    answer_rule,
+)
 from socialsim.envs.decrypto import protocol
-from socialsim.envs.decrypto.protocol import PREDICT_INTERCEPTOR_GUESS, render_code
+from socialsim.envs.decrypto.protocol import (
+    BOARD_GAME_HINTS,
+    GUESS,
+    HINTS,
+    PREDICT_INTERCEPTOR_GUESS,
+    Options,
+    render_code,
+)
 
 GAME = protocol.GAME  # also the folder of the prompt templates
 STYLES = ("plain", "rules", "briefing", "mission", "terse")
@@ -19,10 +32,13 @@ HINT_LETTERS = "abc"
 # -- rendering --------------------------------------------------------------------------------
 
 
-def hint_limit(max_words: int, max_chars: int) -> str:
-    """The hint limit in words, as the prompts say it."""
+def hint_limit(max_words: int, max_chars: int, hint_rules: str = protocol.REFERENCE_HINTS) -> str:
+    """The hint limit in words, as the prompts say it (with the board game's rules, those too)."""
     words = {1: "a single word", 2: "one or two words"}.get(max_words, f"one to {max_words} words")
-    return f"{words} (at most {max_chars} characters)"
+    limit = f"{words} (at most {max_chars} characters)"
+    if hint_rules == BOARD_GAME_HINTS:
+        limit += ", with no keyword in it (not even as a plural) and unlike the turn's other hints"
+    return limit
 
 
 def render_keywords(keywords: Sequence[str]) -> str:
@@ -69,8 +85,11 @@ def render_history(info: Mapping[str, Any]) -> str:
     )
 
 
-def turn_prompt(role: str, info: Mapping[str, Any], max_words: int, max_chars: int) -> str:
-    """The user message of a turn for ``role``, from the env's ``infos[role]``."""
+def turn_prompt(
+    role: str, info: Mapping[str, Any], options: Options, structured: bool = False
+) -> str:
+    """The user message of a turn for ``role``, from the env's ``infos[role]``, with the
+    game's ``options`` (the rules message's) and the answer format in force."""
     last = info.get("last_turn")
     if last is None:
         envelope = render(GAME, "turn_first")
@@ -90,10 +109,10 @@ def turn_prompt(role: str, info: Mapping[str, Any], max_words: int, max_chars: i
             keywords=render_keywords(keywords),
             code=render_code(code),
             code_keywords="{" + ", ".join(f"{d}: {keywords[d - 1]}" for d in code) + "}",
-            hint_limit=hint_limit(max_words, max_chars),
-            first=keywords[code[0] - 1],
-            second=keywords[code[1] - 1],
-            third=keywords[code[2] - 1],
+            hint_limit=hint_limit(
+                options.max_hint_words, options.max_hint_chars, options.hint_rules
+            ),
+            answer=answer_instruction(HINTS, structured),
         )
     elif role == "decoder":
         part = render(
@@ -102,25 +121,37 @@ def turn_prompt(role: str, info: Mapping[str, Any], max_words: int, max_chars: i
             **counters,
             keywords=render_keywords(info["keywords"]),
             hints=render_hints(info["hints"]),
+            answer=answer_instruction(GUESS, structured),
         )
     else:
-        part = render(GAME, "turn_interceptor", **counters, hints=render_hints(info["hints"]))
+        part = render(
+            GAME,
+            "turn_interceptor",
+            **counters,
+            hints=render_hints(info["hints"]),
+            answer=answer_instruction(GUESS, structured),
+        )
     return f"{envelope}\n{DIVIDER}\n{part}"
 
 
 def system_prompt(
-    role: str, prompt_style: str, role_style: str, max_turns: int, max_words: int, max_chars: int
+    role: str, prompt_style: str, role_style: str, options: Options, structured: bool = False
 ) -> str:
+    """The system message: the rules in ``prompt_style`` with the game's ``options``, then the
+    role's part in ``role_style``; how to answer matches the format in force."""
     rules = render(
         GAME,
         f"system_{prompt_style}",
-        max_turns=max_turns,
-        hint_limit=hint_limit(max_words, max_chars),
+        max_turns=options.max_turns,
+        hint_limit=hint_limit(options.max_hint_words, options.max_hint_chars, options.hint_rules),
+        answer_rule=answer_rule(structured),
     )
-    return f"{rules}\n\n{render(GAME, f'role_{role}_{role_style}')}"
+    kind = HINTS if role == "encoder" else GUESS
+    part = render(GAME, f"role_{role}_{role_style}", format=answer_format(kind, structured))
+    return f"{rules}\n\n{part}"
 
 
-def question_prompt(kind: str, context: Mapping[str, Any]) -> str:
+def question_prompt(kind: str, context: Mapping[str, Any], structured: bool = False) -> str:
     """The user message of a side question (see :mod:`socialsim.envs.decrypto.tom`)."""
     if kind == PREDICT_INTERCEPTOR_GUESS:
         return render(
@@ -128,8 +159,13 @@ def question_prompt(kind: str, context: Mapping[str, Any]) -> str:
             "tom_predict_interceptor_guess",
             hints=render_hints(context["hints"]),
             code=render_code(context["code"]),
+            answer=answer_instruction(GUESS, structured),
         )
-    values = {"turn": context["turn"], "hint_lines": render_hint_lines(context["hint_history"])}
+    values = {
+        "turn": context["turn"],
+        "hint_lines": render_hint_lines(context["hint_history"]),
+        "answer": answer_instruction(KEYWORDS, structured),
+    }
     if kind != "keywords_now":
         values["keywords"] = render_keywords(context["keywords"])
     return render(GAME, f"tom_{kind}", **values)

@@ -66,6 +66,9 @@ Arguments
         notice, the last 3 memory lines and the last 3 gossip lines about the counterpart, and
         drops the objective, the common-knowledge block and the guidelines.
     retry_temperature: the temperature of re-prompts at temperature 0 (see the base class).
+    system_as_user: send the system message's text at the head of the user message, for models
+        and chat templates without a system role (llama-cpp-python's ``gemma`` format drops a
+        system message without a word; see the base class).
 
     The model table's ``temperature`` and ``max_tokens`` default to 1.0 and 1024.
     max_words: the gossip message must have fewer words than this.
@@ -73,6 +76,8 @@ Arguments
     drop_failed_attempts: keep failed attempts out of the re-prompt (see the base class).
 
 Version History
+    * v5: ``system_as_user``; placeholders refused without their brackets too, and an empty
+      gossip message (the fallback's) is no answer.
     * v4: ``structured_output="auto"`` (the default) constrains the answers of self-hosted
       servers that take a schema.
     * v3: generation defaults (temperature 1.0, max_tokens 1024), ``prompt_style="terse"``,
@@ -125,9 +130,15 @@ class GossipLLMAgent(LLMAgent):
         drop_failed_attempts: bool = False,
         prompt_style: str = "full",
         retry_temperature: float | None = 0.7,
+        system_as_user: bool = False,
     ):
         super().__init__(
-            model, max_attempts, drop_failed_attempts, retry_temperature, structured_output
+            model,
+            max_attempts,
+            drop_failed_attempts,
+            retry_temperature,
+            structured_output,
+            system_as_user,
         )
         if prompt_style not in PROMPT_STYLES:
             raise ValueError(

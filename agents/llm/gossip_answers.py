@@ -15,9 +15,10 @@ The choices and the fallbacks are the protocol's (``Game.move_choices``, ``Game.
 the named choices are listed with the cooperative one first. Choices are matched ignoring case
 and surrounding spaces (``" Cooperate"`` is cooperate), but nothing else is guessed:
 ``"Cooperate!"``, an unknown tone, an amount out of range, a message of ``max_words`` words or
-more, a justification or message that repeats the form's placeholder (``"<your reasoning, in a
-few sentences>"``), or a reply without a JSON object is an
-:class:`~socialsim.llm.AnswerParseError`. With ``structured_output`` the answer is constrained to
+more, an empty gossip message (the fallback's: a gossip of the model's own says something), a
+justification or message that repeats the form's placeholder with or without its brackets
+(``"<your reasoning, in a few sentences>"`` or ``your reasoning, in a few sentences``), or a
+reply without a JSON object is an :class:`~socialsim.llm.AnswerParseError`. With ``structured_output`` the answer is constrained to
 :func:`answer_schema` (enums of the choices and tones, length limits).
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from socialsim.agents.llm.base import is_placeholder, placeholders
 from socialsim.agents.llm.gossip_prompts import amount, fragment
 from socialsim.envs.gossip.notebook import Meeting
 from socialsim.envs.gossip.protocol import GOSSIP, TONES, Game, trust_received
@@ -87,7 +89,7 @@ def answer_schema(game: Game, decision: str, most: float, max_words: int) -> dic
     if decision == GOSSIP:
         properties["tone"] = {"type": "string", "enum": list(TONES)}
         # about 6 characters a word: a message this long has fewer than max_words words
-        properties["gossip"] = _own_words(0, 6 * (max_words - 1))
+        properties["gossip"] = _own_words(1, 6 * (max_words - 1))
     else:
         options = choices(game, decision)
         properties[MOVE_FIELDS[decision]] = (
@@ -115,11 +117,13 @@ def _own_words(low: int, high: int) -> dict[str, Any]:
     }
 
 
-def _check_own_words(answer: dict[str, Any], *names: str) -> None:
-    """A field equal to the form's placeholder (``"<your reasoning, ...>"``) is no answer."""
+def _check_own_words(answer: dict[str, Any], form: str, *names: str) -> None:
+    """A field repeating a placeholder of the form (``"<your reasoning, ...>"``, with or
+    without its brackets) is no answer."""
+    shown = placeholders(form)
     for name in names:
         text = answer[name].strip()
-        if text.startswith("<") and text.endswith(">"):
+        if is_placeholder(text, shown):
             raise AnswerParseError(
                 f'the field "{name}" repeats the placeholder {text!r}: write your own words'
             )
@@ -131,9 +135,14 @@ def parse_answer(
     """``(choice, justification)`` of a reply, or :class:`AnswerParseError`. A gossip's choice
     is ``(tone, message)``; an amount is at most ``most``."""
     answer = extract_json(text)
+    form = answer_form(game, decision, most, max_words)
     if decision == GOSSIP:
         answer = require_fields(answer, {"justification": str, "tone": str, "gossip": str})
-        _check_own_words(answer, "justification", "gossip")
+        _check_own_words(answer, form, "justification", "gossip")
+        if not answer["gossip"].strip():
+            raise AnswerParseError(
+                'the field "gossip" is empty: write your public message about the other agent'
+            )
         tone = answer["tone"].strip().lower()
         if tone not in TONES:
             allowed = ", ".join(f'"{t}"' for t in TONES)
@@ -150,7 +159,7 @@ def parse_answer(
     options = choices(game, decision)
     if not options:
         answer = require_fields(answer, {"justification": str, field_name: (int, float, str)})
-        _check_own_words(answer, "justification")
+        _check_own_words(answer, form, "justification")
         value = answer[field_name]
         if isinstance(value, str):
             try:
@@ -166,7 +175,7 @@ def parse_answer(
             )
         return min(float(value), most), answer["justification"]
     answer = require_fields(answer, {"justification": str, field_name: str})
-    _check_own_words(answer, "justification")
+    _check_own_words(answer, form, "justification")
     by_lower = {o.lower(): o for o in options}
     choice = by_lower.get(answer[field_name].strip().lower())
     if choice is None:

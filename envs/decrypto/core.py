@@ -35,6 +35,14 @@ The game (the single-team variant of the Decrypto benchmark)
   game itself only accepts valid hints; :func:`apply_hint_fallback` replaces each
   rule-breaking hint by :data:`FALLBACK_HINT` (``"no_hint"``), which is what the env does with a
   hint that still breaks the rules when it arrives (flagged and counted there).
+* **Hint rules** (the option ``hint_rules``). ``"reference"``, the default, is the rule above,
+  the Decrypto benchmark's: only a hint *equal* to a keyword is refused, so ``"corner kick"``
+  passes for the keyword ``corner`` and a turn may give the same hint twice. ``"board_game"``
+  is the rule as the board game states it: besides the above, a hint may not contain a keyword
+  as a word (words are runs of letters and digits, compared case-insensitively, a plural or
+  singular of the keyword too: ``corners`` for ``corner``, ``cities`` for ``city``) nor repeat
+  another hint of the same turn (the blank :data:`FALLBACK_HINT` excepted, as it is the game's,
+  not a hint).
 * **Guesses** are codes: a repeated digit or a digit outside 1-4 is not a guess at all
   (:func:`parse_code` raises ``ValueError``), so there is no "wasted guess" as in the reference.
 
@@ -60,14 +68,17 @@ so the codes stay the seed's) and ``codes=`` gives turn ``t`` the code ``codes[t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 from socialsim.envs.decrypto.protocol import (
+    BOARD_GAME_HINTS,
     FALLBACK_HINT,
     MAX_HINT_CHARS,
     MAX_HINT_WORDS,
+    REFERENCE_HINTS,
     SEATS,
     TOKENS_TO_LOSE,
     Options,
@@ -87,16 +98,63 @@ def validate_hints(
     keywords: Sequence[str],
     max_words: int = MAX_HINT_WORDS,
     max_chars: int = MAX_HINT_CHARS,
+    hint_rules: str = REFERENCE_HINTS,
 ) -> list[str]:
     """Why ``hints`` break the rules, one reason per problem; an empty list if they are valid.
 
     Valid hints are a list of exactly three strings, each non-empty after stripping, with at
     most ``max_words`` whitespace-separated words and ``max_chars`` characters, and none equal
-    to one of ``keywords`` ignoring case and surrounding whitespace.
+    to one of ``keywords`` ignoring case and surrounding whitespace; under the board game's
+    ``hint_rules``, none containing a keyword as a word (plurals too) nor repeating another.
     """
     if isinstance(hints, str) or not isinstance(hints, Sequence):
         return [f"hints must be a list of 3 strings, got {type(hints).__name__} {hints!r}"]
-    return _hint_problems(hints, _secret(keywords), max_words, max_chars)
+    problems = _hint_problems(hints, _secret(keywords), max_words, max_chars)
+    if hint_rules == BOARD_GAME_HINTS and len(hints) == 3:
+        problems += _board_game_problems(hints, keywords)
+    return problems
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _forms(word: str) -> set[str]:
+    """A word and the singulars it may be the plural of: ``cities`` -> ``city``, ``boxes`` ->
+    ``box``, ``cats`` -> ``cat``."""
+    forms = {word}
+    if len(word) > 3 and word.endswith("ies"):
+        forms.add(word[:-3] + "y")
+    if len(word) > 2 and word.endswith("es"):
+        forms.add(word[:-2])
+    if len(word) > 1 and word.endswith("s"):
+        forms.add(word[:-1])
+    return forms
+
+
+def _board_game_problems(hints: Sequence[Any], keywords: Sequence[str]) -> list[str]:
+    """The board game's hint rules: no keyword as a word of a hint (a plural or singular of it
+    too), no hint repeating another of the same turn (the blank fallback hint excepted)."""
+    stems = [(k, _forms(k.strip().casefold())) for k in keywords]
+    reasons, seen = [], {}
+    for position, hint in enumerate(hints, 1):
+        if not isinstance(hint, str) or not hint.strip():
+            continue  # reported by _hint_problems
+        text = hint.strip()
+        for word in _WORD.findall(text.casefold()):
+            keyword = next((k for k, forms in stems if _forms(word) & forms), None)
+            if keyword is not None and text.casefold() != keyword.strip().casefold():
+                reasons.append(
+                    f"hint {position} {text!r} contains the keyword {keyword!r}; a hint may not "
+                    "contain a keyword"
+                )
+                break
+        folded = text.casefold()
+        if folded in seen and folded != FALLBACK_HINT:
+            reasons.append(
+                f"hint {position} {text!r} repeats hint {seen[folded]}; the three hints must differ"
+            )
+        seen.setdefault(folded, position)
+    return reasons
 
 
 def _secret(keywords: Sequence[str]) -> frozenset[str]:
@@ -140,17 +198,21 @@ def apply_hint_fallback(
     keywords: Sequence[str],
     max_words: int = MAX_HINT_WORDS,
     max_chars: int = MAX_HINT_CHARS,
+    hint_rules: str = REFERENCE_HINTS,
 ) -> tuple[list[str], list[str]]:
     """Three strings -> (the hints the game plays, the reasons any were replaced).
 
-    Each hint is stripped; each one that breaks a rule becomes :data:`FALLBACK_HINT`.
+    Each hint is stripped; each one that breaks a rule becomes :data:`FALLBACK_HINT` (under
+    the board game's rules, a hint repeating an earlier one of the turn too).
     """
     played, reasons = [], []
     for position, hint in enumerate(hints):
         # validate one hint at a time, in its position, so each reason names it
         probe = [FALLBACK_HINT] * 3
         probe[position] = hint
-        problems = validate_hints(probe, keywords, max_words, max_chars)
+        if hint_rules == BOARD_GAME_HINTS and isinstance(hint, str):
+            probe[:position] = played  # the hints kept so far, for the repeat rule
+        problems = validate_hints(probe, keywords, max_words, max_chars, hint_rules)
         played.append(FALLBACK_HINT if problems else hint.strip())
         reasons.extend(problems)
     return played, reasons
@@ -216,6 +278,7 @@ class DecryptoGame:
         self.first_round_interception = options.first_round_interception
         self.max_hint_words = options.max_hint_words
         self.max_hint_chars = options.max_hint_chars
+        self.hint_rules = options.hint_rules
         # The reference implementation's stream (see the module docstring); ``stream`` is an
         # env's own, re-seeded here, as the env plays one game at a time.
         if stream is None:
@@ -262,14 +325,21 @@ class DecryptoGame:
         return self.first_round_interception or self.turn != 1
 
     def validate_hints(self, hints: Any) -> list[str]:
-        """:func:`validate_hints` with this game's keywords and limits."""
+        """:func:`validate_hints` with this game's keywords, limits and hint rules."""
         if type(hints) is not list and type(hints) is not tuple:
-            return validate_hints(hints, self.keywords, self.max_hint_words, self.max_hint_chars)
-        return _hint_problems(hints, self._secret, self.max_hint_words, self.max_hint_chars)
+            return validate_hints(
+                hints, self.keywords, self.max_hint_words, self.max_hint_chars, self.hint_rules
+            )
+        problems = _hint_problems(hints, self._secret, self.max_hint_words, self.max_hint_chars)
+        if self.hint_rules == BOARD_GAME_HINTS and len(hints) == 3:
+            problems += _board_game_problems(hints, self.keywords)
+        return problems
 
     def apply_hint_fallback(self, hints: Sequence[str]) -> tuple[list[str], list[str]]:
-        """:func:`apply_hint_fallback` with this game's keywords and limits."""
-        return apply_hint_fallback(hints, self.keywords, self.max_hint_words, self.max_hint_chars)
+        """:func:`apply_hint_fallback` with this game's keywords, limits and hint rules."""
+        return apply_hint_fallback(
+            hints, self.keywords, self.max_hint_words, self.max_hint_chars, self.hint_rules
+        )
 
     def play_turn(
         self,

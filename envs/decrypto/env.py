@@ -4,8 +4,9 @@ The rules are :mod:`socialsim.envs.decrypto.core`, the vocabulary
 :mod:`socialsim.envs.decrypto.protocol`; the documentation page (spaces, observation layout,
 actions, rewards) is the docstring of :mod:`socialsim.envs.decrypto_v0`. :class:`DecryptoEnv`
 is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC form is
-:class:`~socialsim.envs.aec.DecisionAEC`. (About 540 lines: the board that observations read
-through each seat's view is written where the game moves, so they stay in one class.)
+:class:`~socialsim.envs.aec.DecisionAEC`. The board that observations read through each
+seat's view is written where the game moves, so they stay in one class; the views' tables and
+the text render are :mod:`socialsim.envs.decrypto.views`.
 """
 
 from __future__ import annotations
@@ -33,63 +34,22 @@ from socialsim.envs.decrypto.protocol import (
     Options,
     Rules,
 )
+from socialsim.envs.decrypto.views import (
+    DECISIONS,
+    board_views,
+    read_only,
+    render_text,
+)
 
 from socialsim.bus import EVERYONE, MessageBus, plain, team
 
 RENDER_MODES = ("ansi", "human")
-_DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """``array``, made read-only: an encoder's mask, which its observations share."""
-    array.flags.writeable = False
-    return array
-
-
 #: the kinds whose payloads hold only scalars and tuples of them, which the bus shows as they
 #: are behind a read-only mapping (see ``MessageBus``); ``rules`` is inspected
 _VIEWS = dict.fromkeys(("keywords", "code", "hints", "reveal", "game_over"), MappingProxyType)
 
 _ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
 _NO_CODE = np.zeros(len(CODES), dtype=np.int8)
-
-#: each seat's decision, by phase (None: the game is over) and whether the interceptor guesses
-#: this turn; the tables are shared, read-only
-_DECISIONS: dict[tuple[str | None, bool], Mapping[str, str | None]] = {
-    (phase, interceptor_guesses): MappingProxyType(
-        {
-            "encoder": HINTS if phase == HINTS else None,
-            "decoder": GUESS if phase == GUESS else None,
-            "interceptor": GUESS if phase == GUESS and interceptor_guesses else None,
-        }
-    )
-    for phase in _DECISION_CODE
-    for interceptor_guesses in (True, False)
-}
-
-
-def _view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
-    """The board cell each of the ``size`` slots of ``seat``'s observation shows while it has
-    ``decision`` (``seat`` None: the global state, ``decision`` the phase): its own cell but for
-    slot 1, the decision's code, and the slots hidden from the seat (see ``DecryptoEnv._board``)."""
-    view = np.arange(size)
-    view[1] = size + _DECISION_CODE[decision]
-    if seat == "interceptor":
-        view[4:8] = size + 3  # the keywords, hidden: N
-    if seat is not None and (seat != "encoder" or decision != HINTS):
-        view[8:11] = size  # the code, hidden: 0
-    return view
-
-
-@functools.cache
-def _board_views(size: int) -> dict[tuple[str | None, str | None], np.ndarray]:
-    """The board cell each slot shows, by seat and decision (seat None: the global state), for
-    a board of ``size`` slots; shared by the envs of that size, read-only."""
-    return {
-        (seat, decision): _read_only(_view(seat, decision, size))
-        for seat in (*SEATS, None)
-        for decision in _DECISION_CODE
-    }
 
 
 class DecryptoEnv(DecisionEnv):
@@ -112,8 +72,13 @@ class DecryptoEnv(DecisionEnv):
         render_mode: str | None = None,
         keywords: Sequence[str] | None = None,
         codes: Sequence[Any] | None = None,
+        hint_rules: str = protocol.REFERENCE_HINTS,
     ):
-        self.settings = Options(max_turns, first_round_interception, max_hint_words, max_hint_chars)
+        self.settings = Options(
+            max_turns, first_round_interception, max_hint_words, max_hint_chars, hint_rules
+        )
+        #: the board game's hint rules: hints the masks cannot rule out are checked in full
+        self._board_game_hints = hint_rules == protocol.BOARD_GAME_HINTS
         # a given game (replays): every reset plays these keywords and codes instead of the seed's
         self.given = {
             "keywords": None if keywords is None else protocol.given_keywords(keywords),
@@ -138,7 +103,7 @@ class DecryptoEnv(DecisionEnv):
         #: the vocabulary (the bundled lists' every game), and with no decision
         self._fit_masks = (self._hint_fits,) * 3
         self._fit_allowed = self._hint_fits.tobytes()
-        self._no_hints = (_read_only(np.zeros_like(self._hint_fits)),) * 3
+        self._no_hints = (read_only(np.zeros_like(self._hint_fits)),) * 3
         #: this game's masks (made at reset), and the hints check_action allows, as bytes
         self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         # the settings never change, so neither does the message: made plain once
@@ -158,18 +123,18 @@ class DecryptoEnv(DecisionEnv):
         self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
         self._empty_board[14 + 7 * max_turns : size] = len(CODES)
         #: the board cell each slot shows, by seat and decision (seat None: the global state)
-        self._views = _board_views(size)
+        self._views = board_views(size)
         #: the info of a seat without a decision until the next reveal; each seat's info is a
-        #: copy with its own entries, and the lists in it are shared: read them, never change them
+        #: copy with its own entries, and what they share is immutable
         self._info: dict[str, Any] = {}
-        self._keywords: list[str] = []
-        self._code: list[int] | None = None
+        self._keywords: tuple[str, ...] = ()
+        self._code: tuple[int, int, int] | None = None
         self.possible_agents = list(SEATS)
         self.agents: list[str] = []
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self.game: DecryptoGame | None = None
         self.phase: str | None = None  # "hints" | "guess" | None (over)
-        self._decisions: Mapping[str, str | None] = _DECISIONS[None, True]  # by seat, this phase
+        self._decisions: Mapping[str, str | None] = DECISIONS[None, True]  # by seat, this phase
         self.hints: list[str] | None = None  # the current turn's hints, once given
         self._last_seed: int | None = None
         self._seed_source: np.random.Generator | None = None
@@ -250,10 +215,10 @@ class DecryptoEnv(DecisionEnv):
         if masked:
             mask = self._hint_fits.copy()
             mask[masked] = 0
-            self._hint_masks, self._hint_allowed = (_read_only(mask),) * 3, mask.tobytes()
+            self._hint_masks, self._hint_allowed = (read_only(mask),) * 3, mask.tobytes()
         else:
             self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
-        self._keywords = list(game.keywords)
+        self._keywords = game.keywords
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self._enter_phase(HINTS)
@@ -279,13 +244,18 @@ class DecryptoEnv(DecisionEnv):
         if agent == "encoder":
             indices = self._hint_indices(action)
             allowed = self._hint_allowed
-            if indices is not None and all([allowed[i] for i in indices]):
+            if (
+                indices is not None
+                and all([allowed[i] for i in indices])
+                and not (self._board_game_hints and self._board_game_breaks(indices))
+            ):
                 # the mask allows exactly the vocabulary words that keep the hint rules
                 vocabulary = self.hint_vocabulary
                 return [vocabulary[i] for i in indices], None
             hints = self._hint_words(action) if indices is None else self.read_hints(action)
             played, reasons = self.game.apply_hint_fallback(hints)
-            flag = {"reason": "; ".join(reasons), "fallback": played} if reasons else None
+            # the flag's own tuple: the encoder's info must not hold the hints the game plays
+            flag = {"reason": "; ".join(reasons), "fallback": tuple(played)} if reasons else None
             return played, flag
         return self.read_guess(agent, action), None
 
@@ -312,7 +282,7 @@ class DecryptoEnv(DecisionEnv):
             self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
-            self._share(result.to_json())
+            self._share(MappingProxyType(result._asdict()))
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()
@@ -345,6 +315,12 @@ class DecryptoEnv(DecisionEnv):
         V = len(self.hint_vocabulary)
         expected = f"{{'hints': [str, str, str]}} or an element of MultiDiscrete([{V}, {V}, {V}]) (hint-vocabulary indices)"
         return ValueError(f"encoder: expected {expected}, got {action!r}")
+
+    def _board_game_breaks(self, indices: list[int]) -> bool:
+        """Whether vocabulary hints the masks allow break the board game's rules (a repeat, or
+        a keyword inside a hint: the masks hold one position each and a keyword's spellings)."""
+        vocabulary = self.hint_vocabulary
+        return bool(self.game.validate_hints([vocabulary[i] for i in indices]))
 
     def _hint_indices(self, action: Any) -> list[int] | None:
         """The vocabulary indices of an RL hint action, ``None`` for a dict of text hints;
@@ -397,7 +373,7 @@ class DecryptoEnv(DecisionEnv):
         game = self.game
         assert game is not None
         self.phase = phase
-        self._decisions = _DECISIONS[phase, game.interceptor_guesses]
+        self._decisions = DECISIONS[phase, game.interceptor_guesses]
 
     def _publish(
         self, to: Any, channel: str, payload: protocol.Payload, turn: int | None = None
@@ -417,9 +393,11 @@ class DecryptoEnv(DecisionEnv):
         assert self.game is not None and self.game.code is not None
         self._publish(("encoder",), "private", protocol.Code(self.game.turn, self.game.code))
 
-    def _share(self, last_turn: dict[str, Any] | None = None) -> None:
-        """Snapshot what the seats' infos hold until the next reveal (one copy for all), the info
-        of a seat without a decision; ``last_turn`` is the JSON of the turn just revealed."""
+    def _share(self, last_turn: Mapping[str, Any] | None = None) -> None:
+        """Snapshot what the seats' infos hold until the next reveal, the info of a seat without
+        a decision; ``last_turn`` is the turn just revealed. Every seat's info is its own dict,
+        and what they share is immutable (tuples, read-only mappings), so no seat can change
+        what another seat or a later step is handed."""
         game = self.game
         assert game is not None
         self._info = {
@@ -427,15 +405,15 @@ class DecryptoEnv(DecisionEnv):
             "turn": game.turn,
             "miscommunications": game.miscommunications,
             "interceptions": game.interceptions,
-            "hint_history": [list(h) for h in game.hint_history],
-            "code_history": [list(c) for c in game.code_history],
+            "hint_history": tuple([tuple(h) for h in game.hint_history]),
+            "code_history": tuple(game.code_history),
             "last_turn": last_turn,
         }
-        self._code = None if game.code is None else list(game.code)
+        self._code = game.code
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         base, decisions = self._info, self._decisions
-        hints = None if self.hints is None else list(self.hints)
+        hints = None if self.hints is None else tuple(self.hints)
         infos = {}
         for agent in self.agents:
             decision = decisions[agent]
@@ -511,30 +489,6 @@ class DecryptoEnv(DecisionEnv):
         if self.game is None:
             raise ValueError("summary: no game yet; call reset() first")
         return self.game.summary()
-
-
-def render_text(env: DecryptoEnv) -> str:
-    """What ``render()`` shows: turn and phase, the tokens, this turn's hints once given and the
-    public hint history by keyword position."""
-    game = env.game
-    if game is None:
-        return "Decrypto: no game yet (call reset())"
-    if game.done:
-        head = f"Decrypto, game over after turn {game.turn} of {game.max_turns}: {game.ending}"
-    else:
-        doing = "the encoder hints" if env.phase == HINTS else "the guessers guess"
-        head = f"Decrypto, turn {game.turn} of {game.max_turns}: {doing}"
-    lines = [
-        head,
-        f"tokens: miscommunications {game.miscommunications}/{TOKENS_TO_LOSE}, "
-        f"interceptions {game.interceptions}/{TOKENS_TO_LOSE}",
-    ]
-    if env.hints:
-        lines.append("hints this turn: " + ", ".join(env.hints))
-    lines.append("hint history by keyword:")
-    for position, hints in enumerate(game.hint_history, 1):
-        lines.append(f"  {position}: " + (", ".join(hints) if hints else "-"))
-    return "\n".join(lines)
 
 
 __all__ = ["GUESSERS", "RENDER_MODES", "TEAMS", "DecryptoEnv", "render_text"]

@@ -101,6 +101,12 @@ MAX_HINT_WORDS = 2
 MAX_HINT_CHARS = 32
 #: what a rule-breaking hint becomes before anyone sees it
 FALLBACK_HINT = "no_hint"
+#: the hint rules (the ``hint_rules`` option): the reference's, where a hint may not be a
+#: keyword, and the board game's, where it may not contain one as a word (plurals too) nor
+#: repeat another hint of the same turn
+REFERENCE_HINTS = "reference"
+BOARD_GAME_HINTS = "board_game"
+HINT_RULES: tuple[str, ...] = (REFERENCE_HINTS, BOARD_GAME_HINTS)
 #: how a game ends; the first three are the interceptor's wins
 ENDINGS: tuple[str, ...] = ("intercept", "miscomm", "both", "survived")
 
@@ -137,6 +143,7 @@ class Options:
     first_round_interception: bool = True
     max_hint_words: int = MAX_HINT_WORDS
     max_hint_chars: int = MAX_HINT_CHARS
+    hint_rules: str = REFERENCE_HINTS
 
     def __post_init__(self) -> None:
         turns = self.max_turns
@@ -151,6 +158,10 @@ class Options:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+        if self.hint_rules not in HINT_RULES:
+            raise ValueError(
+                f"hint_rules: must be one of {', '.join(HINT_RULES)}, got {self.hint_rules!r}"
+            )
 
 
 # -- a game given, not drawn (replays of recorded games) ------------------------------------------
@@ -255,6 +266,8 @@ class Rules(Payload):
     max_hint_chars: int
     seats: list[str]
     teams: dict[str, list[str]]
+    #: stated only when not the reference's, so the reference's messages stay as they were
+    hint_rules: str = REFERENCE_HINTS
 
     @classmethod
     def of(cls, options: Options) -> Rules:
@@ -266,13 +279,30 @@ class Rules(Payload):
             max_hint_chars=options.max_hint_chars,
             seats=list(SEATS),
             teams={name: list(seats) for name, seats in TEAMS.items()},
+            hint_rules=options.hint_rules,
         )
+
+    def to_payload(self) -> dict[str, Any]:
+        payload = super().to_payload()
+        if self.hint_rules == REFERENCE_HINTS:
+            del payload["hint_rules"]
+        return payload
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> Rules:
+        if "hint_rules" in payload:
+            return super().from_payload(payload)
+        return super().from_payload({**payload, "hint_rules": REFERENCE_HINTS})
 
     @property
     def options(self) -> Options:
         """The game's checked options (``ValueError`` if the message states impossible ones)."""
         return Options(
-            self.max_turns, self.first_round_interception, self.max_hint_words, self.max_hint_chars
+            self.max_turns,
+            self.first_round_interception,
+            self.max_hint_words,
+            self.max_hint_chars,
+            self.hint_rules,
         )
 
     @classmethod

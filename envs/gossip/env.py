@@ -232,11 +232,11 @@ class GossipEnv(DecisionEnv):
         seats = {} if game.done else game.seats
         if len(seats) == len(ids):  # everyone seated: every entry is made below, in id order
             infos = self._no_infos.copy()
-        else:
-            # the agents sitting out share one info (read it, never change it: the forms copy
-            # an info before flagging it)
-            idle = {"decision": None, "round": number, "role": None, "counterpart": None}
-            infos = dict.fromkeys(ids, idle)
+        else:  # each agent sitting out gets an info of its own: no seat changes another's
+            infos = {
+                agent: {"decision": None, "round": number, "role": None, "counterpart": None}
+                for agent in ids
+            }
         roles, pending = game.roles, game.pending()
         for index, (position, counterpart) in seats.items():
             due = pending.get(index)

@@ -6,7 +6,9 @@
   server on 127.0.0.1 with scripted replies and injected faults (stdlib only; also
   ``python -m socialsim.testing.llm_server``).
 * Scripted "models" that read the LLM agents' prompts and answer legally:
-  :mod:`socialsim.testing.gossip_policies` and :mod:`socialsim.testing.decrypto_policies`.
+  :mod:`socialsim.testing.gossip_policies` and :mod:`socialsim.testing.decrypto_policies`, both
+  behind :mod:`socialsim.testing.playground` (``python -m socialsim.testing.llm_server --play``:
+  any bundled LLM experiment offline).
 * :mod:`socialsim.testing.cli`: ``socialsim`` run in a subprocess as a user runs it (offline,
   headless), for tests of experiment files and of the command line.
 

@@ -6,7 +6,9 @@ each reads the prompts the LLM agents send, as a model would, and replies with a
 * **encoder** — reads the keywords and the code from its turn prompt and hints each keyword by
   a word of the env's RL hint vocabulary chosen from the keyword's CRC-32: the same hint for a
   keyword every turn (``link=True``), or a new one each time the keyword is hinted
-  (``link=False``; the uses are counted in the prompt's hint history);
+  (``link=False``; the uses are counted in the prompt's hint history). The words are chosen
+  keyword by keyword, skipping a word another keyword took and one that holds a keyword, so
+  its hints keep the board game's hint rules too (:func:`hint_table`);
 * **decoder** — inverts that mapping with the keywords it is shown, so it never miscommunicates
   (unless two keywords share a hint, which none of the seeds the tests use does);
 * **interceptor** — links each hint to a keyword number whose hint history holds the same hint,
@@ -19,6 +21,12 @@ each reads the prompts the LLM agents send, as a model would, and replies with a
 
 Misbehaviour on request: ``decoder_hints_first=True`` makes the decoder answer with hints to
 every turn prompt, and properly after the game master's correction.
+
+A chat is read as the agents send it (:func:`socialsim.agents.llm.base.conversation`): the
+system text may head the first user message, and a turn that ended with the fallback leaves
+its prompt and the game master's note in the user turn of the next prompt, so the policy reads
+the text after the last note. A request that asks for structured output (in any form) gets the
+JSON alone.
 """
 
 from __future__ import annotations
@@ -29,10 +37,14 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from socialsim.envs.decrypto.protocol import CODES, render_code
+from socialsim.envs.decrypto.core import validate_hints
+from socialsim.envs.decrypto.protocol import BOARD_GAME_HINTS, CODES, render_code
 from socialsim.envs.decrypto.words import hint_vocabulary
+from socialsim.testing.chat_requests import request_format
 
 GAME_MASTER = "[GAME MASTER]"
+#: the game master's note after a fallback (what the agents' base class writes)
+FALLBACK_NOTE = f"{GAME_MASTER} No valid answer; the game used a fallback."
 WORDS = hint_vocabulary()
 
 _TURN = re.compile(r"Turn (\d+): you are the (Encoder|Decoder|Interceptor)\.")
@@ -46,8 +58,27 @@ _REVEALED = re.compile(r"revealed to you: \{(.*)\}\.")
 
 
 def hint_for(keyword: str, use: int = 0) -> str:
-    """The scripted encoder's hint for ``keyword`` the ``use``-th time it is hinted (0-based)."""
+    """The scripted encoder's first choice of hint for ``keyword`` the ``use``-th time it is
+    hinted (0-based)."""
     return WORDS[(zlib.crc32(keyword.encode()) + 7 * use) % len(WORDS)]
+
+
+def hint_table(keywords: Sequence[str], uses: Sequence[int]) -> list[str]:
+    """The hint of each keyword (``uses[i]``: how often keyword ``i + 1`` was hinted), keyword
+    1 first: its first choice, or the next word of the vocabulary, until one that no earlier
+    keyword took and that keeps the board game's rules for these keywords."""
+    table: list[str] = []
+    for keyword, use in zip(keywords, uses, strict=True):
+        start = (zlib.crc32(keyword.encode()) + 7 * use) % len(WORDS)
+        for step in range(len(WORDS)):
+            word = WORDS[(start + step) % len(WORDS)]
+            probe = [word, "no_hint", "no_hint"]
+            if word not in table and not validate_hints(
+                probe, keywords, hint_rules=BOARD_GAME_HINTS
+            ):
+                break
+        table.append(word)
+    return table
 
 
 def _pairs(text: str) -> list[str]:
@@ -69,9 +100,14 @@ def _code_history(text: str) -> list[tuple[int, ...]]:
 
 def answer(payload: dict[str, Any], reasoning: str, request: dict[str, Any]) -> str:
     """The reply text: JSON alone when the request asks for structured output."""
-    if request.get("response_format"):
+    if request_format(request) is not None:
         return json.dumps({"reasoning": reasoning, **payload})
     return f"{reasoning}\nANSWER: {json.dumps(payload)}"
+
+
+def latest(text: str) -> str:
+    """A user turn's text after the last fallback note (the prompt being answered)."""
+    return text.rsplit(FALLBACK_NOTE, 1)[-1]
 
 
 class DecryptoPolicy:
@@ -85,7 +121,7 @@ class DecryptoPolicy:
         self.recall_revealed = recall_revealed
 
     def __call__(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
-        users = [m["content"] for m in messages if m["role"] == "user"]
+        users = [latest(m["content"]).strip() for m in messages if m["role"] == "user"]
         last = users[-1]
         corrected = last.startswith(GAME_MASTER)
         prompt = next(u for u in reversed(users) if not u.startswith(GAME_MASTER))
@@ -103,28 +139,25 @@ class DecryptoPolicy:
             return self.decode(prompt, request)
         return self.intercept(prompt, request)
 
-    def _use(self, prompt: str, digit: int) -> int:
-        return 0 if self.link else len(_history(prompt)[digit - 1])
+    def _table(self, prompt: str, keywords: Sequence[str]) -> list[str]:
+        history = _history(prompt)
+        uses = [0 if self.link else len(history[d]) for d in range(4)]
+        return hint_table(keywords, uses)
 
     def encode(self, prompt: str, request: dict[str, Any]) -> str:
         keywords = _pairs(_KEYWORDS.search(prompt).group(1))
         code = [int(d) for d in _CODE.search(prompt).group(1).split("-")]
-        hints = [hint_for(keywords[d - 1], self._use(prompt, d)) for d in code]
+        table = self._table(prompt, keywords)
+        hints = [table[d - 1] for d in code]
         return answer({"hints": hints}, "One fixed word per keyword.", request)
 
     def decode(self, prompt: str, request: dict[str, Any]) -> str:
         keywords = _pairs(_KEYWORDS.search(prompt).group(1))
         hints = _pairs(_HINTS.search(prompt).group(1))
+        table = self._table(prompt, keywords)
         guess: list[int | None] = []
         for hint in hints:
-            digit = next(
-                (
-                    d
-                    for d in range(1, 5)
-                    if d not in guess and hint == hint_for(keywords[d - 1], self._use(prompt, d))
-                ),
-                None,
-            )
+            digit = next((d for d in range(1, 5) if d not in guess and hint == table[d - 1]), None)
             guess.append(digit)
         code = self._complete(guess, [])
         return answer({"guess": render_code(code)}, "Each hint is its keyword's word.", request)

@@ -26,9 +26,10 @@ REFLECTION = "So far everyone I met treated me as I treated them."
 
 
 def first_prompt(messages: Sequence[dict[str, Any]]) -> tuple[str, str]:
-    """(system, first user message) of a chat: the state, whatever re-prompts follow."""
-    system = next(m["content"] for m in messages if m["role"] == "system")
+    """(system, first user message) of a chat: the state, whatever re-prompts follow. Sent
+    with ``system_as_user``, the first user message holds the system text too, and is both."""
     user = next(m["content"] for m in messages if m["role"] == "user")
+    system = next((m["content"] for m in messages if m["role"] == "system"), user)
     return system, user
 
 

@@ -21,7 +21,8 @@ Out of process      ``python -m socialsim.testing.llm_server --latency 0.2`` pri
                     ``POST /stats/reset`` zeroes them (a server in its own process keeps
                     the GIL to itself)
 Counters            ``requests``, ``in_flight``, ``max_in_flight``, ``faults`` (name ->
-                    count), ``answered`` (request jsons answered with a reply),
+                    count), ``refused`` (requests refused for their roles),
+                    ``answered`` (request jsons answered with a reply),
                     ``usage`` (prompt, completion) token totals of the replies sent
 Server families     ``family`` says who the server claims to be, as real ones do in
                     ``GET /v1/models``: ``"llama_cpp_python"`` (``owned_by: "me"``),
@@ -34,6 +35,15 @@ Structured output   ``structured_formats``: the forms of :mod:`socialsim.llm.str
 Context window      ``context_window``: a request whose prompt tokens plus ``max_tokens``
                     exceed it gets HTTP 400 ``context_length_exceeded`` with the message
                     llama-cpp-python sends (stating the window)
+Strict roles        ``alternating_roles=True``: a request whose roles are not an optional
+                    system message then user and assistant turns alternating from a user
+                    turn gets HTTP 500 "Conversation roles must alternate ...", as the
+                    chat templates of Gemma and Mistral refuse it through llama.cpp or
+                    vLLM (counted in ``refused``)
+Playground          ``python -m socialsim.testing.llm_server --play`` answers every bundled
+                    prompt with a legal move (:mod:`socialsim.testing.playground`), so
+                    ``socialsim run`` of any bundled LLM file works offline; ``--garbage
+                    0.33`` answers that share with junk, ``--alternating-roles`` is strict
 ==================  ===================================================================
 
 Example::
@@ -54,6 +64,13 @@ from typing import Any
 
 import numpy as np
 
+from socialsim.testing.chat_requests import (
+    ALTERNATION_ERROR,
+    request_format,
+    request_schema,
+    roles_alternate,
+)
+
 Policy = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 
 FAULTS = ("rate_limit", "server_error", "timeout", "empty", "garbage", "bad_request")
@@ -73,37 +90,14 @@ def count_words(text: str) -> int:
 
 OWNERS = {"llama_cpp_python": "me", "llama_cpp": "llamacpp", "vllm": "vllm"}
 
-
-def request_format(request: Mapping[str, Any]) -> str | None:
-    """The structured-output form a request uses (a name of ``socialsim.llm.structured``)."""
-    response_format = request.get("response_format")
-    if isinstance(response_format, dict):
-        if response_format.get("type") == "json_schema":
-            return "openai"
-        if response_format.get("type") == "json_object" and "schema" in response_format:
-            return "llama_cpp_python"
-    for field, name in (
-        ("guided_json", "vllm"),
-        ("json_schema", "llama_cpp"),
-        ("grammar", "grammar"),
-    ):
-        if field in request:
-            return name
-    return None
-
-
-def request_schema(request: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The JSON schema a request asks for, in whichever form (None for none or a grammar)."""
-    form = request_format(request)
-    if form == "openai":
-        return request["response_format"]["json_schema"]["schema"]
-    if form == "llama_cpp_python":
-        return request["response_format"]["schema"]
-    if form == "vllm":
-        return request["guided_json"]
-    if form == "llama_cpp":
-        return request["json_schema"]
-    return None
+__all__ = [
+    "FAULTS",
+    "ScriptedChatServer",
+    "echo_policy",
+    "main",
+    "request_format",
+    "request_schema",
+]
 
 
 class ScriptedChatServer:
@@ -121,6 +115,7 @@ class ScriptedChatServer:
         family: who the server says it is (see the module docstring).
         structured_formats: the structured-output forms it accepts; None accepts any.
         context_window: the model's window in tokens (words here); None: unlimited.
+        alternating_roles: refuse a request whose roles do not alternate (see above).
         port: the port on 127.0.0.1; 0 (the default) lets the system pick a free one.
         backlog: the listen backlog; raise it for a client that opens hundreds of connections
             at once (the stdlib's 5 refuses a burst; real servers listen with hundreds).
@@ -138,12 +133,14 @@ class ScriptedChatServer:
         family: str = "openai_compatible",
         structured_formats: Sequence[str] | None = None,
         context_window: int | None = None,
+        alternating_roles: bool = False,
         port: int = 0,
         backlog: int = 128,
     ) -> None:
         self.family = family
         self.structured_formats = None if structured_formats is None else tuple(structured_formats)
         self.context_window = context_window
+        self.alternating_roles = alternating_roles
         self.policy: Policy = policy or echo_policy
         self.latency_s = float(latency_s)
         self.fault_rates = dict(fault_rates or {})
@@ -167,6 +164,7 @@ class ScriptedChatServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.faults: Counter[str] = Counter()
+        self.refused = 0
         self.answered: list[dict[str, Any]] = []
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
         self._httpd: ThreadingHTTPServer | None = None
@@ -187,6 +185,7 @@ class ScriptedChatServer:
             self.requests = 0
             self.max_in_flight = self.in_flight
             self.faults.clear()
+            self.refused = 0
             self.answered.clear()
             self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
 
@@ -198,6 +197,7 @@ class ScriptedChatServer:
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
                 "faults": dict(self.faults),
+                "refused": self.refused,
                 "answered": len(self.answered),
                 "usage": dict(self.usage),
             }
@@ -286,6 +286,10 @@ class ScriptedChatServer:
             return 400, _error("messages must be a non-empty list", "invalid_request_error")
         if request.get("stream"):
             return 400, _error("this test server does not stream", "invalid_request_error")
+        if self.alternating_roles and not roles_alternate(messages):
+            with self._lock:
+                self.refused += 1
+            return 500, _error(ALTERNATION_ERROR, "server_error")
         if fault == "rate_limit":
             return 429, _error("rate limit reached (injected)", "rate_limit_error")
         if fault == "server_error":
@@ -420,7 +424,8 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Serve in the foreground (echo policy) and print the base URL on the first line."""
+    """Serve in the foreground and print the base URL on the first line (with ``--play``, then
+    how to point a bundled experiment at it)."""
     import argparse
 
     parser = argparse.ArgumentParser(description="OpenAI-compatible scripted chat server for tests")
@@ -428,11 +433,42 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backlog", type=int, default=128, help="the listen backlog")
+    parser.add_argument(
+        "--play",
+        action="store_true",
+        help="answer every bundled LLM prompt with a legal move (default: echo the prompt)",
+    )
+    parser.add_argument(
+        "--garbage", type=float, default=0.0, help="the share of requests answered with junk"
+    )
+    parser.add_argument(
+        "--alternating-roles",
+        action="store_true",
+        help="refuse chats whose roles do not alternate, as Gemma's and Mistral's templates do",
+    )
     args = parser.parse_args(argv)
+    policy = None
+    if args.play:
+        from socialsim.testing.playground import PlayPolicy
+
+        policy = PlayPolicy()
     server = ScriptedChatServer(
-        latency_s=args.latency, seed=args.seed, port=args.port, backlog=args.backlog
+        policy,
+        latency_s=args.latency,
+        seed=args.seed,
+        port=args.port,
+        backlog=args.backlog,
+        fault_rates={"garbage": args.garbage} if args.garbage else None,
+        alternating_roles=args.alternating_roles,
     ).start()
     print(server.url, flush=True)
+    if args.play:
+        print(
+            "play any bundled LLM experiment offline against it, e.g.:\n"
+            f"  socialsim run llm_decrypto_competitive --set 'seats.*.model.api_base={server.url}' "
+            "--set 'seats.*.model.model=openai/play' --set episodes=1 --out results/play",
+            flush=True,
+        )
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
