@@ -25,6 +25,7 @@ TOP_KEYS = {
     "seats": dict,
     "probes": list,
     "grid": dict,
+    "evolution": dict,  # generations of scripted strategies: socialsim.config.evolution
 }
 REQUIRED = ("name", "env", "seats")
 ENV_KEYS = {"id": str, "form": str, "kwargs": dict}
