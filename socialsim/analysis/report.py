@@ -20,6 +20,7 @@ import pandas as pd
 
 from socialsim import records
 from socialsim.analysis import decrypto_figures, figures, health, stats, tables, tom
+from socialsim.analysis.generations import generations_report
 from socialsim.envs.gossip.protocol import GAMES
 
 DECRYPTO = "decrypto_v0"
@@ -130,6 +131,9 @@ def build_from(
     gossip = [r for r in done if r.summary.get("game") in GAMES]
     if gossip:
         gossip_sections(result, gossip, out)
+    for title, table, note, plots in generations_report(done, out):  # [evolution] runs
+        result.sections.append(Section(title, table, note=note))
+        result.figures += plots
     decrypto = [r for r in done if r.env_id == DECRYPTO]
     if decrypto:
         decrypto_sections(result, decrypto, out)
