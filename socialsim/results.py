@@ -180,7 +180,8 @@ def _run(
 
     def start() -> records.EventLog:  # once every check episode is done
         if held is None or grown:
-            manifest.write(experiment, out, held, grown, len(specs))
+            total = getattr(experiment, "episodes_total", len(specs))  # every generation's
+            manifest.write(experiment, out, held, grown, total)
         say(
             f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
             f"logged, {len(todo)} to run -> {out}"

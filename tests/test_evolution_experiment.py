@@ -5,6 +5,7 @@ naming its generation and each seat's parent; bad tables are errors naming the k
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 import subprocess
 import sys
@@ -177,3 +178,29 @@ def test_align_evolution_cooperates_more_in_its_last_generation_with_gossip(tmp_
     }
     assert seats[True] == seats[False]
     assert first[True].mean() < first[False].mean()  # judges who know help less at first
+
+
+def test_generations_grow_in_place_to_the_records_of_a_longer_run(tmp_path):
+    whole = tmp_path / "whole"
+    socialsim.run(SMALL, whole)
+    short = copy.deepcopy(SMALL)
+    short["evolution"]["generations"] = 2
+    socialsim.run(short, tmp_path / "grown")
+    grown = socialsim.run(SMALL, tmp_path / "grown")
+    assert (grown.total, grown.ran) == (16, 8)
+    assert contents(tmp_path / "grown") == contents(whole)
+    manifest = json.loads((tmp_path / "grown" / "manifest.json").read_text())
+    assert manifest["episodes_total"] == 16
+    assert manifest["grown"][0]["generations"] == [2, 4]
+    changed = copy.deepcopy(SMALL)
+    changed["evolution"]["mutation"] = 0.2
+    with pytest.raises(ConfigError, match="of the .evolution. table only generations may grow"):
+        socialsim.run(changed, tmp_path / "grown")
+
+
+def test_checking_an_evolution_run_plays_its_first_generation_and_writes_nothing(tmp_path):
+    lines = []
+    result = socialsim.run(SMALL, tmp_path / "out", check_only=True, say=lines.append)
+    assert result.ran == 0
+    assert not (tmp_path / "out").exists()
+    assert any("generation 0" in line for line in lines)

@@ -48,6 +48,7 @@ class GenerationExperiment(Experiment):
 
     generation: int = 0
     populations: Populations | None = None
+    episodes_total: int = 0
 
     @property
     def name(self) -> str:  # what a run's status lines call it
@@ -73,7 +74,8 @@ class GenerationExperiment(Experiment):
 
 
 def generations(experiment: Experiment) -> int:
-    return int(experiment.config["evolution"]["generations"])
+    """How many generations the run plays: its cells' most (a grid may vary them)."""
+    return max(config["evolution"]["generations"] for _, config in experiment.cells)
 
 
 def generation(
@@ -84,12 +86,23 @@ def generation(
     stage = copy.copy(experiment)
     object.__setattr__(stage, "__class__", GenerationExperiment)
     object.__setattr__(stage, "generation", g)
+    object.__setattr__(
+        stage,
+        "episodes_total",  # the manifest's: every generation of every cell
+        sum(c.get("episodes", 1) * c["evolution"]["generations"] for _, c in experiment.cells),
+    )
+    living = [
+        (cell, config)
+        for cell, config in experiment.cells
+        if config["evolution"]["generations"] > g
+    ]
+    object.__setattr__(stage, "cells", living)
     if g == 0:
         object.__setattr__(stage, "populations", None)
         return stage
     before = {r.key: r for r in records if r.status == "done" and r.cell.get(GENERATION) == g - 1}
     populations = {}
-    for cell, config in experiment.cells:
+    for cell, config in living:
         rule = evolution_rule(config["evolution"])
         fitness = config["evolution"].get("fitness", "resources")
         for replicate in range(config.get("episodes", 1)):
