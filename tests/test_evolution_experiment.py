@@ -204,3 +204,26 @@ def test_checking_an_evolution_run_plays_its_first_generation_and_writes_nothing
     assert result.ran == 0
     assert not (tmp_path / "out").exists()
     assert any("generation 0" in line for line in lines)
+
+
+def test_a_run_killed_with_sigkill_mid_run_reruns_to_the_records_of_an_unbroken_run(tmp_path):
+    import os
+    import signal
+    import time
+
+    longer = copy.deepcopy(SMALL)
+    longer["evolution"]["generations"] = 12
+    longer["env"]["kwargs"]["rounds"] = 30
+    script = f"import socialsim; socialsim.run({longer!r}, {str(tmp_path / 'killed')!r})"
+    log = tmp_path / "killed" / EPISODES
+    child = subprocess.Popen([sys.executable, "-c", script])
+    while child.poll() is None and (not log.exists() or log.read_text().count("\n") < 11):
+        time.sleep(0.01)  # waits for progress, asserts nothing about time
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    cut = log.read_text().count("\n")
+    assert 11 <= cut < 48  # killed in generation 2 or later, before the end
+    again = socialsim.run(longer, tmp_path / "killed")
+    assert again.ran == 48 - cut
+    socialsim.run(longer, tmp_path / "whole")
+    assert contents(tmp_path / "killed") == contents(tmp_path / "whole")
