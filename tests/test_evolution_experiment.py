@@ -40,12 +40,19 @@ def contents(directory: Path) -> list[str]:
     return sorted(record.content() for record in read_records(directory))
 
 
-def test_each_replicate_plays_the_generations_evolve_in_env_plays_for_its_seed(tmp_path):
-    socialsim.run(SMALL, tmp_path / "run")
+@pytest.mark.parametrize(
+    "table",
+    [{"mutation": 0.1}, {"rule": "imitation", "beta": 0.5, "mutation": 0.05}],
+    ids=["selection", "imitation"],
+)
+def test_each_replicate_plays_the_generations_evolve_in_env_plays_for_its_seed(tmp_path, table):
+    config = copy.deepcopy(SMALL)
+    config["evolution"] = {"generations": 4, **table}
+    socialsim.run(config, tmp_path / "run")
     records = read_records(tmp_path / "run")
     assert len(records) == 2 * 2 * 4  # cells x replicates x generations
     population = {"always_cooperate": 3, "always_defect": 3, "stern_judging": 4}
-    evolution = Evolution(mutation=0.1)
+    evolution = Evolution(**table)
     for q in (1.0, 0.5):
         for replicate in (0, 1):
             _, played, lineage = evolve_in_env(
@@ -227,3 +234,20 @@ def test_a_run_killed_with_sigkill_mid_run_reruns_to_the_records_of_an_unbroken_
     assert again.ran == 48 - cut
     socialsim.run(longer, tmp_path / "whole")
     assert contents(tmp_path / "killed") == contents(tmp_path / "whole")
+
+
+def test_selection_by_returns_is_selection_by_resources_when_everyone_starts_equal(tmp_path):
+    # returns are final resources minus the equal initial stock: the same ranks and differences
+    by_returns = copy.deepcopy(SMALL)
+    by_returns["evolution"] = {"generations": 4, "rule": "imitation", "fitness": "returns"}
+    by_resources = copy.deepcopy(by_returns)
+    by_resources["evolution"]["fitness"] = "resources"
+    socialsim.run(by_returns, tmp_path / "returns")
+    socialsim.run(by_resources, tmp_path / "resources")
+    seats = [
+        [(r.key, r.seats) for r in read_records(tmp_path / name)]
+        for name in ("returns", "resources")
+    ]
+    assert seats[0] == seats[1]
+    kinds = {s["kind"] for _, all_seats in seats[0] for s in all_seats.values()}
+    assert kinds == {"always_cooperate", "always_defect", "stern_judging"}  # no mutation
