@@ -19,9 +19,8 @@ generation 0). A mutant names the parent it would have copied; its ``kind`` diff
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,10 +40,12 @@ GENERATION = "generation"
 Populations = Mapping[tuple[str, int], Mapping[str, Mapping[str, Any]]]
 
 
+@dataclass(frozen=True)
 class GenerationExperiment(Experiment):
     """One generation of an evolution experiment: its specs are generation ``generation``'s,
     the seats of each cell and replicate taken from ``populations`` (none for generation 0:
-    the file's seats)."""
+    the file's seats); ``cells`` are those still evolving; ``episodes_total`` counts every
+    generation's episodes (the manifest's)."""
 
     generation: int = 0
     populations: Populations | None = None
@@ -83,22 +84,20 @@ def generation(
 ) -> GenerationExperiment:
     """Generation ``g`` of ``experiment``, from generation ``g - 1``'s done ``records`` (any
     others are passed over); a ``ValueError`` names a cell and replicate without one."""
-    stage = copy.copy(experiment)
-    object.__setattr__(stage, "__class__", GenerationExperiment)
-    object.__setattr__(stage, "generation", g)
-    object.__setattr__(
-        stage,
-        "episodes_total",  # the manifest's: every generation of every cell
-        sum(c.get("episodes", 1) * c["evolution"]["generations"] for _, c in experiment.cells),
-    )
     living = [
-        (cell, config)
-        for cell, config in experiment.cells
-        if config["evolution"]["generations"] > g
+        (c, config) for c, config in experiment.cells if config["evolution"]["generations"] > g
     ]
-    object.__setattr__(stage, "cells", living)
+    stage = GenerationExperiment(
+        experiment.config,
+        living,
+        experiment.notes,
+        generation=g,
+        episodes_total=sum(
+            config.get("episodes", 1) * config["evolution"]["generations"]
+            for _, config in experiment.cells
+        ),
+    )
     if g == 0:
-        object.__setattr__(stage, "populations", None)
         return stage
     before = {r.key: r for r in records if r.status == "done" and r.cell.get(GENERATION) == g - 1}
     populations = {}
@@ -113,8 +112,7 @@ def generation(
                     f"{replicate}: no done record; its next generation cannot be born"
                 )
             populations[cell_id(dict(cell)), replicate] = next_seats(record, rule, fitness)
-    object.__setattr__(stage, "populations", populations)
-    return stage
+    return replace(stage, populations=populations)
 
 
 def next_seats(record: EpisodeRecord, rule: Any, fitness: str) -> dict[str, dict[str, Any]]:
