@@ -42,8 +42,7 @@ pairs_per_round=None, gossip_reach=1, render_mode=None)``
   and as each round starts a donor is told, with probability q, every tone published about its
   recipient so far (a private `reputation` message; see `socialsim.envs.gossip.reach`); the
   rules message states it. At 1 (the default) gossip is public and the rules do not mention it.
-  (The numeric observation still counts every tone published: for language agents and the
-  scripted ones, not yet for RL seats.)
+  Below 1 the observation's tone counts are what the agent's inbox holds (see Observation).
 * `render_mode`: `None`, `"ansi"` (`render()` returns the round, the last round's gossip and
   the tones published about each agent: what the public sees) or `"human"` (prints it).
 
@@ -55,7 +54,9 @@ counterpart one-hot (N x N), tone counts (N x 5)]` as float32, with `state_space
 ### Observation
 
 `[own resources, one-hot role (donor, recipient), one-hot counterpart (N), tone counts about
-each agent (N x 5)]` and the action mask for the decision due: `donate` allows 0 and 1 (only 0
+each agent (N x 5)]` (with `gossip_reach` below 1, only the tones that reached the agent: those
+it wrote, those about itself, and for an agent it was told about, the tones the latest
+`reputation` message listed) and the action mask for the decision due: `donate` allows 0 and 1 (only 0
 if the stock is below `cost`), `gossip` allows 2-6, nothing otherwise. `infos[agent]` holds
 `decision` (`"donate"`, `"gossip"` or `None`), `round`, `role` and `counterpart`.
 
@@ -75,7 +76,8 @@ ends with 26 (welfare 144).
 
 ### Version History
 
-* v0: initial release; `gossip_reach` added later (its default keeps every record as it was).
+* v0: initial release; `gossip_reach` added later (its default keeps every record as it was;
+  below 1 the observation counts only the tones the agent was told).
 """
 
 from __future__ import annotations

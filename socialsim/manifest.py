@@ -136,8 +136,17 @@ def grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str
             growth["cells"] = [len(held.get("cells", [])), len(cells)]
         else:
             problem = "grid values can only be added (the same axes, every old value kept)"
-    if any(k not in ("episodes", "grid") for k in changed):
-        problem = "only episodes and grid values may grow in place"
+    if "evolution" in changed:  # more generations: each born of the log's last one
+        before, after = old.get("evolution") or {}, new.get("evolution") or {}
+        rest = [{k: v for k, v in t.items() if k != "generations"} for t in (before, after)]
+        if before and after and rest[0] == rest[1] and after["generations"] > before["generations"]:
+            growth["generations"] = [before["generations"], after["generations"]]
+        else:
+            problem = "of the [evolution] table only generations may grow"
+    if any(k not in ("episodes", "grid", "evolution") for k in changed):
+        problem = "only episodes and grid values may grow in place" + (
+            " (and an [evolution] table's generations)" if "evolution" in new else ""
+        )
     if problem is not None:
         raise ConfigError(
             f"--out {out}: the directory holds a different experiment (keys that differ: "

@@ -371,8 +371,13 @@ def check_fit(where: str, spec: Mapping[str, Any], env_id: str, seat: str) -> No
         )
 
 
+#: seat-spec keys that are not the agent's: its ``kind``, and the ``parent`` an evolution
+#: experiment records for each seat (socialsim.society.experiment)
+NOT_PARAMS = ("kind", "parent")
+
+
 def build_agent(spec: Mapping[str, Any]):
-    params = {k: v for k, v in spec.items() if k != "kind"}
+    params = {k: v for k, v in spec.items() if k not in NOT_PARAMS}
     return agent_class(spec["kind"])(**params)
 
 

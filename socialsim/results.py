@@ -154,6 +154,8 @@ def _run(
     say: Callable[[str], None],
 ) -> Results:
     """:func:`run` once the experiment is loaded and ``out`` is this process's to write."""
+    if "evolution" in experiment.config and not hasattr(experiment, "generation"):
+        return _run_generations(experiment, out, check_only, progress, say)
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
@@ -179,7 +181,8 @@ def _run(
 
     def start() -> records.EventLog:  # once every check episode is done
         if held is None or grown:
-            manifest.write(experiment, out, held, grown, len(specs))
+            total = getattr(experiment, "episodes_total", len(specs))  # every generation's
+            manifest.write(experiment, out, held, grown, total)
         say(
             f"{experiment.name}: {len(specs)} episodes, {len(specs) - len(todo)} already "
             f"logged, {len(todo)} to run -> {out}"
@@ -247,6 +250,28 @@ def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[Ep
     """The specs whose episode has no ``done`` record (``done``: the logged keys,
     :func:`~socialsim.records.done_keys`)."""
     return [s for s in specs if s.key not in done]
+
+
+
+
+def _run_generations(
+    experiment: Experiment, out: Path, check_only: bool, progress: bool, say: Callable[[str], None]
+) -> Results:
+    """An ``[evolution]`` experiment: each generation a run of its own, born from the log's
+    records of the one before (:mod:`socialsim.society.experiment`), so a rerun resumes it."""
+    from socialsim.society import experiment as evolving
+
+    total = ran = 0
+    failed: list[records.EpisodeRecord] = []
+    for g in range(evolving.generations(experiment)):
+        before = records.read_records(out) if g and out.exists() else []
+        stage = _run(evolving.generation(experiment, g, before), out, check_only, progress, say)
+        total, ran, failed = total + stage.total, ran + stage.ran, failed + stage.failed
+        if check_only or stage.failed:  # the next generation is born of this one's records
+            if stage.failed:
+                say(f"{experiment.name}: generation {g} has failed episodes; rerun to retry")
+            break
+    return Results(experiment, out, total, ran, failed)
 
 
 def _seat_error(text: str, specs: list[EpisodeSpec]) -> str:

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from socialsim.envs import donation_v0
+from socialsim.envs.gossip.protocol import TONES
 from socialsim.envs.gossip.reach import reach_generator
 
 from socialsim.episode import EpisodeSpec
@@ -111,3 +112,82 @@ def test_gossip_reach_1_given_is_the_record_without_it():
     given, default = play(4, gossip_reach=1.0), play(4)
     assert given.messages == default.messages
     assert given.summary == default.summary
+
+
+def inbox_tone_counts(messages, agents) -> np.ndarray:
+    """Per agent, per tone: the counts an agent's inbox holds (a ``reputation`` message lists
+    every tone about its agent so far, so it replaces what was known of it)."""
+    counts = np.zeros((len(agents), len(TONES)), dtype=np.float32)
+    for message in messages:
+        payload = message.payload
+        if message.kind == "gossip":
+            counts[agents.index(payload["about"]), TONES.index(payload["tone"])] += 1
+        elif message.kind == "reputation":
+            row = counts[agents.index(payload["about"])]
+            row[:] = 0
+            for tone in payload["tones"]:
+                row[TONES.index(tone)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("q", [0.0, 0.4, 0.8])
+def test_below_1_no_observation_or_info_holds_a_tone_its_inbox_was_not_told(q):
+    env = donation_v0.parallel_env(n_agents=6, schedule="random", rounds=10, gossip_reach=q)
+    agents = list(env.possible_agents)
+    tones = env.unwrapped._layout.tone_offset
+    pick = np.random.default_rng(0)
+    observations, infos = env.reset(seed=9)
+    hidden = 0
+    while env.agents:
+        bus, game = env.unwrapped.bus, env.unwrapped.game
+        for agent in agents:
+            expected = inbox_tone_counts(bus.visible_to(agent), agents)
+            seen = observations[agent]["observation"][tones:].reshape(len(agents), len(TONES))
+            np.testing.assert_array_equal(seen, expected)
+            assert set(infos[agent]) == {"decision", "round", "role", "counterpart"}
+            hidden += int((seen != game.tone_counts).any())
+        actions = {
+            a: int(pick.choice(np.flatnonzero(o["action_mask"])))
+            for a, o in observations.items()
+            if o["action_mask"].any()
+        }
+        observations, _, _, _, infos = env.step(actions)
+    assert hidden  # some tones were published that some seat was not told
+
+
+def test_at_q_1_every_observation_counts_every_tone_published():
+    env = donation_v0.parallel_env(n_agents=4, schedule="random", rounds=6)
+    tones = env.unwrapped._layout.tone_offset
+    observations, _ = env.reset(seed=2)
+    while env.agents:
+        counts = env.unwrapped.game.tone_counts.ravel()
+        for observation in observations.values():
+            np.testing.assert_array_equal(observation["observation"][tones:], counts)
+        actions = {
+            a: int(np.flatnonzero(o["action_mask"])[0])
+            for a, o in observations.items()
+            if o["action_mask"].any()
+        }
+        observations, *_ = env.step(actions)
+
+
+def test_a_person_and_an_llm_see_the_tones_a_judge_is_told():
+    from socialsim.agents.human.gossip import view
+    from socialsim.agents.llm.gossip_prompts import SeatPrompts
+    from socialsim.envs.gossip.notebook import Notebook
+
+    from socialsim.bus import Message
+
+    record = play(11, gossip_reach=0.5)
+    told = next(m for m in record.messages if m["kind"] == "reputation")
+    donor, payload = told["to"][0], told["payload"]
+    inbox = [Message.from_json(m) for m in record.messages if m["to"] == "*" or donor in m["to"]]
+    inbox = [m for m in inbox if m.turn <= payload["round"]]
+    info = {"round": payload["round"], "counterpart": payload["about"], "decision": "donate"}
+    assert view(donor, inbox, info)["told"] == payload["tones"]
+    notebook = Notebook(donor)
+    notebook.read(inbox)
+    lines = SeatPrompts(notebook, {}, display_names=False).log_lines(about=payload["about"])
+    assert f"you were told the tones published so far about {payload['about']}: " + ", ".join(
+        payload["tones"]
+    ) in "\n".join(lines)

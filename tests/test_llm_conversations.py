@@ -37,11 +37,22 @@ STAND_INS = {
 def play_overrides(name: str, url: str) -> list[str]:
     """One episode per cell, every LLM seat (the default seat, or each named one where the
     file has no default) on the server at ``url``."""
-    seats = tomllib.loads((EXPERIMENTS / f"{name}.toml").read_text())["seats"]
-    names = ["*"] if "*" in seats else sorted(seats)
+    config = tomllib.loads((EXPERIMENTS / f"{name}.toml").read_text())
+    seats, grid = config["seats"], config.get("grid", {})
+    # axes of whole seat tables (not of keys inside them)
+    swept = [k.removeprefix("seats.") for k in grid if k.startswith("seats.") and k.count(".") == 1]
+    names = ["*"] if "*" in seats else sorted(set(seats) - set(swept))
     sets = ["episodes=1", *STAND_INS.get(name, [])]
     for seat in names:
         sets += [f"seats.{seat}.model.api_base={url}", f"seats.{seat}.model.model=openai/play"]
+    for seat in swept:  # a grid of whole seat tables: its LLM tables, on the server
+        model = f'{{ model = "openai/play", api_base = "{url}" }}'
+        tables = [
+            f'{{ kind = "{spec["kind"]}", model = {model} }}'
+            for spec in grid[f"seats.{seat}"]
+            if "model" in spec
+        ]
+        sets.append(f"grid.seats.{seat}=[{', '.join(tables)}]")
     return sets
 
 
@@ -145,8 +156,10 @@ def test_llm_gossip_sends_the_system_text_as_user_when_asked(fresh_models):
 # -- every bundled LLM experiment, strict and noisy -----------------------------------------------
 
 
-def test_the_bundled_llm_experiments_are_the_expected_thirteen():
-    assert len(BUNDLED_LLM) == 13 and "smollm2_decrypto" in BUNDLED_LLM
+def test_the_bundled_llm_experiments_are_the_expected_fourteen():
+    assert len(BUNDLED_LLM) == 14 and {"smollm2_decrypto", "llm_decrypto_figure3"} <= set(
+        BUNDLED_LLM
+    )
 
 
 @pytest.mark.parametrize("name", BUNDLED_LLM)

@@ -49,7 +49,7 @@ def command_lines() -> list[str]:
 
 def test_the_readme_names_the_main_job_and_its_comparison():
     lines = command_lines()
-    assert "socialsim run align_quickstart --out results/align_quickstart" in lines
+    assert "socialsim run align_evolution --out results/align_evolution" in lines
     assert "socialsim report results/aq results/aq_off --out results/aq_vs_off" in lines
 
 

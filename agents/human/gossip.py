@@ -74,7 +74,15 @@ def rules_text(notebook: Notebook) -> list[str]:
             "buyer buys customised (c), standard (s) or nothing. (seller, buyer) payoffs: "
             "H+c 2,3; H+s 0,2; L+c 3,0; L+s 1,1; none 0,0."
         )
-    if rules.get("gossip"):
+    if rules.get("gossip") and rules.get("gossip_reach", 1.0) < 1:
+        lines.append(
+            "After a meeting, each player gossips about the other: a tone ("
+            + ", ".join(TONES)
+            + ") and a short message that reach only its author and the player it is about. "
+            "As a round starts, a donor may be told every tone published so far about its "
+            f"recipient (probability {rules['gossip_reach']:g})."
+        )
+    elif rules.get("gossip"):
         lines.append(
             "After a meeting, gossip is published for everyone to read: a tone ("
             + ", ".join(TONES)
@@ -82,7 +90,11 @@ def rules_text(notebook: Notebook) -> list[str]:
         )
     else:
         lines.append("Gossip is off in this game: nobody hears about anybody else's moves.")
-    lines.append("Your moves are seen only by your counterpart; gossip is public.")
+    public = rules.get("gossip_reach", 1.0) >= 1
+    lines.append(
+        "Your moves are seen only by your counterpart"
+        + ("; gossip is public." if public else "; gossip is not public.")
+    )
     return lines
 
 
@@ -175,6 +187,9 @@ def view(
             [g for g in notebook.gossip if g["about"] == counterpart]
         ),
         "about_me": _gossip_json([g for g in notebook.gossip if g["about"] == seat]),
+        # what this round's ``reputation`` message told of the counterpart (gossip_reach < 1):
+        # exactly what a scripted judge reads; None when nothing was told
+        "told": notebook.told.get((number, counterpart)),
         "names": {agent: notebook.name(agent) for agent in sorted(known)},
     }
     return out

@@ -139,6 +139,8 @@ class SeatPrompts:
             else fragment("length.infinite")
         )
         information = fragment(f"information.{self.mode}")
+        if self.gossip and self.notebook.rule("gossip_reach", 1.0) < 1:
+            information = fragment("information.reach")
         if self.gossip:
             information = fragment("tone_list", tones=fragment("tones")) + "\n\n" + information
         n = int(self.notebook.rule("n_agents"))
@@ -257,6 +259,10 @@ class SeatPrompts:
             )
             for entry in self.notebook.gossip
             if about is None or entry["about"] == about
+        ] + [  # what a ``reputation`` message told (gossip_reach < 1), as a scripted judge reads
+            fragment("log.told", round=round_, about=self.name(told), tones=", ".join(tones))
+            for (round_, told), tones in self.notebook.told.items()
+            if about is None or told == about
         ]
 
     # -- the user messages ----------------------------------------------------------------------

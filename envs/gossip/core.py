@@ -208,7 +208,7 @@ class GossipGame:
             if self.hearsay is None:
                 events.append((GOSSIP, None, payload))
             else:  # to the author and the agent it is about, one payload per message
-                self.hearsay.tones_about[about].append(TONES[tone])
+                self.hearsay.publish(author, about, tone)
                 events += [(GOSSIP, agent, dict(payload)) for agent in (author, about)]
 
     def _record_tone(self, record: dict, position: int, tone: str, message: str | None) -> None:

@@ -21,7 +21,8 @@ order. All four share one pattern:
 * **Rewards** are the payoffs of the step (undiscounted; ``discount`` is recorded for metrics).
 * **Render** (``render_mode="ansi"`` returns it, ``"human"`` prints it): the round, the gossip
   published in the last round and the tones published about each agent so far: what the public
-  sees (moves are private to the agent acted upon).
+  sees (moves are private to the agent acted upon; with ``gossip_reach`` below 1 it still
+  shows every tone: a render is the onlooker's view, handed to no seat).
 * **State** (:meth:`GossipEnv.state`, for centralised critics): ``[round / rounds, resources
   (N), role one-hot (N x R), counterpart one-hot (N x N), tone counts (N x 5)]`` as float32.
 """

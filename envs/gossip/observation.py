@@ -2,7 +2,9 @@
 
 ``{"observation": float32 vector, "action_mask": int8 vector}``. The vector is ``[own resources
 (cumulative payoff in PD and market), one-hot role this round, one-hot counterpart this round,
-counts of each tone published so far about every agent (N x 5, agent-major)]``; the role and
+counts of each tone published so far about every agent (N x 5, agent-major)]``; with the
+donation game's ``gossip_reach`` below 1 the counts are of the tones that reached the agent
+(``Hearsay.known``: its own, those about it, those a ``reputation`` message told it); the role and
 counterpart parts are zero for an agent sitting out and once the game is over. The mask marks
 the actions legal for the decision due; it is all zeros for an agent without a decision.
 
@@ -20,6 +22,14 @@ import numpy as np
 from gymnasium import spaces
 from socialsim.envs.gossip import core
 from socialsim.envs.gossip.protocol import TONES
+
+
+def tones_seen(game: core.GossipGame) -> np.ndarray:
+    """``(N, N, 5)``: the tone counts each agent's observation holds (a broadcast view when
+    gossip is public: everyone sees every tone)."""
+    if game.hearsay is None:
+        return np.broadcast_to(game.tone_counts, (game.n, *game.tone_counts.shape))
+    return game.hearsay.known
 
 
 class Layout:
@@ -52,7 +62,7 @@ class Layout:
     ) -> dict[str, np.ndarray]:
         """One agent's observation now; ``mask(agent, decision)`` gives a decision's mask."""
         head = self.seat_table[0 if game.done else game.seat_codes[agent]]
-        vector = np.concatenate((head, game.tone_counts.ravel()))
+        vector = np.concatenate((head, tones_seen(game)[agent].ravel()))
         vector[0] = game.resources[agent]
         due = game.pending().get(agent)
         if due is None:
@@ -70,7 +80,7 @@ class Layout:
             self.seat_table[0] if game.done else self.seat_table.take(game.seat_codes, axis=0)
         )
         vectors[:, 0] = game.resources
-        vectors[:, self.tone_offset :] = game.tone_counts.reshape(1, -1)
+        vectors[:, self.tone_offset :] = tones_seen(game).reshape(game.n, -1)
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
         for agent, (decision, _, _) in game.pending().items():
             masks[agent] = mask(agent, decision)

@@ -9,6 +9,9 @@ when draw ``k`` of ``reach.random(pairs)`` is below q, ``reach`` being :func:`re
 of the game's Generator, so that the schedule's draws are those of q = 1. A donor that is not
 told treats its recipient as a stranger. With q = 1 (the default) nothing of this happens:
 gossip is public, as it always was. Discriminators resist defectors when q > cost / benefit.
+
+What each agent's inbox holds of the tones is :attr:`Hearsay.known`, which the numeric
+observation counts in place of every tone published: an RL seat sees what a scripted judge reads.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, TypedDict
 
 import numpy as np
+from socialsim.envs.gossip.protocol import TONES
 
 #: the child of an episode's (or replicate's) Generator that draws who knows whom
 REACH_STREAM = 0
@@ -57,13 +61,27 @@ def reach_generator(rng: np.random.Generator) -> np.random.Generator:
 
 class Hearsay:
     """The donation core's record of who may know what under a ``gossip_reach`` below 1: the
-    tones about each agent in order, and each round's told donors."""
+    tones about each agent in order, each round's told donors, and what each agent's inbox
+    holds: ``known[observer, about, tone]``, the tones about ``about`` that reached ``observer``
+    (the tones it wrote and those about itself; for an agent it was told about, the tones the
+    latest ``reputation`` message listed, which include every earlier one)."""
 
     def __init__(self, agents: Sequence[str], reach: float, rng: np.random.Generator):
         self.agents, self.reach = agents, reach
         self.rng = reach_generator(rng)
         self.tones_about: list[list[str]] = [[] for _ in agents]
         self.told: list[tuple[int, int]] = []
+        n = len(agents)
+        # the observation's dtype, as the core's tone counts
+        self.known = np.zeros((n, n, len(TONES)), dtype=np.float32)
+        self._counts = np.zeros((n, len(TONES)), dtype=np.float32)
+
+    def publish(self, author: int, about: int, tone: int) -> None:
+        """A tone reaches its author and the agent it is about."""
+        self.tones_about[about].append(TONES[tone])
+        self._counts[about, tone] += 1
+        self.known[author, about, tone] += 1
+        self.known[about, about, tone] += 1
 
     def draw(self, pairs: Sequence[tuple[int, int]]) -> None:
         """A round starts: draw which of its donors know their recipient's reputation."""
@@ -81,4 +99,5 @@ class Hearsay:
                     "tones": list(self.tones_about[recipient]),
                 }
                 events.append((REPUTATION, donor, payload))
+                self.known[donor, recipient] = self._counts[recipient]
         return events

@@ -287,6 +287,8 @@ def resolve(config: dict[str, Any]) -> Experiment:
             check_cell(
                 cell_config, where=f"grid cell {assignment}: " if assignment else "", built=built
             )
+            if "evolution" in cell_config:
+                check_evolution(cell_config, assignment, built)
         except ConfigError as error:
             raise _for_the_file(error, config, assignment) from None
         cells.append((assignment, cell_config))
@@ -295,6 +297,15 @@ def resolve(config: dict[str, Any]) -> Experiment:
     if grid:
         resolved["grid"] = grid
     return Experiment(resolved, cells)
+
+
+def check_evolution(config: dict[str, Any], cell: dict[str, Any], built: dict[str, Any]) -> None:
+    """A cell's ``[evolution]`` table and its first generation (:mod:`.evolution`)."""
+    from socialsim.config.evolution import check_first_generation, evolution_rule
+
+    where = f"grid cell {cell}: " if cell else ""
+    evolution_rule(config["evolution"])
+    check_first_generation(resolve_seats(config, built), where)
 
 
 def _for_the_file(error: ConfigError, config: dict[str, Any], cell: dict[str, Any]) -> ConfigError:

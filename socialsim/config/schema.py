@@ -26,6 +26,7 @@ TOP_KEYS = {
     "probes": list,
     "grid": dict,
     "model_groups": dict,  # model name -> its group ("reasoning", "chat"): the report groups by it
+    "evolution": dict,  # generations of scripted strategies: socialsim.config.evolution
 }
 REQUIRED = ("name", "env", "seats")
 ENV_KEYS = {"id": str, "form": str, "kwargs": dict}

@@ -160,6 +160,8 @@ def _gossip(view: Mapping[str, Any]) -> str:
         lines.append(f"{other} did to you this round: {decision} {choice}")
     lines.append(f"Gossip about {other}:")
     lines += _gossip_lines(view["about_counterpart"], view) or ["  (none yet)"]
+    if view.get("told") is not None:
+        lines.append(f"You were told the tones about {other} so far: {', '.join(view['told'])}")
     if view["about_me"]:
         lines.append("Gossip about you:")
         lines += _gossip_lines(view["about_me"], view)

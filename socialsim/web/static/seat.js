@@ -89,6 +89,7 @@
         el("p", {}, received.map(([k, x]) => k + ": " + x).join(", "))));
     }
     parts.push(card("Gossip about " + who(v, v.counterpart), gossipList(v.about_counterpart, v)));
+    if (v.told) parts.push(card("You were told the tones about " + who(v, v.counterpart), el("p", {}, v.told.join(", ") || "none")));
     parts.push(card("Gossip about you", gossipList(v.about_me, v)));
     return [parts.splice(0, 1), parts];
   }

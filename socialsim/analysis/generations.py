@@ -1,0 +1,148 @@
+"""The generations of an ``[evolution]`` experiment (:mod:`socialsim.society.experiment`): per
+cell and generation, cooperation, mean resources and each strategy's share, over the
+replicates (seeds), as ``generations.csv`` and three figures.
+
+A record of generation ``g`` has ``cell["generation"] == g``; its cell without that key is the
+grid cell it belongs to (``cell``, labelled as the report labels cells). Per record:
+``cooperation`` is the share of its donations that cooperated; ``mean_resources`` the mean
+final stock of its seats; ``share_<strategy>`` the share of its seats of that kind (the
+strategies of any generation of the cell). ``generations.csv`` gives, per cell and
+generation, ``n`` (the seeds) and, for each of these, the mean over seeds, its standard error
+(``_se``, ddof=1) and the 95% percentile bootstrap interval (``_low``, ``_high``; 2000
+resamples, seed 0: :func:`socialsim.analysis.stats.summary`), which the figures draw as bands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from socialsim.analysis import stats
+from socialsim.analysis.tables import cell_label
+from socialsim.records import EpisodeRecord
+
+GENERATION = "generation"  # the cell key an evolution run names each record's generation by
+DPI = 110
+FIGURES = {
+    "cooperation": ("generations_cooperation.png", "share of donations that cooperated"),
+    "mean_resources": ("generations_resources.png", "mean final resources per agent"),
+}
+SHARES_FIGURE = "generations_shares.png"
+
+
+def record_row(record: EpisodeRecord) -> dict[str, Any]:
+    """One generation's numbers as one record gives them."""
+    cell = {k: v for k, v in record.cell.items() if k != GENERATION}
+    acts = [i["action"] for i in record.summary.get("interactions", ()) if "action" in i]
+    stocks = record.summary.get("resources") or record.returns
+    kinds = [seat["kind"] for seat in record.seats.values()]
+    row = {
+        "cell": cell_label(cell),
+        GENERATION: int(record.cell[GENERATION]),
+        "cooperation": acts.count("cooperate") / len(acts) if acts else np.nan,
+        "mean_resources": float(np.mean([float(v) for v in stocks.values()])),
+    }
+    for kind in sorted(set(kinds)):
+        row[f"share_{kind}"] = kinds.count(kind) / len(kinds)
+    return row
+
+
+def generations_table(recs: Sequence[EpisodeRecord]) -> pd.DataFrame:
+    """``generations.csv`` (see the module docstring); empty without evolution records."""
+    rows = [record_row(r) for r in recs if r.status == "done" and GENERATION in r.cell]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    shares = sorted(c for c in frame.columns if c.startswith("share_"))
+    frame[shares] = frame[shares].fillna(0.0)  # a strategy absent from a generation: share 0
+    out = []
+    for (cell, generation), block in frame.groupby(["cell", GENERATION], sort=True):
+        row: dict[str, Any] = {"cell": cell, GENERATION: generation, "n": len(block)}
+        for column in ["cooperation", "mean_resources", *shares]:
+            summary = stats.summary(block[column].dropna())
+            row[column] = summary["mean"]
+            row[f"{column}_se"] = summary["sem"]
+            row[f"{column}_low"], row[f"{column}_high"] = summary["ci_low"], summary["ci_high"]
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def plot_generations(table: pd.DataFrame, directory: Path) -> list[Path]:
+    """Cooperation and mean resources by generation, a line per cell, and each cell's strategy
+    shares by generation; 95% bootstrap bands over seeds."""
+    paths = []
+    cells = list(dict.fromkeys(table["cell"]))
+    low, high = int(table["n"].min()), int(table["n"].max())
+    seeds = f"mean over {low if low == high else f'{low}-{high}'} seeds, 95% bootstrap interval"
+    for column, (name, label) in FIGURES.items():
+        figure = Figure(figsize=(7, 4.2))
+        axes = figure.add_subplot()
+        for cell in cells:
+            block = table[table["cell"] == cell]
+            band(axes, block, column, cell)
+        axes.set_xlabel("generation")
+        axes.set_ylabel(label)
+        axes.set_title(f"{label} by generation\n({seeds})", fontsize="medium")
+        axes.legend(fontsize="small")
+        figure.tight_layout()
+        path = directory / name
+        figure.savefig(path, dpi=DPI)
+        paths.append(path)
+    shares = [
+        c
+        for c in table.columns
+        if c.startswith("share_") and not c.endswith(("_se", "_low", "_high"))
+    ]
+    figure = Figure(figsize=(4.2 * len(cells) + 1, 4.2))
+    panels = figure.subplots(1, len(cells), sharey=True, squeeze=False)[0]
+    for axes, cell in zip(panels, cells, strict=True):
+        block = table[table["cell"] == cell]
+        for column in shares:
+            band(axes, block, column, column[len("share_") :])
+        axes.set_title(cell, fontsize="medium")
+        axes.set_xlabel("generation")
+        axes.set_ylim(-0.02, 1.02)
+    panels[0].set_ylabel("share of the population")
+    panels[-1].legend(fontsize="small")
+    figure.suptitle(f"strategy shares by generation ({seeds})", fontsize="medium")
+    figure.tight_layout()
+    path = directory / SHARES_FIGURE
+    figure.savefig(path, dpi=DPI)
+    return [*paths, path]
+
+
+def band(axes: Any, block: pd.DataFrame, column: str, label: str) -> None:
+    (line,) = axes.plot(block[GENERATION], block[column], marker=".", label=label)
+    axes.fill_between(
+        block[GENERATION],
+        block[f"{column}_low"],
+        block[f"{column}_high"],
+        color=line.get_color(),
+        alpha=0.2,
+        linewidth=0,
+    )
+
+
+def generations_report(
+    recs: Sequence[EpisodeRecord], out: Path | None
+) -> list[tuple[str, pd.DataFrame, str, list[Path]]]:
+    """The report's generations section, ``(title, table, note, figures)``, with
+    ``generations.csv`` and the figures written to ``out``; none without evolution records."""
+    table = generations_table(recs)
+    if table.empty:
+        return []
+    figures = []
+    if out is not None:
+        table.to_csv(out / "generations.csv", index=False)
+        figures = plot_generations(table, out)
+    shown = table[["cell", GENERATION, "n", "cooperation", "cooperation_se", "mean_resources"]]
+    note = (
+        "per cell and generation, mean and se (ddof=1) over seeds; every strategy's share and "
+        "the 95% bootstrap intervals in generations.csv"
+    )
+    return [("generations", shown, note, figures)]

@@ -1,0 +1,101 @@
+"""The ``[evolution]`` table of an experiment file: its keys and their checks.
+
+.. code-block:: toml
+
+    [evolution]
+    generations = 30          # required: generations played, each `episodes` replicates per cell
+    rule = "selection"        # or "imitation" (pairwise comparison by the Fermi rule)
+    survive = 0.5             # selection: the share that survives, in (0, 1]
+    mutation = 0.01           # a newborn (selection) or any agent (imitation) mutates, in [0, 1]
+    beta = 1.0                # imitation: the selection strength, > 0
+    pool = ["always_cooperate", "always_defect", "stern_judging"]  # what a mutant may become
+    fitness = "resources"     # what selection reads: final "resources", or the "returns"
+
+The first generation is the file's seats; each must be a scripted strategy of
+:data:`~socialsim.society.population.STRATEGIES` (what a child inherits is its parent's). The rules are those of :mod:`socialsim.society.evolution`;
+how a run plays the generations is :mod:`socialsim.society.experiment`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from socialsim.config.schema import ConfigError
+
+EVOLUTION_KEYS = {
+    "generations": int,
+    "rule": str,
+    "survive": float,
+    "mutation": float,
+    "beta": float,
+    "pool": list,
+    "fitness": str,
+}
+#: what selection reads from a generation's record: each seat's final stock, or its returns
+FITNESS = ("resources", "returns")
+
+
+def evolution_rule(table: Mapping[str, Any]) -> Any:
+    """The checked ``[evolution]`` table's :class:`~socialsim.society.evolution.Evolution`, or a
+    :class:`ConfigError` naming the key, the value and what is allowed."""
+    from socialsim.registry import nearest
+    from socialsim.society.evolution import RULES, Evolution
+    from socialsim.society.population import STRATEGIES
+
+    for key in table:
+        if key not in EVOLUTION_KEYS:
+            raise ConfigError(
+                f"evolution.{key}: unknown key {key!r}{nearest(key, EVOLUTION_KEYS)}; allowed "
+                f"keys: {', '.join(EVOLUTION_KEYS)}"
+            )
+    if "generations" not in table:
+        raise ConfigError("evolution.generations: required, an integer >= 1")
+    generations = table["generations"]
+    if isinstance(generations, bool) or not isinstance(generations, int) or generations < 1:
+        raise ConfigError(f"evolution.generations: must be an integer >= 1, got {generations!r}")
+    for key in ("rule", "fitness"):
+        allowed = RULES if key == "rule" else FITNESS
+        if key in table and table[key] not in allowed:
+            raise ConfigError(
+                f"evolution.{key}: {table[key]!r} is not allowed; allowed: {', '.join(allowed)}"
+            )
+    pool = table.get("pool", list(STRATEGIES))
+    if not isinstance(pool, list) or len(pool) < 2 or len(set(pool)) != len(pool):
+        raise ConfigError(
+            f"evolution.pool: must be a list of at least 2 distinct strategies, got {pool!r}"
+        )
+    for strategy in pool:
+        if strategy not in STRATEGIES:
+            raise ConfigError(
+                f"evolution.pool: unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}"
+            )
+    if "beta" in table and (
+        isinstance(table["beta"], bool)
+        or not isinstance(table["beta"], (int, float))
+        or not table["beta"] > 0
+    ):
+        raise ConfigError(f"evolution.beta: must be a number > 0, got {table['beta']!r}")
+    try:
+        return Evolution(
+            table.get("rule", "selection"),
+            survive=table.get("survive", 0.5),
+            mutation=table.get("mutation", 0.0),
+            beta=table.get("beta", 1.0),
+            pool=tuple(pool),
+        )
+    except ValueError as error:
+        raise ConfigError(f"evolution.{error}") from None
+
+
+def check_first_generation(seats: Mapping[str, Mapping[str, Any]], where: str = "") -> None:
+    """Every seat of the first generation is a strategy that can be inherited: a ``kind`` of
+    :data:`~socialsim.society.population.STRATEGIES` (none of which takes a parameter)."""
+    from socialsim.society.population import STRATEGIES
+
+    for seat, spec in seats.items():
+        if spec.get("kind") not in STRATEGIES:
+            raise ConfigError(
+                f"{where}seats.{seat}.kind: an [evolution] experiment's seats are scripted "
+                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}"
+            )

@@ -1,0 +1,129 @@
+"""An experiment file with an ``[evolution]`` table (:mod:`socialsim.config.evolution`), played
+generation by generation by ``socialsim run``: the generations of
+:mod:`socialsim.society.episodes`, for every grid cell and replicate, with full records.
+
+Replicate ``r`` of a cell is the run seeded ``s = seed + r`` (the file's ``episodes`` is the
+number of replicates); its generation ``g`` is the episode with seed ``generation_seed(s, g)``,
+as :func:`~socialsim.society.episodes.evolve_in_env` plays it. Generation 0's seats are the
+file's. Generation ``g + 1``'s seats are a pure function of generation ``g``'s record and the
+seed: the rule of the ``[evolution]`` table applied to each seat's strategy (its ``kind``) and
+fitness (its final ``resources`` in the record's summary, or its ``returns``), drawing from
+``update_generator(generation_seed(s, g))``. So a run killed anywhere recomputes every
+population from the log and plays only the episodes the log lacks: nothing is lost or doubled.
+
+Every record names its generation in its ``cell`` (``{**grid assignment, "generation": g}``;
+``episode`` is the replicate) and each seat's lineage in its seat spec: ``"parent"``, the seat of
+the generation before whose strategy it inherited (itself when it survived; ``None`` in
+generation 0). A mutant names the parent it would have copied; its ``kind`` differs from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from socialsim.config import Experiment
+from socialsim.config.evolution import evolution_rule
+from socialsim.records import EpisodeRecord, cell_id
+from socialsim.runner import EpisodeSpec
+from socialsim.society.generations import generation_seed, update_generator
+from socialsim.society.population import STRATEGIES
+
+#: the seat-spec key naming a seat's parent (the registry builds agents without it)
+PARENT = "parent"
+GENERATION = "generation"
+
+#: (grid assignment's cell id, replicate) -> seat -> seat spec
+Populations = Mapping[tuple[str, int], Mapping[str, Mapping[str, Any]]]
+
+
+@dataclass(frozen=True)
+class GenerationExperiment(Experiment):
+    """One generation of an evolution experiment: its specs are generation ``generation``'s,
+    the seats of each cell and replicate taken from ``populations`` (none for generation 0:
+    the file's seats); ``cells`` are those still evolving; ``episodes_total`` counts every
+    generation's episodes (the manifest's)."""
+
+    generation: int = 0
+    populations: Populations | None = None
+    episodes_total: int = 0
+
+    @property
+    def name(self) -> str:  # what a run's status lines call it
+        return f"{self.config['name']}, generation {self.generation}"
+
+    def specs(self) -> list[EpisodeSpec]:
+        g, populations = self.generation, self.populations
+        specs = []
+        for spec in super().specs():
+            if populations is None:
+                seats = {seat: {**s, PARENT: None} for seat, s in spec.seats.items()}
+            else:
+                seats = populations[cell_id(dict(spec.cell)), spec.episode]
+            specs.append(
+                replace(
+                    spec,
+                    seed=generation_seed(spec.seed, g),
+                    seats=seats,
+                    cell={**spec.cell, GENERATION: g},
+                )
+            )
+        return specs
+
+
+def generations(experiment: Experiment) -> int:
+    """How many generations the run plays: its cells' most (a grid may vary them)."""
+    return max(config["evolution"]["generations"] for _, config in experiment.cells)
+
+
+def generation(
+    experiment: Experiment, g: int, records: Sequence[EpisodeRecord] = ()
+) -> GenerationExperiment:
+    """Generation ``g`` of ``experiment``, from generation ``g - 1``'s done ``records`` (any
+    others are passed over); a ``ValueError`` names a cell and replicate without one."""
+    living = [
+        (c, config) for c, config in experiment.cells if config["evolution"]["generations"] > g
+    ]
+    stage = GenerationExperiment(
+        experiment.config,
+        living,
+        experiment.notes,
+        generation=g,
+        episodes_total=sum(
+            config.get("episodes", 1) * config["evolution"]["generations"]
+            for _, config in experiment.cells
+        ),
+    )
+    if g == 0:
+        return stage
+    before = {r.key: r for r in records if r.status == "done" and r.cell.get(GENERATION) == g - 1}
+    populations = {}
+    for cell, config in living:
+        rule = evolution_rule(config["evolution"])
+        fitness = config["evolution"].get("fitness", "resources")
+        for replicate in range(config.get("episodes", 1)):
+            record = before.get((cell_id({**cell, GENERATION: g - 1}), replicate))
+            if record is None:
+                raise ValueError(
+                    f"generation {g - 1} of cell {cell or '(the file)'}, replicate "
+                    f"{replicate}: no done record; its next generation cannot be born"
+                )
+            populations[cell_id(dict(cell)), replicate] = next_seats(record, rule, fitness)
+    return replace(stage, populations=populations)
+
+
+def next_seats(record: EpisodeRecord, rule: Any, fitness: str) -> dict[str, dict[str, Any]]:
+    """The seats of the generation after ``record``'s: ``rule`` (an ``Evolution``) applied to
+    its seats' strategies and fitness, drawing from the generation's update Generator."""
+    seats = list(record.summary["agents"])
+    codes = np.asarray([STRATEGIES.index(record.seats[seat]["kind"]) for seat in seats])
+    stock = record.summary["resources"] if fitness == "resources" else record.returns
+    values = np.asarray([float(stock[seat]) for seat in seats])
+    born = rule.update(codes, values, update_generator(record.seed))
+    return {
+        seat: {"kind": STRATEGIES[code], PARENT: seats[parent]}
+        for seat, code, parent in zip(seats, born.strategies, born.parents, strict=True)
+    }
