@@ -24,12 +24,28 @@ def _fraction(name: str, value: object) -> float:
     return float(value)
 
 
-class AlwaysGive(Agent):
-    """Gives ``fraction`` of its resources to every recipient."""
+class Donor(Agent):
+    """What the scripted donors share: their first decision of an episode carries their
+    strategy text (the env posts it, so the record keeps it and LLM newborns can read it)."""
 
     plays = {"culture": {p.DECISION}}
     #: an [evolution] child inherits the whole seat spec
     heritable = True
+    strategy_text = ""
+
+    def reset(self, agent_id, seat, seed):
+        super().reset(agent_id, seat, seed)
+        self.told = False
+
+    def tell(self, action: int) -> int | dict:
+        if self.told:
+            return action
+        self.told = True
+        return {p.DECISION: action, p.STRATEGY: self.strategy_text}
+
+
+class AlwaysGive(Donor):
+    """Gives ``fraction`` of its resources to every recipient."""
 
     def __init__(self, fraction: float = 0.5):
         self.fraction = _fraction("fraction", fraction)
@@ -39,15 +55,12 @@ class AlwaysGive(Agent):
         return f"Always give {self.fraction:g} of my resources, whoever the recipient is."
 
     def act(self, observation, messages, info):
-        return p.action_of("give", self.fraction)
+        return self.tell(p.action_of("give", self.fraction))
 
 
-class ConditionalGiver(Agent):
+class ConditionalGiver(Donor):
     """Gives ``fraction`` to a recipient whose last decision as a donor gave at least
     ``threshold`` (or who has no trace yet), else nothing. Reads only its ``recipient`` message."""
-
-    plays = {"culture": {p.DECISION}}
-    heritable = True
 
     def __init__(self, fraction: float = 0.5, threshold: float = 0.3):
         self.fraction = _fraction("fraction", fraction)
@@ -67,5 +80,5 @@ class ConditionalGiver(Agent):
             last = trace[-1]
             given = last["fraction"] if last["verb"] == "give" else 0.0
             if given + 1e-9 < self.threshold:
-                return p.action_of("give", 0.0)
-        return p.action_of("give", self.fraction)
+                return self.tell(p.action_of("give", 0.0))
+        return self.tell(p.action_of("give", self.fraction))

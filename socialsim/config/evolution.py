@@ -12,7 +12,9 @@
     fitness = "resources"     # what selection reads: final "resources", or the "returns"
 
 The first generation is the file's seats; each must be a scripted strategy of
-:data:`~socialsim.society.population.STRATEGIES` (what a child inherits is its parent's). The rules are those of :mod:`socialsim.society.evolution`;
+:data:`~socialsim.society.population.STRATEGIES` (what a child inherits is its parent's), or
+of a kind that is inherited whole (:func:`heritable`: the culture donors, whose newborn LLM
+agents read the survivors' strategies, see :func:`socialsim.society.experiment.next_seats`). The rules are those of :mod:`socialsim.society.evolution`;
 how a run plays the generations is :mod:`socialsim.society.experiment`.
 """
 
@@ -94,8 +96,20 @@ def check_first_generation(seats: Mapping[str, Mapping[str, Any]], where: str = 
     from socialsim.society.population import STRATEGIES
 
     for seat, spec in seats.items():
-        if spec.get("kind") not in STRATEGIES:
+        if spec.get("kind") not in STRATEGIES and not heritable(spec.get("kind")):
             raise ConfigError(
                 f"{where}seats.{seat}.kind: an [evolution] experiment's seats are scripted "
-                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}"
+                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}, or "
+                "a kind whose agents are inherited whole (llm_culture, culture_give...)"
             )
+
+
+def heritable(kind: object) -> bool:
+    """Whether ``kind``'s agent class says a child inherits its parent's whole seat spec
+    (``heritable = True``): the culture donors, scripted or LLM. Mutation does not apply."""
+    from socialsim.registry import agent_class
+
+    try:
+        return isinstance(kind, str) and bool(getattr(agent_class(kind), "heritable", False))
+    except ValueError:
+        return False
