@@ -132,3 +132,29 @@ def test_scripted_culture_donors_evolve_whole_specs(tmp_path):
         strategy_texts(first)["agent_1"]
         == "Always give 1 of my resources, whoever the recipient is."
     )
+
+
+def test_the_report_gives_each_seeds_resources_against_the_ceiling_and_donated_fraction(tmp_path):
+    import pandas as pd
+
+    from socialsim.analysis.generations import generations_report
+
+    with ScriptedChatServer(policy=CulturePolicy()) as server:
+        run = load("llm_cultural_evolution", small(server.url, generations=2, episodes=2))
+        socialsim.run(run, tmp_path)
+    records = read_records(tmp_path)
+    [(_, table, _, figures)] = generations_report(records, tmp_path)
+    assert sorted(f.name for f in figures) == [
+        "generations_donated.png",
+        "generations_resources.png",
+        "generations_seeds.png",
+        "generations_shares.png",
+    ]  # no cooperation figure: the culture game has no cooperate/defect
+    seeds = pd.read_csv(tmp_path / "generations_seeds.csv")
+    assert len(seeds) == 4  # 2 generations x 2 seeds
+    for r in records:
+        row = seeds[(seeds.generation == r.cell["generation"]) & (seeds.seed == r.episode)]
+        assert row.mean_resources.item() == pytest.approx(r.summary["mean_resources"])
+        assert row.donated_fraction.item() == pytest.approx(r.summary["donated_fraction"])
+    assert set(seeds.ceiling) == {10 * 3 * 2**3 / 2}  # 4 agents, 4 rounds: 120
+    assert list(table.generation) == [0, 1]
