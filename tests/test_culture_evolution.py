@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import socialsim
-from socialsim.config import load
+from socialsim.config import ConfigError, load
 from socialsim.records import EPISODES, read_records
 from socialsim.society.experiment import strategy_texts
 from socialsim.testing.culture_policies import CulturePolicy
@@ -158,3 +158,32 @@ def test_the_report_gives_each_seeds_resources_against_the_ceiling_and_donated_f
         assert row.donated_fraction.item() == pytest.approx(r.summary["donated_fraction"])
     assert set(seeds.ceiling) == {10 * 3 * 2**3 / 2}  # 4 agents, 4 rounds: 120
     assert list(table.generation) == [0, 1]
+
+
+def culture_config(**evolution):
+    return {
+        "name": "culture_checks",
+        "env": {"id": "culture_v0", "kwargs": {"n_agents": 2, "rounds": 2}},
+        "evolution": {"generations": 2, **evolution},
+        "seats": {"*": {"kind": "culture_give"}},
+    }
+
+
+def test_seats_inherited_whole_refuse_mutation_by_name(tmp_path):
+    with pytest.raises(ConfigError, match=r"evolution.mutation: seats inherited whole"):
+        socialsim.run(culture_config(mutation=0.1), tmp_path)
+    assert not (tmp_path / EPISODES).exists()
+
+
+def test_the_llm_donor_reads_give_and_punish_as_the_rules_allow():
+    from socialsim.agents.llm.culture import parse_donation
+    from socialsim.envs.culture import protocol as p
+
+    from socialsim.llm import AnswerParseError
+
+    assert parse_donation('ok {"fraction": 0.3}', punishment=False) == p.action_of("give", 0.3)
+    assert parse_donation('{"verb": "punish", "fraction": 0.2}', True) == p.action_of("punish", 0.2)
+    with pytest.raises(AnswerParseError, match='"verb" must be give'):
+        parse_donation('{"verb": "punish", "fraction": 0.2}', punishment=False)
+    with pytest.raises(AnswerParseError, match="multiple of 0.1"):
+        parse_donation('{"fraction": 0.25}', punishment=False)

@@ -90,7 +90,9 @@ def evolution_rule(table: Mapping[str, Any]) -> Any:
         raise ConfigError(f"evolution.{error}") from None
 
 
-def check_first_generation(seats: Mapping[str, Mapping[str, Any]], where: str = "") -> None:
+def check_first_generation(
+    seats: Mapping[str, Mapping[str, Any]], where: str = "", table: Mapping[str, Any] = {}
+) -> None:
     """Every seat of the first generation is a strategy that can be inherited: a ``kind`` of
     :data:`~socialsim.society.population.STRATEGIES` (none of which takes a parameter)."""
     from socialsim.society.population import STRATEGIES
@@ -102,6 +104,12 @@ def check_first_generation(seats: Mapping[str, Mapping[str, Any]], where: str = 
                 f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}, or "
                 "a kind whose agents are inherited whole (llm_culture, culture_give...)"
             )
+    whole = [seat for seat, spec in seats.items() if spec.get("kind") not in STRATEGIES]
+    if whole and table.get("mutation", 0.0) != 0.0:
+        raise ConfigError(
+            f"{where}evolution.mutation: seats inherited whole ({whole[0]}: "
+            f"{seats[whole[0]]['kind']}) do not mutate; set it to 0, got {table['mutation']!r}"
+        )
 
 
 def heritable(kind: object) -> bool:
