@@ -43,12 +43,14 @@ ENV_IDS = (
     "trust_v0",
     "market_v0",
     "decrypto_v0",
+    "culture_v0",
 )
 
 AGENT_MODULES = (
     "socialsim.agents.scripted.pennies",
     "socialsim.agents.scripted.gossip",
     "socialsim.agents.scripted.proxies",
+    "socialsim.agents.scripted.culture",
     "socialsim.agents.scripted.decrypto",
     "socialsim.agents.embedding",
     "socialsim.agents.llm",

@@ -5,4 +5,5 @@
 KINDS = {
     "llm_gossip": "socialsim.agents.llm.gossip:GossipLLMAgent",
     "llm_decrypto": "socialsim.agents.llm.decrypto:DecryptoLLMAgent",
+    "llm_culture": "socialsim.agents.llm.culture:CultureLLMAgent",
 }

@@ -10,6 +10,12 @@ strategies of any generation of the cell). ``generations.csv`` gives, per cell a
 generation, ``n`` (the seeds) and, for each of these, the mean over seeds, its standard error
 (``_se``, ddof=1) and the 95% percentile bootstrap interval (``_low``, ``_high``; 2000
 resamples, seed 0: :func:`socialsim.analysis.stats.summary`), which the figures draw as bands.
+
+Records of a game with a ceiling and donated fractions (``culture_v0``: ``summary["ceiling"]``,
+``summary["donated_fraction"]``) add ``donated_fraction`` and ``ceiling`` to those columns, the
+ceiling drawn on the resources figure, and, per generation and seed (the replicate),
+``generations_seeds.csv`` and ``generations_seeds.png``: each seed's average final resources
+(log scale, the ceiling drawn) and donated fraction.
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ DPI = 110
 FIGURES = {
     "cooperation": ("generations_cooperation.png", "share of donations that cooperated"),
     "mean_resources": ("generations_resources.png", "mean final resources per agent"),
+    "donated_fraction": ("generations_donated.png", "mean donated fraction"),
 }
 SHARES_FIGURE = "generations_shares.png"
+SEEDS_FIGURE, SEEDS_TABLE = "generations_seeds.png", "generations_seeds.csv"
 
 
 def record_row(record: EpisodeRecord) -> dict[str, Any]:
@@ -46,24 +54,37 @@ def record_row(record: EpisodeRecord) -> dict[str, Any]:
         GENERATION: int(record.cell[GENERATION]),
         "cooperation": acts.count("cooperate") / len(acts) if acts else np.nan,
         "mean_resources": float(np.mean([float(v) for v in stocks.values()])),
+        "donated_fraction": float(record.summary.get("donated_fraction", np.nan)),
+        "ceiling": float(record.summary.get("ceiling", np.nan)),
     }
     for kind in sorted(set(kinds)):
         row[f"share_{kind}"] = kinds.count(kind) / len(kinds)
     return row
 
 
+def seeds_table(recs: Sequence[EpisodeRecord]) -> pd.DataFrame:
+    """One row per done record of an evolution run: its cell, generation, seed (the replicate)
+    and numbers (:func:`record_row`)."""
+    rows = [
+        {**record_row(r), "seed": r.episode}
+        for r in recs
+        if r.status == "done" and GENERATION in r.cell
+    ]
+    return pd.DataFrame(rows)
+
+
 def generations_table(recs: Sequence[EpisodeRecord]) -> pd.DataFrame:
     """``generations.csv`` (see the module docstring); empty without evolution records."""
-    rows = [record_row(r) for r in recs if r.status == "done" and GENERATION in r.cell]
-    if not rows:
-        return pd.DataFrame()
-    frame = pd.DataFrame(rows)
+    frame = seeds_table(recs)
+    if frame.empty:
+        return frame
+    frame = frame.drop(columns="seed")
     shares = sorted(c for c in frame.columns if c.startswith("share_"))
     frame[shares] = frame[shares].fillna(0.0)  # a strategy absent from a generation: share 0
     out = []
     for (cell, generation), block in frame.groupby(["cell", GENERATION], sort=True):
         row: dict[str, Any] = {"cell": cell, GENERATION: generation, "n": len(block)}
-        for column in ["cooperation", "mean_resources", *shares]:
+        for column in ["cooperation", "mean_resources", "donated_fraction", "ceiling", *shares]:
             summary = stats.summary(block[column].dropna())
             row[column] = summary["mean"]
             row[f"{column}_se"] = summary["sem"]
@@ -80,11 +101,15 @@ def plot_generations(table: pd.DataFrame, directory: Path) -> list[Path]:
     low, high = int(table["n"].min()), int(table["n"].max())
     seeds = f"mean over {low if low == high else f'{low}-{high}'} seeds, 95% bootstrap interval"
     for column, (name, label) in FIGURES.items():
+        if table[column].isna().all():  # a game without that measure (culture: no cooperate)
+            continue
         figure = Figure(figsize=(7, 4.2))
         axes = figure.add_subplot()
         for cell in cells:
             block = table[table["cell"] == cell]
             band(axes, block, column, cell)
+        if column == "mean_resources" and table["ceiling"].notna().any():
+            ceiling(axes, table)
         axes.set_xlabel("generation")
         axes.set_ylabel(label)
         axes.set_title(f"{label} by generation\n({seeds})", fontsize="medium")
@@ -116,6 +141,45 @@ def plot_generations(table: pd.DataFrame, directory: Path) -> list[Path]:
     return [*paths, path]
 
 
+def ceiling(axes: Any, table: pd.DataFrame) -> None:
+    for value in sorted(set(table["ceiling"].dropna())):
+        axes.axhline(value, color="black", linestyle="--", linewidth=1, label=f"ceiling {value:g}")
+
+
+def plot_seeds(frame: pd.DataFrame, directory: Path) -> Path:
+    """Per generation and seed: average final resources (log scale, the ceiling drawn) and the
+    donated fraction, a panel pair per cell, a line per seed."""
+    cells = list(dict.fromkeys(frame["cell"]))
+    figure = Figure(figsize=(9, 3.6 * len(cells)))
+    panels = figure.subplots(len(cells), 2, squeeze=False)
+    for (left, right), cell in zip(panels, cells, strict=True):
+        block = frame[frame["cell"] == cell]
+        for seed, rows in block.groupby("seed", sort=True):
+            rows = rows.sort_values(GENERATION)
+            (line,) = left.plot(
+                rows[GENERATION], rows["mean_resources"], marker=".", label=f"seed {seed}"
+            )
+            right.plot(
+                rows[GENERATION], rows["donated_fraction"], marker=".", color=line.get_color()
+            )
+        ceiling(left, block)
+        left.set_yscale("log")
+        top = max(block["ceiling"].max(), block["mean_resources"].max())
+        left.set_ylim(top=top * 30)  # room above the ceiling for the legend
+        left.set_ylabel("average final resources")
+        right.set_ylabel("donated fraction")
+        right.set_ylim(-0.02, 1.02)
+        for axes in (left, right):
+            axes.set_xlabel("generation")
+            axes.set_title(cell, fontsize="medium")
+        left.legend(fontsize="x-small", ncols=3, loc="upper center")
+    figure.suptitle("per generation and seed", fontsize="medium")
+    figure.tight_layout()
+    path = directory / SEEDS_FIGURE
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
 def band(axes: Any, block: pd.DataFrame, column: str, label: str) -> None:
     (line,) = axes.plot(block[GENERATION], block[column], marker=".", label=label)
     axes.fill_between(
@@ -140,7 +204,25 @@ def generations_report(
     if out is not None:
         table.to_csv(out / "generations.csv", index=False)
         figures = plot_generations(table, out)
-    shown = table[["cell", GENERATION, "n", "cooperation", "cooperation_se", "mean_resources"]]
+        seeds = seeds_table(recs)
+        if seeds["donated_fraction"].notna().any():
+            columns = ["cell", GENERATION, "seed", "mean_resources", "donated_fraction", "ceiling"]
+            seeds[columns].sort_values(["cell", GENERATION, "seed"]).to_csv(
+                out / SEEDS_TABLE, index=False
+            )
+            figures.append(plot_seeds(seeds, out))
+    columns = ["cell", GENERATION, "n", "cooperation", "cooperation_se", "mean_resources"]
+    if table["donated_fraction"].notna().any():  # the culture donor game: no cooperate/defect
+        columns = [
+            "cell",
+            GENERATION,
+            "n",
+            "mean_resources",
+            "mean_resources_se",
+            "donated_fraction",
+            "ceiling",
+        ]
+    shown = table[columns]
     note = (
         "per cell and generation, mean and se (ddof=1) over seeds; every strategy's share and "
         "the 95% bootstrap intervals in generations.csv"

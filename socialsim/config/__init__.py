@@ -305,7 +305,7 @@ def check_evolution(config: dict[str, Any], cell: dict[str, Any], built: dict[st
 
     where = f"grid cell {cell}: " if cell else ""
     evolution_rule(config["evolution"])
-    check_first_generation(resolve_seats(config, built), where)
+    check_first_generation(resolve_seats(config, built), where, config["evolution"])
 
 
 def _for_the_file(error: ConfigError, config: dict[str, Any], cell: dict[str, Any]) -> ConfigError:

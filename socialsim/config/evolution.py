@@ -12,7 +12,9 @@
     fitness = "resources"     # what selection reads: final "resources", or the "returns"
 
 The first generation is the file's seats; each must be a scripted strategy of
-:data:`~socialsim.society.population.STRATEGIES` (what a child inherits is its parent's). The rules are those of :mod:`socialsim.society.evolution`;
+:data:`~socialsim.society.population.STRATEGIES` (what a child inherits is its parent's), or
+of a kind that is inherited whole (:func:`heritable`: the culture donors, whose newborn LLM
+agents read the survivors' strategies, see :func:`socialsim.society.experiment.next_seats`). The rules are those of :mod:`socialsim.society.evolution`;
 how a run plays the generations is :mod:`socialsim.society.experiment`.
 """
 
@@ -88,14 +90,34 @@ def evolution_rule(table: Mapping[str, Any]) -> Any:
         raise ConfigError(f"evolution.{error}") from None
 
 
-def check_first_generation(seats: Mapping[str, Mapping[str, Any]], where: str = "") -> None:
+def check_first_generation(
+    seats: Mapping[str, Mapping[str, Any]], where: str = "", table: Mapping[str, Any] = {}
+) -> None:
     """Every seat of the first generation is a strategy that can be inherited: a ``kind`` of
     :data:`~socialsim.society.population.STRATEGIES` (none of which takes a parameter)."""
     from socialsim.society.population import STRATEGIES
 
     for seat, spec in seats.items():
-        if spec.get("kind") not in STRATEGIES:
+        if spec.get("kind") not in STRATEGIES and not heritable(spec.get("kind")):
             raise ConfigError(
                 f"{where}seats.{seat}.kind: an [evolution] experiment's seats are scripted "
-                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}"
+                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}, or "
+                "a kind whose agents are inherited whole (llm_culture, culture_give...)"
             )
+    whole = [seat for seat, spec in seats.items() if spec.get("kind") not in STRATEGIES]
+    if whole and table.get("mutation", 0.0) != 0.0:
+        raise ConfigError(
+            f"{where}evolution.mutation: seats inherited whole ({whole[0]}: "
+            f"{seats[whole[0]]['kind']}) do not mutate; set it to 0, got {table['mutation']!r}"
+        )
+
+
+def heritable(kind: object) -> bool:
+    """Whether ``kind``'s agent class says a child inherits its parent's whole seat spec
+    (``heritable = True``): the culture donors, scripted or LLM. Mutation does not apply."""
+    from socialsim.registry import agent_class
+
+    try:
+        return isinstance(kind, str) and bool(getattr(agent_class(kind), "heritable", False))
+    except ValueError:
+        return False

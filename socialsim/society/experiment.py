@@ -119,11 +119,55 @@ def next_seats(record: EpisodeRecord, rule: Any, fitness: str) -> dict[str, dict
     """The seats of the generation after ``record``'s: ``rule`` (an ``Evolution``) applied to
     its seats' strategies and fitness, drawing from the generation's update Generator."""
     seats = list(record.summary["agents"])
-    codes = np.asarray([STRATEGIES.index(record.seats[seat]["kind"]) for seat in seats])
     stock = record.summary["resources"] if fitness == "resources" else record.returns
     values = np.asarray([float(stock[seat]) for seat in seats])
+    if any(record.seats[seat]["kind"] not in STRATEGIES for seat in seats):
+        return _inherited_whole(record, rule, values)
+    codes = np.asarray([STRATEGIES.index(record.seats[seat]["kind"]) for seat in seats])
     born = rule.update(codes, values, update_generator(record.seed))
     return {
         seat: {"kind": STRATEGIES[code], PARENT: seats[parent]}
         for seat, code, parent in zip(seats, born.strategies, born.parents, strict=True)
     }
+
+
+#: a seat spec's keys of the strategy texts: its own (a survivor's), and those it read at birth
+STRATEGY, SURVIVORS = "strategy", "survivors"
+
+
+def strategy_texts(record: EpisodeRecord) -> dict[str, str]:
+    """seat -> the strategy text it posted in ``record`` (its last ``strategy`` message)."""
+    return {
+        m["to"][0]: m["payload"]["text"]
+        for m in record.messages
+        if m["kind"] == STRATEGY and isinstance(m["to"], list) and len(m["to"]) == 1
+    }
+
+
+def _inherited_whole(record: EpisodeRecord, rule: Any, values: np.ndarray) -> dict[str, dict]:
+    """Seats of kinds inherited whole (the culture donors): ``rule`` decides only who is whose
+    parent (the update's strategies are not read, so mutation changes nothing). A survivor
+    keeps its spec; a newborn takes its parent's. A kind whose class ``reads_strategies`` (the
+    LLM donors) is given texts: a survivor its own (``strategy``: it does not write anew), a
+    newborn the survivors' (``survivors``, in seat order), read from the record's bus."""
+    from socialsim.registry import agent_class
+
+    seats = list(record.summary["agents"])
+    born = rule.update(np.zeros(len(seats), dtype=np.intp), values, update_generator(record.seed))
+    parents = [seats[k] for k in born.parents]
+    texts = strategy_texts(record)
+    kept = [
+        texts[s] for s, parent in zip(seats, parents, strict=True) if s == parent and s in texts
+    ]
+    new = {}
+    for seat, parent in zip(seats, parents, strict=True):
+        spec = {
+            k: v for k, v in record.seats[parent].items() if k not in (PARENT, STRATEGY, SURVIVORS)
+        }
+        if getattr(agent_class(spec["kind"]), "reads_strategies", False):
+            if seat == parent and seat in texts:
+                spec[STRATEGY] = texts[seat]
+            else:
+                spec[SURVIVORS] = kept
+        new[seat] = {**spec, PARENT: parent}
+    return new
