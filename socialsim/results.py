@@ -252,8 +252,6 @@ def pending(specs: Sequence[EpisodeSpec], done: set[tuple[str, int]]) -> list[Ep
     return [s for s in specs if s.key not in done]
 
 
-
-
 def _run_generations(
     experiment: Experiment, out: Path, check_only: bool, progress: bool, say: Callable[[str], None]
 ) -> Results:

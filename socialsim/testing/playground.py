@@ -8,7 +8,8 @@ model and no network::
 
 :class:`PlayPolicy` reads a chat as a model would and hands it to the scripted test policies:
 Decrypto prompts to :class:`~socialsim.testing.decrypto_policies.DecryptoPolicy`, the gossip
-games' to :class:`~socialsim.testing.gossip_policies.GossipPolicy`; the structured-output probe
+games' to :class:`~socialsim.testing.gossip_policies.GossipPolicy`, the culture donor game's to
+:class:`~socialsim.testing.culture_policies.CulturePolicy`; the structured-output probe
 gets the one answer its schema allows.
 """
 
@@ -18,11 +19,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from socialsim.testing.culture_policies import CulturePolicy
 from socialsim.testing.decrypto_policies import DecryptoPolicy
 from socialsim.testing.gossip_policies import GossipPolicy
 
 #: what the Decrypto agents' system prompts all name, and the gossip games' never do
 DECRYPTO_MARK = "decrypto"
+#: what the culture donors' system prompt names (the gossip games speak of a donation game)
+CULTURE_MARK = "players of a donor game"
 #: the structured-output probe's question (:func:`socialsim.llm.server.probe_structured_output`)
 PROBE = '{"ready": "yes"}'
 
@@ -33,6 +37,7 @@ class PlayPolicy:
     def __init__(self) -> None:
         self.decrypto = DecryptoPolicy()
         self.gossip = GossipPolicy()
+        self.culture = CulturePolicy()
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> str:
         chat = [dict(m) for m in messages]
@@ -40,4 +45,6 @@ class PlayPolicy:
             return json.dumps({"ready": "yes"})
         if any(DECRYPTO_MARK in str(m.get("content", "")).casefold() for m in chat[:2]):
             return self.decrypto(chat, dict(request))
+        if any(CULTURE_MARK in str(m.get("content", "")) for m in chat[:2]):
+            return self.culture(chat, dict(request))
         return self.gossip(chat, dict(request))
