@@ -48,6 +48,7 @@ ENV_IDS = (
 AGENT_MODULES = (
     "socialsim.agents.scripted.pennies",
     "socialsim.agents.scripted.gossip",
+    "socialsim.agents.scripted.gossip_tom",
     "socialsim.agents.scripted.proxies",
     "socialsim.agents.scripted.decrypto",
     "socialsim.agents.embedding",
@@ -56,7 +57,7 @@ AGENT_MODULES = (
     "socialsim.agents.human",
 )
 
-PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
+PROBE_MODULES = ("socialsim.envs.decrypto.tom", "socialsim.envs.gossip.tom")
 
 FORMS = ("parallel", "aec")
 
