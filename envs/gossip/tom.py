@@ -289,6 +289,10 @@ class GossipProbe:
                 context.update(self.facts(env, subjects, seen))
                 # what reached the seat since it last decided: in its inbox, not yet read
                 context["unread"] = [m.to_json() for m in env.bus.peek(seat)]
+                # every gossip in its inbox with its audience (a recipient sees a message's `to`)
+                context["inbox_gossip"] = [
+                    m.to_json() for m in env.bus.visible_to(seat) if m.kind == GOSSIP
+                ]
                 answer = await ctx.agents[seat].aanswer(Question(self.name, context))
                 entry: dict[str, Any] = {
                     "probe": self.name,
@@ -311,8 +315,8 @@ class GossipProbe:
     def facts(self, env: Any, subjects: Mapping[str, Any], seen: int) -> dict[str, Any]:
         """What the question shows beside its subjects (a gossip's text, the norm's name)."""
         if "gossip" in subjects:
-            message = env.bus.log[subjects["gossip"]]
-            return {"gossip_said": dict(message.payload)}
+            message = env.bus.log[subjects["gossip"]].to_json()
+            return {"gossip_said": message["payload"], "gossip_to": message["to"]}
         return {}
 
 

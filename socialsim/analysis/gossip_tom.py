@@ -101,3 +101,75 @@ def probe_scores(
             }
         )
     return rows
+
+
+# -- the report's section and figure ----------------------------------------------------------------
+
+
+def gossip_tom_sections(report: Any, recs: list[EpisodeRecord], out: Any) -> None:
+    """Add the gossip probes' table (and, with ``out``, ``gossip_tom.csv`` and the figure) to
+    ``report`` (a :class:`~socialsim.analysis.sections.Report`), when a record holds any."""
+    import pandas as pd
+
+    from socialsim.analysis.sections import Section
+
+    rows = probe_scores(recs)
+    if not rows:
+        return
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    report.sections.append(
+        Section(
+            "gossip theory of mind: probe scores",
+            frame,
+            note="per probe and asked agent; asked = questions the record settles; answered = "
+            "share answered with one of the probe's words (abstaining never scores); score = "
+            "right / answered; score_over_asked = right / asked; informed = share whose answer "
+            "was in the seat's inbox; score_informed = right / answered over those",
+        )
+    )
+    if out is not None:
+        frame.to_csv(out / "gossip_tom.csv", index=False)
+        report.figures.append(plot_gossip_tom(frame, out))
+
+
+def plot_gossip_tom(frame: Any, out: Any) -> Any:
+    """One bar per (probe, agent): its score, the answered share written above it."""
+    import matplotlib.pyplot as plt
+
+    from socialsim.analysis import figure_style
+
+    probes = [p for p in tom.GOSSIP_PROBES if p in set(frame["probe"])]
+    agents = sorted(set(frame["agent"]))
+    width = 0.8 / max(len(agents), 1)
+    with figure_style.paper():
+        figure, axes = plt.subplots(figsize=(max(6.0, 1.3 * len(probes) + 2), 3.6))
+        for k, agent in enumerate(agents):
+            mine = frame[frame["agent"] == agent].set_index("probe")
+            xs, ys, shares = [], [], []
+            for i, probe in enumerate(probes):
+                if probe in mine.index:
+                    score = mine.loc[probe, "score"]
+                    xs.append(i + (k - (len(agents) - 1) / 2) * width)
+                    ys.append(0.0 if math.isnan(score) else score)
+                    shares.append(mine.loc[probe, "answered"])
+            axes.bar(xs, ys, width=width, label=agent)
+            for x, y, share in zip(xs, ys, shares, strict=True):
+                axes.annotate(
+                    f"{share:.0%}",
+                    (x, y),
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    xytext=(0, 1),
+                    textcoords="offset points",
+                )
+        axes.set_xticks(range(len(probes)), [p.replace("_", " ") for p in probes])
+        axes.set_ylim(0, 1.15)
+        axes.set_ylabel("score (right / answered)")
+        figure_style.suptitle(
+            figure, "Gossip theory-of-mind probes: score per agent (answered share above)"
+        )
+        figure_style.figure_legend(figure)
+        path = figure_style.save(figure, out / "gossip_tom.png")
+        plt.close(figure)
+    return path

@@ -25,6 +25,7 @@ import pandas as pd
 from socialsim import records
 from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
 from socialsim.analysis.decrypto_report import decrypto_sections, is_decrypto
+from socialsim.analysis.gossip_tom import gossip_tom_sections
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
 
@@ -88,6 +89,7 @@ def build_from(
     gossip = [r for r in done if r.summary.get("game") in GAMES]
     if gossip:
         per_episode.append((gossip_sections(result, gossip, out), GOSSIP_CONTRASTS))
+        gossip_tom_sections(result, gossip, out)
     decrypto = [r for r in done if is_decrypto(r.env_id)]
     if decrypto:
         per_episode.append((decrypto_sections(result, decrypto, out), DECRYPTO_CONTRASTS))
