@@ -10,7 +10,7 @@ An experiment lists them as ``[[interventions]]`` tables, each with an ``action`
 | `inject` | `round`, `as`, `about`, `tone`, `message` (optional), `to` (default everyone) | a gossip message published as if by agent `as` about `about`, at the start of round `round` (before its first message) |
 | `change` | `tone` and/or `message`, filters | a matching gossip is published with that tone or text instead |
 
-Filters (all optional): `round` (or `turn`: the bus turn; a gossip game's turn is its round),
+Any of them may have a ``label`` (text the report shows). Filters (all optional): `round` (or `turn`: the bus turn; a gossip game's turn is its round),
 `kind` (the message kind, default `gossip`), `author`, `about` (payload fields). Every message
 an intervention changes or adds is named in the record with what it was before, e.g.
 ``{"intervention": 0, "action": "hide", "message": 12, "round": 3, "to_before": "*"}``.
@@ -26,9 +26,9 @@ from socialsim.bus import EVERYONE
 ACTIONS = ("hide", "inject", "change")
 FILTERS = ("round", "turn", "kind", "author", "about")
 KEYS = {
-    "hide": {"action", "from", *FILTERS},
-    "inject": {"action", "round", "turn", "as", "about", "tone", "message", "to"},
-    "change": {"action", "tone", "message", *FILTERS},
+    "hide": {"action", "label", "from", *FILTERS},
+    "inject": {"action", "label", "round", "turn", "as", "about", "tone", "message", "to"},
+    "change": {"action", "label", "tone", "message", *FILTERS},
 }
 GOSSIP = "gossip"
 

@@ -3,6 +3,7 @@ record's audience still says who saw what after the change."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -157,3 +158,20 @@ def test_interventions_reach_the_episode_specs_from_the_experiment(tmp_path):
     )
     (spec,) = config.load(str(path)).specs()
     assert spec.interventions == ({"action": "hide", "about": "agent_0", "from": ["agent_1"]},)
+
+
+def test_the_bundled_interventions_run_is_compared_by_seed_in_the_report(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "align_interventions", "--out", str(out), "--set", "episodes=2"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "interventions:" in printed
+    with open(out / "contrasts.csv", encoding="utf-8") as f:
+        rows = {r["metric"]: r for r in csv.DictReader(f) if r["factor"] == "interventions"}
+    assert rows["cooperation_to_entrant"]["paired"] == "True"
+    assert float(rows["cooperation_to_entrant"]["difference"]) > 0.5
+    with open(out / "cooperation_cells.csv", encoding="utf-8") as f:
+        cells = list(csv.DictReader(f))
+    ostracism = {r["cell"].startswith("interventions=[]"): float(r["ostracism"]) for r in cells}
+    assert ostracism == {True: 1.0, False: 0.0}

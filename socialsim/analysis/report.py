@@ -26,6 +26,7 @@ from socialsim import records
 from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
 from socialsim.analysis.decrypto_report import decrypto_sections, is_decrypto
 from socialsim.analysis.gossip_tom import gossip_tom_sections
+from socialsim.analysis.interventions import interventions_table
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
 
@@ -93,6 +94,16 @@ def build_from(
     decrypto = [r for r in done if is_decrypto(r.env_id)]
     if decrypto:
         per_episode.append((decrypto_sections(result, decrypto, out), DECRYPTO_CONTRASTS))
+    intervened = interventions_table(done)
+    if intervened:
+        result.sections.append(
+            Section(
+                "interventions",
+                pd.DataFrame(intervened),
+                note="messages hidden, injected or changed on the bus, summed over each cell's "
+                "episodes (the record lists each); their effect is in the contrasts, paired by seed",
+            )
+        )
     contrast_section(result, per_episode, out)
     cost_section(result, recs, out)
     if out is not None and recs:
