@@ -3,6 +3,7 @@ and the probes asked of scripted bounds in played games."""
 
 from __future__ import annotations
 
+import json
 import math
 
 from socialsim.envs.gossip import tom
@@ -259,3 +260,22 @@ def test_the_oracle_scores_one_wherever_its_inbox_holds_the_answer():
     for probe in (tom.COUNTERPART_MOVE, tom.RECIPIENT_TONE):  # moves not yet made: abstains
         assert oracle[probe]["answered"] == 0.0 and math.isnan(oracle[probe]["score"])
     assert all(r["answered"] == 1.0 for r in randoms.values())
+
+
+def test_both_forms_ask_the_same_questions_and_get_the_same_answers():
+    seats = {f"agent_{i}": {"kind": "gossip_oracle"} for i in range(5)}
+    entries = {}
+    for form in ("parallel", "aec"):
+        spec = EpisodeSpec(
+            env_id="prisoners_v0",
+            seed=1,
+            seats=seats,
+            env_kwargs={"n_agents": 5},
+            form=form,
+            probes=[{"name": name} for name in tom.GOSSIP_PROBES],
+        )
+        record = play_episode(spec)
+        assert record.status == "done"
+        # the AEC form asks a simultaneous move's questions one mover at a time: same entries
+        entries[form] = sorted(json.dumps(e, sort_keys=True) for e in record.probes)
+    assert entries["parallel"] == entries["aec"] and entries["aec"]
