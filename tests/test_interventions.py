@@ -173,5 +173,6 @@ def test_the_bundled_interventions_run_is_compared_by_seed_in_the_report(tmp_pat
     assert float(rows["cooperation_to_entrant"]["difference"]) > 0.5
     with open(out / "cooperation_cells.csv", encoding="utf-8") as f:
         cells = list(csv.DictReader(f))
-    ostracism = {r["cell"].startswith("interventions=[]"): float(r["ostracism"]) for r in cells}
-    assert ostracism == {True: 1.0, False: 0.0}
+    ostracism = {r["cell"]: float(r["ostracism"]) for r in cells}
+    hidden = "interventions=gossip about the entrant hidden from the residents"
+    assert ostracism == {"interventions=(none)": 1.0, hidden: 0.0}
