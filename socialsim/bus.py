@@ -348,6 +348,12 @@ class MessageBus:
             new.sort()  # several streams interleave; a message's id, its first field, is its order
         return new
 
+    def rewind(self, agent: str) -> None:
+        """Move ``agent``'s read cursors back to the start: its next :meth:`read` returns all
+        it could see (an agent that takes a seat in the middle of an episode: a fork)."""
+        for cursor in self._inboxes.get(agent) or self._inbox(agent):
+            cursor[2] = 0
+
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the cursors where they are."""
         inbox = self._inboxes.get(agent) or self._inbox(agent)

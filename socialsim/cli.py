@@ -188,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     from socialsim.replay import add_replay_command
 
     add_replay_command(sub)
+    from socialsim.fork import add_fork_command
+
+    add_fork_command(sub)
     from socialsim.rating.command import add_leaderboard_command, add_rate_command
 
     add_rate_command(sub)

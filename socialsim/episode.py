@@ -18,6 +18,7 @@ import numpy as np
 
 from socialsim import registry
 from socialsim.agent import RunContext, decides_synchronously
+from socialsim.interventions import Interventions
 from socialsim.plain_json import canonical_json, jsonable, orjson_text
 from socialsim.records import EpisodeRecord, cell_id
 from socialsim.seeding import agent_seed
@@ -36,6 +37,8 @@ class EpisodeSpec:
     cell: Mapping[str, Any] = field(default_factory=dict)
     experiment: str = ""
     probes: Sequence[Mapping[str, Any]] = ()  # each {"name": ..., **params}
+    #: changes made on the bus while it is played (:mod:`socialsim.interventions`)
+    interventions: Sequence[Mapping[str, Any]] = ()
     max_steps: int = 1_000_000
 
     @property
@@ -142,6 +145,7 @@ class Episode:
             else build_agents(spec, self.env.possible_agents, run)
         )
         self.probes = [registry.make_probe(**dict(p)) for p in spec.probes]
+        self.interventions = Interventions(spec.interventions)
         self.steps: list[dict[str, Any]] = []
         self.returns: dict[str, float] = {a: 0.0 for a in self.env.possible_agents}
         self.invalid: dict[str, int] = {a: 0 for a in self.env.possible_agents}
@@ -188,10 +192,18 @@ class Episode:
         """Reset the env with the episode's seed; :attr:`deciding` names who acts first."""
         if self._aec:
             self.env.reset(seed=self.spec.seed)
+            self._intervene()
             self._settle()
         else:
             self.observations, self.infos = self.env.reset(seed=self.spec.seed)
+            self._intervene()
             self._find_deciders()
+
+    def _intervene(self) -> None:
+        """Put the interventions on the bus the reset made (its rules are already sent)."""
+        if self.interventions:
+            env = getattr(self.unwrapped, "parallel", self.unwrapped)
+            self.interventions.install(env.bus)
 
     def advance(self, actions: Mapping[str, Any]) -> None:
         """Step the env with ``actions`` (one per agent of :attr:`deciding`) and log the step."""
@@ -396,6 +408,7 @@ class Episode:
             "counters": counters,
             "events": events,
             "probes": self.probe_results,
+            **({"interventions": self.interventions.applied} if self.interventions else {}),
             "timing": {"started": started, "wall_s": round(wall, 6)},
             "summary": summary() if callable(summary) and status == "done" else {},
         }

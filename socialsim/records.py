@@ -57,6 +57,8 @@ class EpisodeRecord:
     counters: dict[str, dict[str, float]] = field(default_factory=dict)
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     probes: list[dict[str, Any]] = field(default_factory=list)
+    #: what the engine's interventions changed on the bus (absent from lines without any)
+    interventions: list[dict[str, Any]] = field(default_factory=list)
     # Wall-clock facts: the only part of a record that is not a function of the seed.
     timing: dict[str, Any] = field(default_factory=dict)
 
@@ -67,7 +69,10 @@ class EpisodeRecord:
     def to_json(self) -> dict[str, Any]:
         # Shallow: the fields already hold plain JSON values (asdict would deep-copy every
         # message and LLM reply of the episode).
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        if not data["interventions"]:  # the lines of episodes without any stay as they were
+            del data["interventions"]
+        return data
 
     def content(self) -> str:
         """Canonical JSON of everything but ``timing``: equal for equal seeds and configs."""

@@ -49,6 +49,7 @@ ENV_IDS = (
 AGENT_MODULES = (
     "socialsim.agents.scripted.pennies",
     "socialsim.agents.scripted.gossip",
+    "socialsim.agents.scripted.gossip_tom",
     "socialsim.agents.scripted.proxies",
     "socialsim.agents.scripted.culture",
     "socialsim.agents.scripted.decrypto",
@@ -58,7 +59,7 @@ AGENT_MODULES = (
     "socialsim.agents.human",
 )
 
-PROBE_MODULES = ("socialsim.envs.decrypto.tom",)
+PROBE_MODULES = ("socialsim.envs.decrypto.tom", "socialsim.envs.gossip.tom")
 
 FORMS = ("parallel", "aec")
 

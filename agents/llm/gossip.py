@@ -98,9 +98,11 @@ from typing import Any
 from socialsim.agents.llm import gossip_answers as answers
 from socialsim.agents.llm.base import LLMAgent
 from socialsim.agents.llm.gossip_prompts import HORIZONS, PROMPT_STYLES, SeatPrompts, fragment
+from socialsim.agents.llm.gossip_tom import answer_probe
 from socialsim.envs.gossip.notebook import Meeting, Notebook
 from socialsim.envs.gossip.protocol import GAME_OF_ROLE, GOSSIP
 
+from socialsim.agent import Question
 from socialsim.bus import Message
 
 #: Used unless the model table sets them: temperature 1 (the one reasoning models accept) and a
@@ -275,3 +277,8 @@ class GossipLLMAgent(LLMAgent):
         if justification.strip():
             self.reasons.setdefault(meeting.round, {})[decision] = justification
         return answers.to_action(decision, choice, justification)
+
+    # -- side questions (the gossip theory-of-mind probes) ------------------------------------
+
+    async def aanswer(self, question: Question) -> Any:
+        return await answer_probe(self, question)

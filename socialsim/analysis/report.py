@@ -26,6 +26,8 @@ from socialsim import records
 from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
 from socialsim.analysis.decrypto_report import decrypto_sections, is_decrypto
 from socialsim.analysis.generations import generations_report
+from socialsim.analysis.gossip_tom import gossip_tom_sections
+from socialsim.analysis.interventions import interventions_table
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
 
@@ -89,12 +91,23 @@ def build_from(
     gossip = [r for r in done if r.summary.get("game") in GAMES]
     if gossip:
         per_episode.append((gossip_sections(result, gossip, out), GOSSIP_CONTRASTS))
+        gossip_tom_sections(result, gossip, out)
     for title, table, note, plots in generations_report(done, out):  # [evolution] runs
         result.sections.append(Section(title, table, note=note))
         result.figures += plots
     decrypto = [r for r in done if is_decrypto(r.env_id)]
     if decrypto:
         per_episode.append((decrypto_sections(result, decrypto, out), DECRYPTO_CONTRASTS))
+    intervened = interventions_table(done)
+    if intervened:
+        result.sections.append(
+            Section(
+                "interventions",
+                pd.DataFrame(intervened),
+                note="messages hidden, injected or changed on the bus, summed over each cell's "
+                "episodes (the record lists each); their effect is in the contrasts, paired by seed",
+            )
+        )
     contrast_section(result, per_episode, out)
     cost_section(result, recs, out)
     if out is not None and recs:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -82,6 +83,7 @@ def shorten_cells(recs: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
     cells (dotted paths; an agent table keeps its ``kind``), so that a cell's label names what
     distinguishes it, never a whole ~600-character agent spec. The factors stay one per axis;
     cells that differed still differ."""
+    recs = _name_interventions(recs)
     keys = list(dict.fromkeys(k for r in recs for k in r.cell))
     varying: dict[str, set[str]] = {}
     for key in keys:
@@ -106,6 +108,28 @@ def shorten_cells(recs: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
                 cell[key] = kept or {"kind": "(same)"}
         out.append(dataclasses.replace(record, cell=cell))
     return out
+
+
+def _name_interventions(recs: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """A grid axis over ``interventions`` labelled by their ``label`` (else their action), or
+    ``(none)``, when those names tell its values apart."""
+
+    def name(value: Any) -> str:
+        return "; ".join(str(t.get("label") or t.get("action")) for t in value) or "(none)"
+
+    values = {
+        json.dumps(r.cell["interventions"], sort_keys=True): r.cell["interventions"]
+        for r in recs
+        if isinstance(r.cell.get("interventions"), list)
+    }
+    if not values or len({name(v) for v in values.values()}) < len(values):
+        return list(recs)
+    return [
+        dataclasses.replace(r, cell={**r.cell, "interventions": name(r.cell["interventions"])})
+        if isinstance(r.cell.get("interventions"), list)
+        else r
+        for r in recs
+    ]
 
 
 def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

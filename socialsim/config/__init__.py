@@ -155,6 +155,7 @@ class Experiment:
                         cell=cell,
                         experiment=config["name"],
                         probes=tuple(config.get("probes", ())),
+                        interventions=tuple(config.get("interventions", ())),
                     )
                 )
         return specs

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from socialsim import registry
+from socialsim import interventions, registry
 from socialsim.config.schema import DEFAULT_SEAT, ENV_KEYS, TOP_KEYS, ConfigError, check_keys
 from socialsim.plain_json import canonical_json
 
@@ -68,6 +68,8 @@ def check_cell(
                 raise ConfigError(
                     f"{where}probes[{i}].name: unknown probe {probe['name']!r}; allowed: {', '.join(sorted(table)) or '(none)'}"
                 )
+        for i, intervention in enumerate(config.get("interventions", [])):
+            interventions.check(i, intervention, possible_agents)
     except ConfigError as error:
         raise ConfigError(_top_key_hint(str(error))) from None
     except ValueError as error:  # registry errors already name the key

@@ -24,6 +24,7 @@ TOP_KEYS = {
     "env": dict,
     "seats": dict,
     "probes": list,
+    "interventions": list,  # changes made on the bus while playing (socialsim.interventions)
     "grid": dict,
     "model_groups": dict,  # model name -> its group ("reasoning", "chat"): the report groups by it
     "evolution": dict,  # generations of scripted strategies: socialsim.config.evolution

@@ -52,6 +52,8 @@ class GossipPolicy:
     def __call__(self, messages: list[dict[str, Any]], request: Any = None) -> str:
         system, prompt = first_prompt(messages)
         me = NAME.search(system).group(1)
+        if prompt.startswith("Side question: "):
+            return json.dumps({"answer": probe_answer(prompt)})
         if "plain text, summarise" in prompt:
             return f"{REFLECTION} ({me})"
         if '"tone"' in prompt:
@@ -102,6 +104,35 @@ class GossipPolicy:
         if good:
             return answer("true", tone="praising", gossip=f"{who} treated me well.")
         return answer("true", tone="criticism", gossip=f"{who} exploited me. Beware of {who}.")
+
+
+SIDE_QUESTION = re.compile(r"^Side question: (\w+)$", re.MULTILINE)
+SEEN_LINE = re.compile(r'^Round \d+: (\S+) about (\S+) \((\w+)\): ".*" \[sent to (.*)\]$', re.M)
+ASKED = re.compile(r"^This gossip reached you: .*, sent to (.*)\. Has (\S+) seen it\?$", re.M)
+TOWARDS = re.compile(r"^(\S+) is about to decide towards (\S+)\.", re.MULTILINE)
+
+
+def probe_answer(prompt: str) -> str:
+    """A side question of the gossip theory-of-mind probes, answered from what the question
+    shows: a reputation is bad if a criticism of the agent was sent where the viewer could see
+    it, good if other gossip was, unrated if none; whether someone saw a gossip is whether it
+    was sent to them. It trusts every gossip, expects everyone to cooperate and to praise it."""
+    kind = SIDE_QUESTION.search(prompt).group(1)
+    if kind in ("reputation", "will_help"):
+        viewer, about = TOWARDS.search(prompt).groups()
+        tones = [
+            tone
+            for _, whom, tone, to in SEEN_LINE.findall(prompt)
+            if whom == about and (to == "everyone" or viewer in to.split(", "))
+        ]
+        bad = "criticism" in tones
+        if kind == "will_help":
+            return "defect" if bad else "cooperate"
+        return "bad" if bad else "good" if tones else "unrated"
+    if kind == "has_seen":
+        to, viewer = ASKED.search(prompt).groups()
+        return "yes" if to == "everyone" or viewer in to.split(", ") else "no"
+    return {"counterpart_move": "cooperate", "recipient_tone": "praising"}.get(kind, "true")
 
 
 def attempts(messages: Sequence[dict[str, Any]]) -> int:

@@ -1,0 +1,75 @@
+"""``socialsim fork``: a recorded LLM episode replayed to a turn from its record and cache with
+no model request, then continued with a change; ``--offline`` never sends a request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from socialsim.cli import main
+from socialsim.records import read_records
+from socialsim.testing.gossip_policies import GossipPolicy
+
+KEY_ENV = "SOCIALSIM_GOSSIP_TEST_KEY"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def litellm_imported() -> None:
+    from socialsim.llm import load_litellm
+
+    load_litellm()
+
+
+def _experiment(tmp_path, url):
+    path = tmp_path / "x.toml"
+    path.write_text(
+        'name = "x"\nepisodes = 1\n[env]\nid = "donation_v0"\n'
+        "[env.kwargs]\nn_agents = 4\nrounds = 6\n"
+        '[seats."*"]\nkind = "llm_gossip"\nstructured_output = false\n'
+        f'[seats."*".model]\nmodel = "openai/test"\napi_base = "{url}"\n'
+        f'api_key_env = "{KEY_ENV}"\n'
+    )
+    return path
+
+
+@pytest.mark.slow
+def test_an_offline_fork_at_turn_3_replays_the_prefix_with_no_request(
+    llm_server, fresh_models, monkeypatch, tmp_path, capsys
+):
+    monkeypatch.setenv(KEY_ENV, "dummy-key")
+    llm_server.policy = GossipPolicy({"Kate"})
+    run = tmp_path / "run"
+    assert main(["run", str(_experiment(tmp_path, llm_server.url)), "--out", str(run)]) == 0
+    (original,) = read_records(run)
+    assert original.status == "done", original.error
+    asked = llm_server.stats()["requests"]
+    assert asked > 0
+    # the same seats, offline: every reply is in the cache, the whole episode is the original's
+    same = tmp_path / "same"
+    argv = ["fork", str(run), "--episode", "0", "--at", "3", "--out", str(same), "--offline"]
+    assert main(argv) == 0
+    assert llm_server.stats()["requests"] == asked
+    (replayed,) = read_records(same)
+    assert replayed.messages == original.messages and replayed.steps == original.steps
+    # a change from turn 3: Kate (agent_1) is replaced by an always-defect player; offline,
+    # the first prompt the change makes new is refused, naming the seat and the decision
+    capsys.readouterr()
+    swap = 'seats.agent_1={kind = "always_defect"}'
+    argv = ["fork", str(run), "--episode", "0", "--at", "3", "--set", swap, "--offline"]
+    assert main([*argv, "--out", str(tmp_path / "offline")]) == 2
+    err = capsys.readouterr().err
+    assert "--offline: seat agent_" in err and "decision 'donate'" in err and "cache key" in err
+    assert llm_server.stats()["requests"] == asked
+    # online it asks the server only for what the change made new, and keeps the prefix
+    assert main([*argv[:-1], "--out", str(tmp_path / "changed")]) == 0
+    assert 0 < llm_server.stats()["requests"] - asked < asked
+    (forked,) = read_records(tmp_path / "changed")
+    prefix = [s for s in original.steps if s["turn"] < 3]
+    assert forked.steps[: len(prefix)] == prefix
+    assert [m for m in forked.messages if m["turn"] < 3] == [
+        m for m in original.messages if m["turn"] < 3
+    ]
+    assert forked.steps != original.steps
+    assert forked.seats["agent_1"] == {"kind": "always_defect"}
+    assert json.loads((tmp_path / "changed" / "fork.json").read_text())["at"] == 3
