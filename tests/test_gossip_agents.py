@@ -228,3 +228,22 @@ def test_prisoners_isolated_entrant_is_the_first_player_against_each_agent_in_tu
     matches = [(i["players"], i["actions"]) for i in record.summary["interactions"]]
     assert [m[0] for m in matches] == [["agent_4", f"agent_{k}"] for k in range(4)]
     assert [m[1][f"agent_{k}"] for k, m in enumerate(matches)] == ["C", "D", "D", "D"]
+
+
+@pytest.mark.parametrize(
+    "discount, returns",
+    [
+        (0.2, {"agent_0": 0.0, "agent_1": 0.0, "agent_2": 0.0, "agent_3": 0.0}),  # 0.2 * 3 < 1
+        (0.9, {"agent_0": 25.0, "agent_1": 35.0, "agent_2": 35.0, "agent_3": 55.0}),
+    ],
+)
+def test_a_reputation_seeker_invests_in_the_trust_game_when_the_multiplier_makes_it_pay(
+    discount, returns
+):
+    """The trust game's terms are a unit invested against ``multiplier`` for the responder (the
+    protocol's help_terms), not the donation game's ``benefit``, which the trust game lacks:
+    with discount * multiplier > 1 the seeker trusts as a discriminator does."""
+    seats = {f"agent_{i}": {"kind": "reputation_seeker"} for i in range(4)}
+    kwargs = {"n_agents": 4, "gossip": True, "discount": discount}
+    record = play_episode(EpisodeSpec("trust_v0", 0, seats, kwargs))
+    assert record.returns == returns

@@ -14,7 +14,9 @@ the norm's own, see :func:`~socialsim.envs.gossip.norms.reputation`).
 
 **The reputation seeker** stands in for the paper's reasoning models, which cooperate only
 where it is in their interest. Helping costs ``cost`` now and pays only through reputation: a
-donor in good standing is helped later, worth about ``discount * benefit`` per future meeting.
+donor in good standing is helped later, worth about ``discount * benefit`` per future meeting
+(the game's terms from :func:`~socialsim.envs.gossip.protocol.help_terms`: in the trust game a
+unit invested costs one and is worth ``multiplier``).
 So it cooperates if and only if (1) gossip is on (its move will be reported; without gossip
 nobody can condition on it and defection is the dominant move), (2) ``discount * benefit >
 cost`` (the paper's condition gamma > c/b for reputation to sustain cooperation) and (3) the
@@ -33,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from socialsim.agents.scripted.gossip import Discriminator
-from socialsim.envs.gossip import norms
+from socialsim.envs.gossip import norms, protocol
 
 KINDS = {
     "reputation_seeker": "socialsim.agents.scripted.proxies:ReputationSeeker",
@@ -79,7 +81,10 @@ class ReputationSeeker(NormDiscriminator):
         rule = self.notebook.rule
         if not rule("gossip", False):
             return False
-        cost, benefit = float(rule("cost", 1.0)), float(rule("benefit", 0.0))
+        terms = protocol.help_terms(self.notebook.rules)  # the game's own terms, never restated
+        if terms is None:
+            return False
+        cost, benefit = terms
         return float(rule("discount", 0.0)) * benefit > cost
 
     def cooperates(self, counterpart: str, decision: str, info: Any) -> str:

@@ -203,6 +203,19 @@ GAME_OF_ROLE: Mapping[str, str] = {role: g.name for g in GAMES.values() for role
 # -- payoffs ----------------------------------------------------------------------------------
 
 
+def help_terms(rules: Mapping[str, Any]) -> tuple[float, float] | None:
+    """``(cost, benefit)`` of one unit of help in the game a rules payload describes: the
+    donation game's and the dilemma's ``cost`` and ``benefit``; in the trust game a unit invested
+    costs the investor one and is worth ``multiplier`` to the responder; ``None`` in the market,
+    where no move is a gift."""
+    game = rules.get("game")
+    if game in (DONATION.name, PRISONERS.name):
+        return float(rules["cost"]), float(rules["benefit"])
+    if game == TRUST.name:
+        return 1.0, float(rules["multiplier"])
+    return None
+
+
 def donation_payoffs(action: str, cost: float, benefit: float) -> tuple[float, float]:
     """(donor, recipient) of a donation decision."""
     return (-cost, benefit) if action == "cooperate" else (0.0, 0.0)
