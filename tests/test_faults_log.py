@@ -475,7 +475,7 @@ kind = "rl"
             ("align_quickstart", "--set", "episode=3"),
             "episode: unknown key 'episode' (did you mean 'episodes'?); allowed keys: name, "
             "description, episodes, seed, max_concurrent, workers, backend, cache, env, seats, "
-            "probes, grid, model_groups, evolution",
+            "probes, interventions, grid, model_groups, evolution",
         ),
         (
             ("align_quickstart", "--set", "grid.seed=[0, -1]"),

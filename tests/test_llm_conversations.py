@@ -156,9 +156,14 @@ def test_llm_gossip_sends_the_system_text_as_user_when_asked(fresh_models):
 # -- every bundled LLM experiment, strict and noisy -----------------------------------------------
 
 
-def test_the_bundled_llm_experiments_are_the_expected_fifteen():
-    expected = {"smollm2_decrypto", "llm_decrypto_figure3", "llm_cultural_evolution"}
-    assert len(BUNDLED_LLM) == 15 and expected <= set(BUNDLED_LLM)
+def test_the_bundled_llm_experiments_are_the_expected_sixteen():
+    expected = {
+        "smollm2_decrypto",
+        "llm_decrypto_figure3",
+        "llm_cultural_evolution",
+        "llm_align_tom",
+    }
+    assert len(BUNDLED_LLM) == 16 and expected <= set(BUNDLED_LLM)
 
 
 @pytest.mark.parametrize("name", BUNDLED_LLM)
