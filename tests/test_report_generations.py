@@ -57,3 +57,28 @@ def test_the_report_draws_the_generations_and_a_run_without_them_draws_none(evol
     socialsim.run("matching_pennies", tmp_path, ["episodes=1"])
     build(tmp_path)
     assert not (tmp_path / "generations.csv").exists()
+
+
+def test_the_generation_figures_are_paper_grade(evolved, tmp_path, monkeypatch):
+    """As every figure of the report: PNG, PDF and SVG, no text leaving the figure, no two texts
+    overlapping (matplotlib's renderer measures each)."""
+    from socialsim.analysis import figure_style, generations
+
+    problems: dict[str, list[str]] = {}
+    save = figure_style.save
+
+    def checked(figure, path):
+        problems[path.stem] = figure_style.layout_problems(figure)
+        return save(figure, path)
+
+    monkeypatch.setattr(figure_style, "save", checked)
+    table = generations.generations_table(read_records(evolved))
+    paths = generations.plot_generations(table, tmp_path)
+    assert [p.name for p in paths] == [
+        "generations_cooperation.png",
+        "generations_resources.png",
+        "generations_shares.png",
+    ]
+    assert problems == {p.stem: [] for p in paths}
+    for path in paths:
+        assert all(path.with_suffix(f".{fmt}").is_file() for fmt in ("png", "pdf", "svg"))

@@ -20,6 +20,7 @@ ceiling drawn on the resources figure, and, per generation and seed (the replica
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
+from socialsim.analysis import figure_style as fs
 from socialsim.analysis import stats
 from socialsim.analysis.tables import cell_label
 from socialsim.records import EpisodeRecord
 
 GENERATION = "generation"  # the cell key an evolution run names each record's generation by
-DPI = 110
 FIGURES = {
     "cooperation": ("generations_cooperation.png", "share of donations that cooperated"),
     "mean_resources": ("generations_resources.png", "mean final resources per agent"),
@@ -95,50 +97,50 @@ def generations_table(recs: Sequence[EpisodeRecord]) -> pd.DataFrame:
 
 def plot_generations(table: pd.DataFrame, directory: Path) -> list[Path]:
     """Cooperation and mean resources by generation, a line per cell, and each cell's strategy
-    shares by generation; 95% bootstrap bands over seeds."""
+    shares by generation; 95% bootstrap bands over seeds (the report's paper style: PNG, PDF
+    and SVG, a column or the page wide)."""
     paths = []
     cells = list(dict.fromkeys(table["cell"]))
     low, high = int(table["n"].min()), int(table["n"].max())
-    seeds = f"mean over {low if low == high else f'{low}-{high}'} seeds, 95% bootstrap interval"
-    for column, (name, label) in FIGURES.items():
-        if table[column].isna().all():  # a game without that measure (culture: no cooperate)
-            continue
-        figure = Figure(figsize=(7, 4.2))
-        axes = figure.add_subplot()
-        for cell in cells:
+    seeds = f"n = {low if low == high else f'{low}-{high}'} seeds a generation; mean, 95% bootstrap interval"
+    with fs.paper():
+        for column, (name, label) in FIGURES.items():
+            if table[column].isna().all():  # a game without that measure (culture: no cooperate)
+                continue
+            figure = Figure(figsize=(fs.COLUMN, 2.9), layout="constrained")
+            axes = figure.add_subplot()
+            for cell in cells:
+                band(axes, table[table["cell"] == cell], column, cell)
+            if column == "mean_resources" and table["ceiling"].notna().any():
+                ceiling(axes, table)
+            axes.set_xlabel("generation")
+            axes.set_ylabel(label)
+            fs.suptitle(figure, f"{label} by generation\n({seeds})")
+            fs.figure_legend(figure, ncols=1)
+            paths.append(fs.save(figure, directory / name))
+        shares = [
+            c
+            for c in table.columns
+            if c.startswith("share_") and not c.endswith(("_se", "_low", "_high"))
+        ]
+        columns = min(2, len(cells))
+        rows = -(-len(cells) // columns)
+        figure = Figure(figsize=(fs.FULL, 2.4 * rows + 0.8), layout="constrained")
+        panels = figure.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+        for axes, cell in zip(panels, cells, strict=False):
             block = table[table["cell"] == cell]
-            band(axes, block, column, cell)
-        if column == "mean_resources" and table["ceiling"].notna().any():
-            ceiling(axes, table)
-        axes.set_xlabel("generation")
-        axes.set_ylabel(label)
-        axes.set_title(f"{label} by generation\n({seeds})", fontsize="medium")
-        axes.legend(fontsize="small")
-        figure.tight_layout()
-        path = directory / name
-        figure.savefig(path, dpi=DPI)
-        paths.append(path)
-    shares = [
-        c
-        for c in table.columns
-        if c.startswith("share_") and not c.endswith(("_se", "_low", "_high"))
-    ]
-    figure = Figure(figsize=(4.2 * len(cells) + 1, 4.2))
-    panels = figure.subplots(1, len(cells), sharey=True, squeeze=False)[0]
-    for axes, cell in zip(panels, cells, strict=True):
-        block = table[table["cell"] == cell]
-        for column in shares:
-            band(axes, block, column, column[len("share_") :])
-        axes.set_title(cell, fontsize="medium")
-        axes.set_xlabel("generation")
-        axes.set_ylim(-0.02, 1.02)
-    panels[0].set_ylabel("share of the population")
-    panels[-1].legend(fontsize="small")
-    figure.suptitle(f"strategy shares by generation ({seeds})", fontsize="medium")
-    figure.tight_layout()
-    path = directory / SHARES_FIGURE
-    figure.savefig(path, dpi=DPI)
-    return [*paths, path]
+            for column in shares:
+                band(axes, block, column, column[len("share_") :])
+            axes.set_title(textwrap.fill(cell, 60))
+            axes.set_xlabel("generation")
+            axes.set_ylim(-0.02, 1.02)
+            axes.set_ylabel("share of the population")
+        for axes in panels[len(cells) :]:
+            axes.set_visible(False)
+        fs.suptitle(figure, f"strategy shares by generation ({seeds})")
+        fs.figure_legend(figure, title="strategy", ncols=4)
+        paths.append(fs.save(figure, directory / SHARES_FIGURE))
+    return paths
 
 
 def ceiling(axes: Any, table: pd.DataFrame) -> None:
@@ -150,37 +152,35 @@ def plot_seeds(frame: pd.DataFrame, directory: Path) -> Path:
     """Per generation and seed: average final resources (log scale, the ceiling drawn) and the
     donated fraction, a panel pair per cell, a line per seed."""
     cells = list(dict.fromkeys(frame["cell"]))
-    figure = Figure(figsize=(9, 3.6 * len(cells)))
-    panels = figure.subplots(len(cells), 2, squeeze=False)
-    for (left, right), cell in zip(panels, cells, strict=True):
-        block = frame[frame["cell"] == cell]
-        for seed, rows in block.groupby("seed", sort=True):
-            rows = rows.sort_values(GENERATION)
-            (line,) = left.plot(
-                rows[GENERATION], rows["mean_resources"], marker=".", label=f"seed {seed}"
-            )
-            right.plot(
-                rows[GENERATION], rows["donated_fraction"], marker=".", color=line.get_color()
-            )
-        ceiling(left, block)
-        left.set_yscale("log")
-        top = max(block["ceiling"].max(), block["mean_resources"].max())
-        left.set_ylim(top=top * 30)  # room above the ceiling for the legend
-        left.set_ylabel("average final resources")
-        right.set_ylabel("donated fraction")
-        right.set_ylim(-0.02, 1.02)
-        for axes in (left, right):
-            axes.set_xlabel("generation")
-            axes.set_title(cell, fontsize="medium")
-        left.legend(fontsize="x-small", ncols=3, loc="upper center")
-    figure.suptitle("per generation and seed", fontsize="medium")
-    figure.tight_layout()
-    path = directory / SEEDS_FIGURE
-    figure.savefig(path, dpi=DPI)
-    return path
+    with fs.paper():
+        figure = Figure(figsize=(fs.FULL, 2.4 * len(cells) + 0.8), layout="constrained")
+        panels = figure.subplots(len(cells), 2, squeeze=False)
+        for (left, right), cell in zip(panels, cells, strict=True):
+            block = frame[frame["cell"] == cell]
+            for seed, rows in block.groupby("seed", sort=True):
+                rows = rows.sort_values(GENERATION)
+                (line,) = left.plot(
+                    rows[GENERATION], rows["mean_resources"], marker=".", label=f"seed {seed}"
+                )
+                right.plot(
+                    rows[GENERATION], rows["donated_fraction"], marker=".", color=line.get_color()
+                )
+            ceiling(left, block)
+            left.set_yscale("log")
+            left.set_ylabel("average final resources")
+            right.set_ylabel("donated fraction")
+            right.set_ylim(-0.02, 1.02)
+            for axes in (left, right):
+                axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole
+                axes.set_xlabel("generation")
+                axes.set_title(cell)
+        fs.suptitle(figure, "per generation and seed (each line one seed)")
+        fs.figure_legend(figure, ncols=6)
+        return fs.save(figure, directory / SEEDS_FIGURE)
 
 
 def band(axes: Any, block: pd.DataFrame, column: str, label: str) -> None:
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole
     (line,) = axes.plot(block[GENERATION], block[column], marker=".", label=label)
     axes.fill_between(
         block[GENERATION],
