@@ -733,3 +733,22 @@ def test_raw_env_is_the_aec_class_and_the_factories_show_the_arguments():
         assert list(inspect.signature(factory).parameters)[:2] == ["max_turns", "wordlist"]
         assert "render_mode" in inspect.signature(factory).parameters
     assert decrypto_v0.env().unwrapped.bus is not None
+
+
+def test_every_info_copies_deep_copies_and_pickles_as_rl_libraries_need():
+    """Stable-Baselines3's vector envs deep-copy infos: what a Decrypto info shares read-only
+    (tuples, the last turn's read-only mapping) survives copy.deepcopy and pickle, equal, and
+    stays read-only."""
+    import pickle
+
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    _, _, _, _, infos = env.step({"decoder": CODES.index((3, 1, 4)), "interceptor": 0})
+    for info in infos.values():
+        assert copy.deepcopy(info) == info
+        assert pickle.loads(pickle.dumps(info)) == info
+    last_turn = infos["decoder"]["last_turn"]
+    assert copy.deepcopy(last_turn)["code"] == (3, 1, 4)
+    with pytest.raises(TypeError):
+        last_turn["code"] = (1, 2, 3)

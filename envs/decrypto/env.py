@@ -36,6 +36,7 @@ from socialsim.envs.decrypto.protocol import (
 )
 from socialsim.envs.decrypto.views import (
     DECISIONS,
+    FrozenMapping,
     board_views,
     read_only,
     render_text,
@@ -282,7 +283,7 @@ class DecryptoEnv(DecisionEnv):
             self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board_reveal(result)
-            self._share(MappingProxyType(result._asdict()))
+            self._share(FrozenMapping(result._asdict()))
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()

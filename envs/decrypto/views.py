@@ -18,6 +18,32 @@ if TYPE_CHECKING:
 DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
 
 
+class FrozenMapping(Mapping):
+    """A read-only mapping that copies, deep-copies and pickles as the dict it holds would: what
+    an info hands every seat (a ``MappingProxyType`` is read-only too, but RL libraries
+    deep-copy infos, and it cannot be copied)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping) -> None:
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+    def __reduce__(self):
+        return type(self), (self._data,)
+
+
 def read_only(array: np.ndarray) -> np.ndarray:
     """``array``, made read-only: an encoder's mask, which its observations share."""
     array.flags.writeable = False
