@@ -1,6 +1,6 @@
 """The vocabulary of the four ALIGN gossip games, written once.
 
-(About 520 lines on purpose: the family's whole vocabulary is one file that everyone imports.)
+(About 535 lines on purpose: the family's whole vocabulary is one file that everyone imports.)
 
 Everything that crosses a wall is here: the roles and the decisions of each phase, the action
 table of each game's ``Discrete`` space (index <-> decision <-> choice), the fallbacks, the
