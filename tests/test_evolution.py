@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from socialsim.experiments.evolution_demo import play_arm
 
-from experiments.evolution_demo import play_arm
 from socialsim.analysis.stats import summary
 from socialsim.society.episodes import evolve_in_env
 from socialsim.society.evolution import Evolution, fermi
