@@ -19,6 +19,7 @@ import pytest
 from socialsim.agents.llm.decrypto import (
     STYLES,
     DecryptoLLMAgent,
+    answer_schema,
     fallback_guess,
     parse_guess,
     parse_hints,
@@ -245,10 +246,28 @@ def test_hints_are_checked_against_the_keywords_and_limits():
 
 
 def test_fallbacks_are_legal_and_the_guess_cannot_match_after_turn_1():
-    assert placeholder_hints(["a", "b", "c", "d"], 2, 32) == ["no_hint"] * 3
-    assert placeholder_hints(["no_hint", "b", "c", "d"], 2, 32) == ["no hint"] * 3
+    assert placeholder_hints(["a", "b", "c", "d"], max_words=2, max_chars=32) == ["no_hint"] * 3
+    assert (
+        placeholder_hints(["no_hint", "b", "c", "d"], max_words=2, max_chars=32) == ["no hint"] * 3
+    )
     assert fallback_guess([[3, 1, 4], [3, 4, 1]]) == [3, 4, 1]
     assert fallback_guess([]) == [1, 2, 3]
+
+
+def test_the_hint_limits_are_named_wherever_they_are_given():
+    # answer_schema took (max_chars, max_words) and placeholder_hints (max_words, max_chars):
+    # by position, one of them got the two swapped
+    keywords = ["apple", "bear", "cloud", "door"]
+    for call in (
+        lambda: answer_schema("hints", 2, 32),
+        lambda: placeholder_hints(keywords, 2, 32),
+        lambda: parse_hints('ANSWER: {"hints": ["a", "b", "c"]}', keywords, 2, 32),
+    ):
+        with pytest.raises(TypeError, match="positional argument"):
+            call()
+    item = answer_schema("hints", max_words=2, max_chars=32)["schema"]["properties"]["hints"]
+    assert item["items"]["maxLength"] == 32
+    assert item["items"]["pattern"] == "^[^<> ]{1,15}( [^<> ]{1,15}){0,1}$"
 
 
 def test_a_keyword_as_hint_is_re_prompted_with_the_reason():

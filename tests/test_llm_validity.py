@@ -51,7 +51,9 @@ def test_encoder_replies_exactly_5_of_16_are_valid_moves_of_the_models_own():
     valid = []
     for reply, structured, rules, expected in ENCODER_REPLIES:
         try:
-            parse_hints(reply, KEYWORDS, 2, 32, structured, rules)
+            parse_hints(
+                reply, KEYWORDS, max_words=2, max_chars=32, structured=structured, hint_rules=rules
+            )
         except AnswerParseError:
             valid.append(False)
         else:

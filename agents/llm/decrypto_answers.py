@@ -101,7 +101,7 @@ def shown_placeholders() -> frozenset[str]:
 
 
 def answer_schema(
-    kind: str, max_chars: int = MAX_HINT_CHARS, max_words: int = MAX_HINT_WORDS
+    kind: str, *, max_words: int = MAX_HINT_WORDS, max_chars: int = MAX_HINT_CHARS
 ) -> dict[str, Any]:
     """The exact JSON schema of an answer (the ``schema`` override of a constrained call):
     a short ``reasoning``, then exactly three hints of 1 to ``max_words`` words and at most
@@ -164,6 +164,7 @@ def read_answer(text: str, structured: bool) -> dict[str, Any]:
 def parse_hints(
     text: str,
     keywords: Sequence[str],
+    *,
     max_words: int = MAX_HINT_WORDS,
     max_chars: int = MAX_HINT_CHARS,
     structured: bool = False,
@@ -178,7 +179,9 @@ def parse_hints(
                 'you are the Encoder: answer with three hints, {"hints": [...]}, not a guess'
             )
         raise AnswerParseError('the answer lacks the field "hints"')
-    reasons = validate_hints(answer["hints"], keywords, max_words, max_chars, hint_rules)
+    reasons = validate_hints(
+        answer["hints"], keywords, max_words=max_words, max_chars=max_chars, hint_rules=hint_rules
+    )
     if reasons:
         raise AnswerParseError("; ".join(reasons))
     hints = [h.strip() for h in answer["hints"]]
@@ -187,7 +190,10 @@ def parse_hints(
         raise AnswerParseError(
             f"{copied[0]!r} is the answer format's placeholder: write your own hints instead"
         )
-    blank = {_blank(FALLBACK_HINT), _blank(placeholder_hints(keywords, max_words, max_chars)[0])}
+    blank = {
+        _blank(FALLBACK_HINT),
+        _blank(placeholder_hints(keywords, max_words=max_words, max_chars=max_chars)[0]),
+    }
     blanks = [h for h in hints if _blank(h) in blank]
     if blanks:
         raise AnswerParseError(
@@ -239,12 +245,12 @@ def parse_keywords(text: str, structured: bool = False) -> list[str]:
     return [w.strip() for w in words]
 
 
-def placeholder_hints(keywords: Sequence[str], max_words: int, max_chars: int) -> list[str]:
+def placeholder_hints(keywords: Sequence[str], *, max_words: int, max_chars: int) -> list[str]:
     """Three blank hints that say nothing: the first of :data:`PLACEHOLDER_HINTS` the keywords
     allow (the game's blank is exempt from the board game's rule against repeated hints)."""
     for word in PLACEHOLDER_HINTS:
         hints = [word] * 3
-        if not validate_hints(hints, keywords, max_words, max_chars):
+        if not validate_hints(hints, keywords, max_words=max_words, max_chars=max_chars):
             return hints
     raise ValueError(  # only a keyword list holding every placeholder gets here
         f"keywords: {list(keywords)} rule out every placeholder hint {PLACEHOLDER_HINTS}"
