@@ -393,7 +393,7 @@ def test_cache_key_ignores_timeout_and_dict_order():
     ids=["base", "bare", "params", "schema"],
 )
 def test_the_cache_key_is_the_hash_of_the_requests_canonical_json(settings):
-    # the key is made from the chat's one encoding, spliced in: it must be the plain encoding's
+    # the key must stay the hash of this text: a cache filled before must still be hit
     chat = check_messages([*HELLO, {"role": "assistant", "content": 'héllo "wörld"\n'}])
     text = canonical_json(settings.request(chat), allow_nan=False)
     assert settings.request_json(chat) == text

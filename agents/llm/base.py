@@ -82,7 +82,7 @@ def conversation(messages: Sequence[Mapping[str, str]], system_as_user: bool = F
     message (or, ``system_as_user``, at the head of the first user message), then user and
     assistant turns strictly alternating from a user turn; consecutive messages of one role are
     folded into one, their texts a blank line apart. A chat already in that form is returned
-    as it is (a :class:`Chat`, encoded once). ``ValueError`` for a chat with no user turn or
+    as it is (a :class:`Chat`). ``ValueError`` for a chat with no user turn or
     whose first turn is the assistant's."""
     roles = [m["role"] for m in messages]
     if not roles:
@@ -287,7 +287,7 @@ class LLMAgent(Agent):
         fallback value after ``max_attempts`` invalid answers (or a repeated reply at
         temperature 0, or a prompt too long for the window).
         """
-        # checked and encoded once: the first attempt's chat goes to the model as it is
+        # checked once: the first attempt's chat goes to the model as it is
         base = check_messages(chat)
         attempt_chat: Sequence[Mapping[str, str]] = base
         self.decisions_asked += 1

@@ -206,7 +206,7 @@ class DecryptoLLMAgent(LLMAgent):
         self.role_style = role_style or prompt_style
         self.rules: Rules | None = None  # the env's rules message, once read
         self.system: str | None = None
-        self.chat = Chat(())  # checked and encoded as it grows
+        self.chat = Chat(())  # grown by Chat.then, a message checked once
 
     # -- episode life cycle
 

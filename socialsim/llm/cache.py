@@ -355,10 +355,7 @@ class Cache(Wrapper):
     async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
         plain = check_messages(messages)
         settings = self.settings.with_overrides(overrides)
-        # the key from the chat's one encoding, which the inner layers
-        # and the hit's prompt hash reuse (plain is a Chat)
-        request = settings.request_json(plain)
-        key = digest(request, 64)
+        key = settings.request_hash(plain)
         started = time.perf_counter()
         pending = _PENDING.setdefault(asyncio.get_running_loop(), {})
         slot = (self.store.path, key)

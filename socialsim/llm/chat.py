@@ -1,15 +1,16 @@
-"""The chat a model is asked: checked messages and their one canonical encoding.
+"""The chat a model is asked: checked messages, and their canonical encoding when it is needed.
 
-A :class:`Chat` is made once per request (or grown message by message, :meth:`Chat.then`) and
-carries its canonical JSON and prompt hash, so the layers it passes through (the cache's key,
-the hit's prompt hash, the provider's hashes and wire body) read that text instead of encoding
-the chat again.
+A :class:`Chat` is a tuple of plain message dicts, made once per request (or grown message by
+message, :meth:`Chat.then`). Its canonical JSON and prompt hash are computed the first time a
+layer asks for them and kept, so the layers it passes through (the cache's hit, the provider's
+prompt hash) share one encoding.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 from socialsim.plain_json import canonical_json
@@ -23,31 +24,24 @@ def digest(text: str, length: int = 16) -> str:
 
 
 class Chat(tuple):
-    """Checked messages (plain dicts) with their canonical JSON, encoded once: the prompt hash,
-    the cache key and the provider's request hash all come from that one text, so a long chat is
-    not encoded again by each layer it passes through. Made by :func:`check_messages`; a tuple,
-    so that the text cannot fall out of step with the messages."""
+    """Checked messages (plain dicts), made by :func:`check_messages`. Immutable, so its
+    :attr:`json` and :attr:`prompt_hash`, computed on first use, always describe it."""
 
-    json: str
-    prompt_hash: str
+    @cached_property
+    def json(self) -> str:
+        """The canonical JSON of the messages."""
+        return canonical_json(self, allow_nan=False)
 
-    def __new__(cls, messages: Sequence[dict[str, Any]]) -> Chat:
-        chat = super().__new__(cls, messages)
-        chat.json = canonical_json(chat, allow_nan=False)
-        chat.prompt_hash = digest(chat.json)
-        return chat
+    @cached_property
+    def prompt_hash(self) -> str:
+        """A short hash of :attr:`json`."""
+        return digest(self.json)
 
     def then(self, messages: Sequence[ChatMessage]) -> Chat:
-        """This chat followed by ``messages`` (checked): only they are encoded, and spliced
-        onto this chat's text, so a conversation kept as a Chat is encoded once as it grows.
-        ``Chat(())`` is the empty chat to start from (no model takes it)."""
+        """This chat followed by ``messages`` (checked). ``Chat(())`` is the empty chat to
+        start from (no model takes it)."""
         more = check_messages(messages)
-        if not self:
-            return more
-        chat = tuple.__new__(Chat, (*self, *more))
-        chat.json = f"{self.json[:-1]},{more.json[1:]}"
-        chat.prompt_hash = digest(chat.json)
-        return chat
+        return Chat((*self, *more)) if self else more
 
 
 def check_messages(messages: Sequence[ChatMessage]) -> Chat:
@@ -73,15 +67,7 @@ def check_messages(messages: Sequence[ChatMessage]) -> Chat:
     return Chat(plain)
 
 
-def chat_json(messages: Sequence[ChatMessage]) -> str:
-    """The canonical JSON of the messages: a :class:`Chat`'s own, else encoded now."""
-    if type(messages) is Chat:
-        return messages.json
-    return canonical_json([dict(m) for m in messages], allow_nan=False)
-
-
 def prompt_hash(messages: Sequence[ChatMessage]) -> str:
     """A short hash of the messages alone (the prompt)."""
-    if type(messages) is Chat:
-        return messages.prompt_hash
-    return digest(chat_json(messages))
+    chat = messages if type(messages) is Chat else Chat(dict(m) for m in messages)
+    return chat.prompt_hash

@@ -21,7 +21,6 @@ from typing import Any
 # the chat's names are this interface's too (re-exported: the layers import them from here)
 from socialsim.llm.chat import Chat as Chat
 from socialsim.llm.chat import ChatMessage as ChatMessage
-from socialsim.llm.chat import chat_json
 from socialsim.llm.chat import check_messages as check_messages
 from socialsim.llm.chat import digest as digest
 from socialsim.llm.chat import prompt_hash as prompt_hash
@@ -155,15 +154,8 @@ class Settings:
         return request
 
     def request_json(self, messages: Sequence[ChatMessage]) -> str:
-        """The canonical JSON of :meth:`request`, with the chat's own encoding spliced in where
-        its sorted key puts it (after ``api_base`` and ``max_tokens``, before ``model``)."""
-        fields = self.request(())
-        del fields["messages"]
-        before = canonical_json(
-            {k: v for k, v in fields.items() if k < "messages"}, allow_nan=False
-        )
-        after = canonical_json({k: v for k, v in fields.items() if k > "messages"}, allow_nan=False)
-        return f'{before[:-1]},"messages":{chat_json(messages)},{after[1:]}'
+        """The canonical JSON of :meth:`request`: the text whose hash is the cache key."""
+        return canonical_json(self.request(messages), allow_nan=False)
 
     def request_hash(self, messages: Sequence[ChatMessage]) -> str:
         return digest(self.request_json(messages), 64)

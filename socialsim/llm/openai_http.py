@@ -122,7 +122,7 @@ class OpenAICompatibleModel(Provider):
         return headers
 
     def _body(self, settings: Settings, chat: Chat, structured_format: str | None) -> bytes:
-        body: dict[str, Any] = {"model": self._name}
+        body: dict[str, Any] = {"model": self._name, "messages": list(chat)}
         for name in ("temperature", "max_tokens", "seed"):
             value = getattr(settings, name)
             if value is not None:
@@ -131,14 +131,12 @@ class OpenAICompatibleModel(Provider):
         if settings.schema is not None and structured_format is not None:
             body.update(wire_fields(structured_format, settings.schema))
         try:
-            fields = json.dumps(body, ensure_ascii=False, allow_nan=False)
+            return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
         except (TypeError, ValueError) as error:
             raise ValueError(
                 f"params: the openai_http transport sends the request as JSON and cannot encode "
                 f"it ({error}); give every parameter as plain JSON (e.g. response_format as a dict)"
             ) from error
-        # the chat goes as the text the cache key was made from, not encoded again
-        return f'{{"messages":{chat.json},{fields[1:]}'.encode()
 
     async def complete(self, messages: Sequence[ChatMessage], **overrides: Any) -> Reply:
         plain = check_messages(messages)
