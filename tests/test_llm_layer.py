@@ -423,6 +423,19 @@ def test_a_chat_grown_message_by_message_encodes_as_the_whole_chat():
         check_messages(Chat(()))  # the empty chat is a start, never a request
 
 
+def test_a_chat_asked_with_other_settings_in_turn_gets_each_ones_request_hash():
+    # a Chat keeps the hash of its last request: asked with other settings, it is never stale
+    chat = check_messages(HELLO)
+    other = BASE.with_overrides({"seed": 3})
+
+    def plain_hash(settings):
+        return hashlib.sha256(settings.request_json(list(chat)).encode()).hexdigest()
+
+    assert plain_hash(BASE) != plain_hash(other)
+    for settings in (BASE, other, other, BASE, other):
+        assert settings.request_hash(chat) == plain_hash(settings)
+
+
 def test_a_changed_seed_misses_the_cache(llm_server, tmp_path):
     model = build_model(config(llm_server, cache=str(tmp_path / "c.sqlite")))
     run(model.complete(HELLO, seed=1))

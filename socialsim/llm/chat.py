@@ -9,7 +9,7 @@ prompt hash) share one encoding.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -26,6 +26,14 @@ def digest(text: str, length: int = 16) -> str:
 class Chat(tuple):
     """Checked messages (plain dicts), made by :func:`check_messages`. Immutable, so its
     :attr:`json` and :attr:`prompt_hash`, computed on first use, always describe it."""
+
+    def remember(self, key: object, make: Callable[[], str]) -> str:
+        """``make()``, or what it gave the last time for an equal ``key``: one entry, as the
+        layers of one call (the cache, then the provider) ask in turn with equal settings."""
+        last = self.__dict__.get("_last")
+        if last is None or last[0] != key:
+            last = self.__dict__["_last"] = (key, make())
+        return last[1]
 
     @cached_property
     def json(self) -> str:

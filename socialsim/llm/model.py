@@ -158,7 +158,11 @@ class Settings:
         return canonical_json(self.request(messages), allow_nan=False)
 
     def request_hash(self, messages: Sequence[ChatMessage]) -> str:
-        return digest(self.request_json(messages), 64)
+        """The SHA-256 of :meth:`request_json`: the cache key. A :class:`Chat` remembers it with
+        these settings, so that the layers of one call encode the request once."""
+        if type(messages) is not Chat:
+            return digest(self.request_json(messages), 64)
+        return messages.remember(self, lambda: digest(self.request_json(messages), 64))
 
     def describe(self) -> dict[str, Any]:
         """JSON-able, for manifests (names the key's environment variable, never the key)."""

@@ -67,6 +67,8 @@ import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from socialsim.llm.model import (
     Chat,
     ChatMessage,
@@ -130,9 +132,9 @@ class OpenAICompatibleModel(Provider):
         body.update(settings.params)
         if settings.schema is not None and structured_format is not None:
             body.update(wire_fields(structured_format, settings.schema))
-        try:
-            return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
-        except (TypeError, ValueError) as error:
+        try:  # the request hash, made before, refused NaN and infinities
+            return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError as error:
             raise ValueError(
                 f"params: the openai_http transport sends the request as JSON and cannot encode "
                 f"it ({error}); give every parameter as plain JSON (e.g. response_format as a dict)"
