@@ -70,6 +70,32 @@ On a quiet machine (load average under 1), 2026-12-01 evening, ``--games 32 --la
 calls, wall 3.92 s against a critical path of 3.20 s, **wall/ideal 1.22** (goal <= 1.25, met);
 37.1x the sequential time; the cached re-run 0.56 s with 0 requests, 14.3% of the first wall
 (its 5% goal is not met: the re-run is the games' and the layer's CPU, 0.55 s).
+
+2026-12-05 (issue 27: plain data instead of JSON spliced as text). A :class:`Chat` is a tuple of
+messages whose canonical JSON is made when first asked for, ``Settings.request_json`` the
+canonical JSON of the request's dict, the ``openai_http`` body one orjson encoding of a dict;
+a Chat remembers the hash of its last request, so the cache and the provider under it encode a
+request once. Before (this script on the library of b87f26d) / after, the default transport
+(``openai_http``), ``--games 32 --latency 0.2``, interleaved, 738 calls each::
+
+    load average   wall/ideal before              wall/ideal after
+    1.0 to 1.3     1.07 1.16 1.11 1.15 1.14       (before only: the bench just fixed)
+    6.5 to 4.7     1.15 1.12 1.15 1.11 1.10 1.12  1.14 1.12 1.19 1.16 1.17 1.09
+    8.8 to 8.3     1.20 1.21 1.23 1.19 1.22       1.21 1.23 1.15 1.16 1.22
+
+    CPU of the 32 games, s (the two busy series): before 0.57 0.61 0.57 0.58 0.57 0.59 /
+    0.57 0.56 0.58 0.60 0.62; after 0.66 0.66 0.62 0.61 0.60 0.59 / 0.60 0.62 0.61 0.62 0.62.
+    CPU of the cached re-run, s: before 0.19 to 0.22, after 0.21 to 0.24.
+
+``--transport sleep`` (load 7.7 to 8.3, three pairs): wall/ideal 1.30 1.41 1.34 before, 1.32
+1.36 1.28 after. The goal (<= 1.1) is met on a quiet machine (best 1.07 before; the best after,
+1.09, was at load 5); at load 5 to 9 on 2 cores neither version meets it, and the two do not
+differ beyond the noise. The CPU is about 5% more (the cached re-run's about 15%): replaying the
+738 requests through the layer alone, a cache hit costs 30 us before and 80 us after, a miss
+100 us and 150 us (of which about 100 us is SQLite's write of the reply). The difference is
+whole encodings where the splice encoded only the new message: the request's key (a 6 KB
+request takes the standard library's encoder about 30 us, which ``canonical_json`` uses for
+``allow_nan=False``; orjson takes 6 us) and the chat's prompt hash (about 20 us).
 """
 
 from __future__ import annotations
