@@ -41,6 +41,9 @@ class Console(Protocol):
 class Human(Agent):
     """A person's seat. ``name`` is how the front ends greet them (recorded in the seat spec)."""
 
+    #: an [evolution] run keeps the seat every generation: never selected out, nobody's parent
+    keeps_seat = True
+
     def __init__(self, name: str = ""):
         if not isinstance(name, str) or len(name) > 60:
             raise ValueError(f"name: must be a string of at most 60 characters, got {name!r}")
