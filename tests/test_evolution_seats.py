@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from socialsim.envs.culture.protocol import strategy_texts
 
 import socialsim
 from socialsim import cli, records
@@ -23,9 +24,15 @@ from socialsim.society.evolution import Evolution
 from socialsim.society.experiment import next_seats
 from socialsim.society.generations import update_generator
 from socialsim.society.population import STRATEGIES
+from socialsim.testing.culture_policies import CulturePolicy
+from socialsim.testing.llm_server import ScriptedChatServer
 
 #: align_evolution, short: 20 seats (agent_0 a person), 4 rounds a generation, 3 generations
 SHORT = ["env.kwargs.rounds=4", "env.kwargs.initial_resources=4.0", "evolution.generations=3"]
+
+
+#: what the person types in a field that offers no choices
+TYPED = {"message": "fine", "fraction": "0.5"}
 
 
 class Person:
@@ -36,14 +43,14 @@ class Person:
 
     async def ask(self, seat, view, request, error):
         self.decisions += 1
-        return {f.name: f.choices[0] if f.choices else "fine" for f in request.fields}
+        return {f.name: f.choices[0] if f.choices else TYPED[f.name] for f in request.fields}
 
 
 def play_generations(out: Path, games: int) -> Person:
     person = Person()
     for _ in range(games):
         experiment = session.human_experiment(
-            "donation", ["agent_0"], ["align_evolution"], SHORT, seed=7, generations=True
+            "donation", ["agent_0"], ["align_evolution"], SHORT, seed=7, terminal=True
         )
         spec = session.prepare(experiment, out)
         record = asyncio.run(session.play_game(experiment, spec, out, {"agent_0": person}))
@@ -236,3 +243,54 @@ def test_a_trained_policy_plays_every_generation_of_a_run_in_its_own_seat(tmp_pa
         assert record.counters["agent_0"]["invalid_actions"] == 0
     table = generations_table(played)
     assert list(table["share_rl"]) == [1 / 6] * 3
+
+
+def test_a_person_plays_generations_of_llm_cultural_evolution_beside_the_models(tmp_path):
+    with ScriptedChatServer(policy=CulturePolicy()) as server:
+        overrides = [
+            f"seats.*.model.api_base={server.url}",
+            "seats.*.model.model=openai/test",
+            "seats.*.model.cache=false",
+            "env.kwargs.n_agents=6",
+            "env.kwargs.rounds=4",
+            "evolution.generations=2",
+        ]
+        for _ in range(2):
+            experiment = session.human_experiment(
+                "culture", ["agent_0"], ["llm_cultural_evolution"], overrides, 5, terminal=True
+            )
+            spec = session.prepare(experiment, tmp_path)
+            record = asyncio.run(
+                session.play_game(experiment, spec, tmp_path, {"agent_0": Person()})
+            )
+            assert record.status == "done", record.error
+    first, second = by_generation(tmp_path)
+    for g, record in enumerate((first, second)):
+        assert record.seats["agent_0"] == {
+            "kind": "human",
+            "name": "",
+            "parent": "agent_0" if g else None,
+        }
+        given = [
+            m["payload"]["fraction"]
+            for m in record.messages
+            if m["kind"] == "interaction" and m["payload"]["donor"] == "agent_0"
+        ]
+        assert given == [0.5, 0.5]  # a donor every other round of 4
+    texts = strategy_texts(first.messages)
+    assert sorted(texts) == [
+        "agent_1",
+        "agent_2",
+        "agent_3",
+        "agent_4",
+        "agent_5",
+    ]  # not the person
+    others = ["agent_1", "agent_2", "agent_3", "agent_4", "agent_5"]
+    ranked = sorted(others, key=first.summary["resources"].get)
+    kept = [s for s in others if second.seats[s]["parent"] == s]
+    assert set(kept) == set(ranked[3:])  # floor(0.5 * 5) = 2 of the 5 models survive
+    for seat in others:
+        if seat in kept:
+            assert second.seats[seat]["strategy"] == texts[seat]
+        else:
+            assert second.seats[seat]["survivors"] == [texts[s] for s in kept]

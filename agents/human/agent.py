@@ -98,13 +98,15 @@ class Human(Agent):
 
 def game_module(messages: Sequence[Message]):
     """The view module of the game whose ``rules`` message is among ``messages``."""
-    from socialsim.agents.human import decrypto, gossip
+    from socialsim.agents.human import culture, decrypto, gossip
 
     for message in messages:
         if message.kind == "rules":
             game = message.payload.get("game")
             if game == decrypto.GAME:
                 return decrypto
+            if game == culture.GAME:
+                return culture
             if game in gossip.GAMES:
                 return gossip
             raise ValueError(f"human: no view for the game {game!r}")

@@ -21,6 +21,7 @@ EPILOG = """examples:
   socialsim play decrypto --as encoder --as decoder          (hot-seat: two people, one keyboard)
   socialsim play donation --as agent_0 --with align_evolution --set env.kwargs.rounds=6 --out me
                                   (one game a generation: rerun it for the next generation)
+  socialsim play culture --as agent_0 --with llm_cultural_evolution --out me
 """
 
 
@@ -31,7 +32,7 @@ def add_play_command(sub) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    play.add_argument("game", help="decrypto, donation, prisoners, trust or market")
+    play.add_argument("game", help="decrypto, donation, prisoners, trust, market or culture")
     play.add_argument(
         "--as",
         dest="humans",
@@ -68,7 +69,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     if seed is None and out is not None and (held := records.read_manifest(out)):
         seed = held.get("config", {}).get("seed")  # a directory of games keeps its seed
     experiment = session.human_experiment(
-        args.game, args.humans, args.others, args.set, seed, generations=True
+        args.game, args.humans, args.others, args.set, seed, terminal=True
     )
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
@@ -97,9 +98,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     if record.status != "done":
         print(f"socialsim: the game failed: {record.error}", file=sys.stderr)
         return 1
-    from socialsim.agents.human import decrypto, gossip
+    from socialsim.agents.human import culture, decrypto, gossip
 
-    module = decrypto if record.env_id == session.GAME_ENVS["decrypto"] else gossip
+    module = {"decrypto_v0": decrypto, "culture_v0": culture}.get(record.env_id, gossip)
     if terminal.hot_seat:
         terminal.stdout.write(CLEAR)
     for seat in humans:

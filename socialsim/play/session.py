@@ -7,11 +7,11 @@ runner, with each human seat's console in the run's shared resources, and logs i
 :class:`~socialsim.records.EventLog` and manifest as ``socialsim run``, so ``socialsim report``
 reads it like any other result.
 
-An experiment file with an ``[evolution]`` table (``generations=True``) is played one game a
-generation: :func:`prepare` gives the generation after the last one the results directory holds
-(born of its record, :mod:`socialsim.society.experiment`), so rerunning the same command with the
-same ``--out`` plays the next one, and an abandoned game is played again. The human seats keep
-their places every generation.
+In the terminal (``terminal=True``), an experiment file with an ``[evolution]`` table is played
+one game a generation: :func:`prepare` gives the generation after the last one the results
+directory holds (born of its record, :mod:`socialsim.society.experiment`), so rerunning the same
+command with the same ``--out`` plays the next one, and an abandoned game is played again. The
+human seats keep their places every generation.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ GAME_ENVS: Mapping[str, str] = {
     "trust": "trust_v0",
     "market": "market_v0",
 }
+#: the games only the terminal shows (the browser's seat pages do not know them)
+TERMINAL_GAMES: Mapping[str, str] = {"culture": "culture_v0"}
 #: the other seats when ``--with`` names none
 DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
     "decrypto": {
@@ -47,16 +49,22 @@ DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
         "interceptor": {"kind": "glove_interceptor"},
     },
     **{game: {"*": {"kind": "image_scoring"}} for game in GAME_ENVS if game != "decrypto"},
+    "culture": {"*": {"kind": "culture_conditional"}},
 }
 HUMAN = "human"
 
 
-def _env_id(game: str) -> str:
-    if game in GAME_ENVS:
-        return GAME_ENVS[game]
-    if game in GAME_ENVS.values():
+def _games(terminal: bool) -> Mapping[str, str]:
+    return {**GAME_ENVS, **TERMINAL_GAMES} if terminal else GAME_ENVS
+
+
+def _env_id(game: str, terminal: bool = False) -> str:
+    games = _games(terminal)
+    if game in games:
+        return games[game]
+    if game in games.values():
         return game
-    raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(GAME_ENVS)}")
+    raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(games)}")
 
 
 def human_experiment(
@@ -67,7 +75,7 @@ def human_experiment(
     seed: int | None = None,
     names: Mapping[str, str] | None = None,
     base: config_module.Experiment | None = None,
-    generations: bool = False,
+    terminal: bool = False,
 ) -> config_module.Experiment:
     """The experiment of one game of ``game`` with people in the ``humans`` seats.
 
@@ -75,11 +83,12 @@ def human_experiment(
     bundled name) whose first grid cell gives the env and the seats (or ``base``, an experiment
     already read, e.g. an uploaded file); ``overrides`` are
     ``--set path=value``. Every seat and key is checked as ``socialsim run`` checks them.
-    A file with an ``[evolution]`` table is refused unless ``generations`` (the front end plays
-    one game a generation: see the module docstring).
+    The browser plays one game of :data:`GAME_ENVS`; the ``terminal`` also plays the
+    :data:`TERMINAL_GAMES` and files with an ``[evolution]`` table, one game a generation (see
+    the module docstring), which the others refuse.
     """
-    env_id = _env_id(game)
-    game = next(g for g, e in GAME_ENVS.items() if e == env_id)
+    env_id = _env_id(game, terminal)
+    game = next(g for g, e in _games(terminal).items() if e == env_id)
     if not humans:
         raise ConfigError("--as: name at least one seat to play")
     files = [o for o in others if "=" not in o]
@@ -93,7 +102,7 @@ def human_experiment(
         if config["env"]["id"] != env_id:
             raise ConfigError(f"--with {where}: the file plays {config['env']['id']}, not {env_id}")
         config["name"] = f"play_{config['name']}"
-        if not generations:
+        if not terminal:
             refuse_generations(config, f"--with {where}")
     else:
         config = {"name": f"play_{game}", "env": {"id": env_id}, "seats": {}}
