@@ -17,6 +17,7 @@ from socialsim.envs.culture.protocol import strategy_texts
 import socialsim
 from socialsim import cli, records
 from socialsim.analysis.generations import generations_table, seeds_table
+from socialsim.analysis.transcript import strategy_rows
 from socialsim.config import ConfigError, load
 from socialsim.config.evolution import evolution_rule
 from socialsim.play import session
@@ -86,6 +87,10 @@ def test_a_person_keeps_the_seat_and_selection_runs_among_the_other_seats(tmp_pa
         born = rule.update(codes, fitness, update_generator(before.seed))
         assert [after.seats[s]["kind"] for s in others] == [STRATEGIES[c] for c in born.strategies]
         assert [after.seats[s]["parent"] for s in others] == [others[k] for k in born.parents]
+    # the transcripts page lists the seats in the env's order, the person in its own place
+    rows = strategy_rows(played)
+    assert [row["seat"] for row in rows[1][1]] == [f"agent_{i}" for i in range(20)]
+    assert [rows[g][1][0]["parent"] for g in (0, 1, 2)] == ["generation 0"] + ["kept its place"] * 2
     # exact, for seed 7: who survived generation 0 (their own parents), and the newborns'
     first = played[1].seats
     assert sorted(

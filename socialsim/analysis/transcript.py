@@ -155,7 +155,9 @@ def strategy_rows(run: list[EpisodeRecord]) -> list[tuple[int, list[dict[str, st
         texts = strategy_texts(record.messages)
         g = record.cell[GENERATION]
         rows, founders = [], {}
-        for seat, spec in record.seats.items():
+        order = [a for a in record.summary.get("agents", ()) if a in record.seats]
+        for seat in order or list(record.seats):  # the env's order: agent_2 before agent_10
+            spec = record.seats[seat]
             parent = spec.get(PARENT)
             if parent is None:
                 how, founders[seat] = "generation 0", seat
