@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from socialsim.envs.culture.protocol import strategy_texts
 
 import socialsim
 from socialsim.config import ConfigError, load
 from socialsim.records import EPISODES, read_records
-from socialsim.society.experiment import strategy_texts
 from socialsim.testing.culture_policies import CulturePolicy
 from socialsim.testing.llm_server import ScriptedChatServer
 
@@ -64,7 +64,7 @@ def test_the_next_generations_prompts_carry_the_survivors_strategies(tmp_path):
     with ScriptedChatServer(policy=policy) as server:
         socialsim.run(load("llm_cultural_evolution", small(server.url, generations=2)), tmp_path)
     first, second = sorted(read_records(tmp_path), key=lambda r: r.cell["generation"])
-    texts = strategy_texts(first)
+    texts = strategy_texts(first.messages)
     assert sorted(texts) == ["agent_0", "agent_1", "agent_2", "agent_3"]  # everyone posted one
     survivors = [seat for seat, spec in second.seats.items() if spec["parent"] == seat]
     newborns = [seat for seat in second.seats if seat not in survivors]
@@ -129,7 +129,7 @@ def test_scripted_culture_donors_evolve_whole_specs(tmp_path):
         parent = {k: v for k, v in first.seats[spec["parent"]].items() if k != "parent"}
         assert {k: v for k, v in spec.items() if k != "parent"} == parent
     assert (
-        strategy_texts(first)["agent_1"]
+        strategy_texts(first.messages)["agent_1"]
         == "Always give 1 of my resources, whoever the recipient is."
     )
 

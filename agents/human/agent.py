@@ -41,6 +41,9 @@ class Console(Protocol):
 class Human(Agent):
     """A person's seat. ``name`` is how the front ends greet them (recorded in the seat spec)."""
 
+    #: an [evolution] run keeps the seat every generation: never selected out, nobody's parent
+    keeps_seat = True
+
     def __init__(self, name: str = ""):
         if not isinstance(name, str) or len(name) > 60:
             raise ValueError(f"name: must be a string of at most 60 characters, got {name!r}")
@@ -95,13 +98,15 @@ class Human(Agent):
 
 def game_module(messages: Sequence[Message]):
     """The view module of the game whose ``rules`` message is among ``messages``."""
-    from socialsim.agents.human import decrypto, gossip
+    from socialsim.agents.human import culture, decrypto, gossip
 
     for message in messages:
         if message.kind == "rules":
             game = message.payload.get("game")
             if game == decrypto.GAME:
                 return decrypto
+            if game == culture.GAME:
+                return culture
             if game in gossip.GAMES:
                 return gossip
             raise ValueError(f"human: no view for the game {game!r}")

@@ -69,6 +69,8 @@ class PolicyAgent(Agent):
     """A saved SB3 policy in a seat (see the module docstring)."""
 
     file_params = ("path",)
+    #: an [evolution] run keeps the seat every generation: never selected out, nobody's parent
+    keeps_seat = True
 
     def __init__(self, path: str, algorithm: str = "MaskablePPO", deterministic: bool = True):
         if algorithm not in ALGORITHMS:

@@ -4,12 +4,14 @@ fallback, the options and their checks, and the ceiling of everyone giving every
 Action ``i`` of ``0 .. STEPS`` gives the fraction ``i / STEPS`` of the donor's resources (the
 recipient gets it times ``multiplier``); action ``STEPS + j`` (``j`` in ``1 .. STEPS``, only with
 ``punishment``) spends the fraction ``j / STEPS`` to take ``punishment_loss`` times as much from
-the recipient. A masked action falls back to giving nothing.
+the recipient. A masked action falls back to giving nothing. A donor's first action of an
+episode may carry its strategy text (``{"donate": i, "strategy": text}``), which the env posts
+to the donor alone as a ``strategy`` message: :func:`strategy_texts` reads them back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,3 +102,13 @@ def ceiling(options: Options | Mapping[str, Any]) -> float:
     o = options if isinstance(options, Options) else Options(**options)
     m = o.multiplier
     return float(o.initial_resources * (1 + m) * m ** (o.rounds - 1) / 2)
+
+
+def strategy_texts(messages: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """seat -> the strategy text it posted (its last ``strategy`` message), from a record's
+    bus log (its messages as plain JSON: ``to`` a list naming the donor alone)."""
+    return {
+        m["to"][0]: m["payload"]["text"]
+        for m in messages
+        if m.get("kind") == STRATEGY and isinstance(m.get("to"), list | tuple) and len(m["to"]) == 1
+    }

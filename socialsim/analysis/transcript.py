@@ -5,6 +5,13 @@ team's, its own), as the bus delivered them. A seat's view also lists its LLM re
 justifications, invalid answers and fallbacks its ``events`` hold). Decrypto episodes get the
 hint history by keyword, as the reveals made it public.
 
+An ``[evolution]`` run's page opens with **Strategies by generation**: for each grid cell and
+replicate (the first :data:`EPISODES_PER_CELL` of each cell), each generation's seats with their
+kind, their parent in the generation before, the generation-0 seat their line descends from,
+and the strategy text each posted (the culture donors': read by the family's protocol,
+:func:`socialsim.envs.culture.protocol.strategy_texts`). The texts are model output: the block
+is escaped HTML, never markup.
+
 The page holds at most :data:`EPISODES_PER_CELL` episodes of each grid cell and
 :data:`MAX_EPISODES` in all (the first ones), so that a large grid stays one small file.
 """
@@ -19,6 +26,7 @@ from typing import Any
 
 from socialsim.analysis.stats import plain
 from socialsim.analysis.tables import cell_label
+from socialsim.envs.culture.protocol import strategy_texts
 from socialsim.records import EpisodeRecord
 
 EPISODES_PER_CELL = 3
@@ -117,6 +125,93 @@ def select(records: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
     return chosen
 
 
+GENERATION, PARENT = "generation", "parent"  # an evolution record's cell key and seat key
+
+
+def lineages(records: Iterable[EpisodeRecord]) -> dict[tuple[str, int], list[EpisodeRecord]]:
+    """An evolution run's done records by (cell label without the generation, replicate), each
+    list in generation order: the first :data:`EPISODES_PER_CELL` replicates of each cell."""
+    runs: dict[tuple[str, int], list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        if record.status == "done" and GENERATION in record.cell:
+            cell = {k: v for k, v in record.cell.items() if k != GENERATION}
+            runs[cell_label(cell), record.episode].append(record)
+    kept: dict[str, int] = defaultdict(int)
+    chosen = {}
+    for (label, replicate), run in sorted(runs.items()):
+        if kept[label] < EPISODES_PER_CELL:
+            kept[label] += 1
+            chosen[label, replicate] = sorted(run, key=lambda r: r.cell[GENERATION])
+    return chosen
+
+
+def strategy_rows(run: list[EpisodeRecord]) -> list[tuple[int, list[dict[str, str]]]]:
+    """Per generation of one replicate: each seat's ``seat``, ``kind``, ``parent`` (how it came
+    to its place), ``line`` (the generation-0 seat it descends from) and ``strategy`` (the text
+    it posted, or ``""``)."""
+    line: dict[str, str] = {}
+    out = []
+    for record in run:
+        texts = strategy_texts(record.messages)
+        g = record.cell[GENERATION]
+        rows, founders = [], {}
+        order = [a for a in record.summary.get("agents", ()) if a in record.seats]
+        for seat in order or list(record.seats):  # the env's order: agent_2 before agent_10
+            spec = record.seats[seat]
+            parent = spec.get(PARENT)
+            if parent is None:
+                how, founders[seat] = "generation 0", seat
+            else:
+                founders[seat] = line.get(parent, parent)
+                how = "kept its place" if parent == seat else f"child of {parent}"
+            rows.append(
+                {
+                    "seat": seat,
+                    "kind": str(spec.get("kind")),
+                    "parent": how,
+                    "line": founders[seat],
+                    "strategy": texts.get(seat, ""),
+                }
+            )
+        line = founders
+        out.append((g, rows))
+    return out
+
+
+def strategies_block(records: Iterable[EpisodeRecord]) -> str:
+    """The "Strategies by generation" block (see the module docstring), escaped HTML; ``""``
+    without evolution records."""
+    runs = lineages(records)
+    if not runs:
+        return ""
+    e = html.escape
+    parts = [
+        '<div id="strategies"><h2>Strategies by generation</h2>',
+        "<p>Each generation's seats: those that kept their place (survivors, and the rl and "
+        "human seats, which selection passes over) and the newborns, each the child of the seat "
+        "whose spec it inherited; <em>line of</em>: the generation-0 seat its line descends "
+        "from; <em>strategy</em>: the text the seat posted (an LLM newborn writes its own after "
+        "reading the survivors').</p>",
+    ]
+    head = "<tr><th>seat</th><th>kind</th><th>parent</th><th>line of</th><th>strategy</th></tr>"
+    for k, ((label, replicate), run) in enumerate(runs.items()):
+        opened = " open" if k == 0 else ""
+        parts.append(f"<details{opened}><summary>{e(label)} | replicate {replicate}</summary>")
+        for g, rows in strategy_rows(run):
+            parts.append(f"<h3>Generation {e(str(g))}</h3><table><thead>{head}</thead><tbody>")
+            for row in rows:
+                cells = [e(row[key]) for key in ("seat", "kind", "parent", "line")]
+                parts.append(
+                    "<tr>"
+                    + "".join(f"<td>{c}</td>" for c in cells)
+                    + f'<td class="payload">{e(row["strategy"])}</td></tr>'
+                )
+            parts.append("</tbody></table>")
+        parts.append("</details>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
 SCRIPT = r"""
 const data = JSON.parse(document.getElementById('episodes').textContent);
 const episodeSel = document.getElementById('episode');
@@ -187,11 +282,14 @@ select { margin: 0 1em 1em 0.3em; max-width: 60em; }
 
 def render(records: Iterable[EpisodeRecord], title: str) -> str:
     """The transcript page of ``records`` (see :func:`select`)."""
+    records = list(records)
     episodes = [episode_data(r) for r in select(records)]
+    strategies = strategies_block(records)
     blob = json.dumps(plain(episodes), allow_nan=False, default=str).replace("</", "<\\/")
     return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <title>transcripts: {html.escape(title)}</title><style>{STYLE}</style></head><body>
 <h1>Transcripts: {html.escape(title)}</h1>
+{strategies}
 <label>episode <select id="episode"></select></label>
 <label>view <select id="view"></select></label>
 <p id="summary"></p>

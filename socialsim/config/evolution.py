@@ -14,8 +14,11 @@
 The first generation is the file's seats; each must be a scripted strategy of
 :data:`~socialsim.society.population.STRATEGIES` (what a child inherits is its parent's), or
 of a kind that is inherited whole (:func:`heritable`: the culture donors, whose newborn LLM
-agents read the survivors' strategies, see :func:`socialsim.society.experiment.next_seats`). The rules are those of :mod:`socialsim.society.evolution`;
-how a run plays the generations is :mod:`socialsim.society.experiment`.
+agents read the survivors' strategies, see :func:`socialsim.society.experiment.next_seats`),
+or of a kind that keeps its seat (:func:`keeps_seat`: ``rl`` and ``human``), which plays every
+generation and counts in its statistics but is never selected out and is nobody's parent; at
+least two seats evolve. The rules are those of :mod:`socialsim.society.evolution`; how a run
+plays the generations is :mod:`socialsim.society.experiment`.
 """
 
 from __future__ import annotations
@@ -93,18 +96,27 @@ def evolution_rule(table: Mapping[str, Any]) -> Any:
 def check_first_generation(
     seats: Mapping[str, Mapping[str, Any]], where: str = "", table: Mapping[str, Any] = {}
 ) -> None:
-    """Every seat of the first generation is a strategy that can be inherited: a ``kind`` of
-    :data:`~socialsim.society.population.STRATEGIES` (none of which takes a parameter)."""
+    """Every seat of the first generation is a strategy that can be inherited (a ``kind`` of
+    :data:`~socialsim.society.population.STRATEGIES`, or one inherited whole) or keeps its
+    seat, and at least two evolve."""
     from socialsim.society.population import STRATEGIES
 
-    for seat, spec in seats.items():
+    evolving = {s: spec for s, spec in seats.items() if not keeps_seat(spec.get("kind"))}
+    for seat, spec in evolving.items():
         if spec.get("kind") not in STRATEGIES and not heritable(spec.get("kind")):
             raise ConfigError(
                 f"{where}seats.{seat}.kind: an [evolution] experiment's seats are scripted "
-                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}, or "
-                "a kind whose agents are inherited whole (llm_culture, culture_give...)"
+                f"strategies; got {spec.get('kind')!r}; allowed: {', '.join(STRATEGIES)}, "
+                "a kind whose agents are inherited whole (llm_culture, culture_give...), or "
+                "one that keeps its seat (rl, human)"
             )
-    whole = [seat for seat, spec in seats.items() if spec.get("kind") not in STRATEGIES]
+    if len(evolving) < 2:
+        kept = ", ".join(s for s in seats if s not in evolving)
+        raise ConfigError(
+            f"{where}seats: an [evolution] experiment needs at least 2 seats that evolve; "
+            f"{len(evolving)} do, the others keep their seats ({kept}: rl or human)"
+        )
+    whole = [seat for seat, spec in evolving.items() if spec.get("kind") not in STRATEGIES]
     if whole and table.get("mutation", 0.0) != 0.0:
         raise ConfigError(
             f"{where}evolution.mutation: seats inherited whole ({whole[0]}: "
@@ -119,5 +131,16 @@ def heritable(kind: object) -> bool:
 
     try:
         return isinstance(kind, str) and bool(getattr(agent_class(kind), "heritable", False))
+    except ValueError:
+        return False
+
+
+def keeps_seat(kind: object) -> bool:
+    """Whether ``kind``'s agent class keeps its seat in every generation (``keeps_seat =
+    True``: an RL policy, a person): it plays and is counted, but selection passes it over."""
+    from socialsim.registry import agent_class
+
+    try:
+        return isinstance(kind, str) and bool(getattr(agent_class(kind), "keeps_seat", False))
     except ValueError:
         return False

@@ -1,5 +1,9 @@
 """``socialsim play GAME --as SEAT [--as SEAT ...] [--with SPEC|FILE ...]``: a game in the
-terminal with people in the ``--as`` seats (several: hot-seat) and agents in the others."""
+terminal with people in the ``--as`` seats (several: hot-seat) and agents in the others.
+
+With an experiment file that has an ``[evolution]`` table, each command plays one generation's
+game: the next one the ``--out`` directory lacks (the people keep their seats; the other seats
+are born of the generation before), so the same command, rerun, plays the generations in turn."""
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ EPILOG = """examples:
   socialsim play decrypto --as interceptor --with decrypto_quickstart
   socialsim play donation --as agent_3 --with '*=image_scoring' --set env.kwargs.rounds=6
   socialsim play decrypto --as encoder --as decoder          (hot-seat: two people, one keyboard)
+  socialsim play donation --as agent_0 --with align_evolution --set env.kwargs.rounds=6 --out me
+                                  (one game a generation: rerun it for the next generation)
+  socialsim play culture --as agent_0 --with llm_cultural_evolution --out me
 """
 
 
@@ -25,7 +32,7 @@ def add_play_command(sub) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    play.add_argument("game", help="decrypto, donation, prisoners, trust or market")
+    play.add_argument("game", help="decrypto, donation, prisoners, trust, market or culture")
     play.add_argument(
         "--as",
         dest="humans",
@@ -61,7 +68,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     seed = args.seed
     if seed is None and out is not None and (held := records.read_manifest(out)):
         seed = held.get("config", {}).get("seed")  # a directory of games keeps its seed
-    experiment = session.human_experiment(args.game, args.humans, args.others, args.set, seed)
+    experiment = session.human_experiment(
+        args.game, args.humans, args.others, args.set, seed, terminal=True
+    )
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
         out = Path("results") / f"play_{args.game}_{stamp}"
@@ -70,6 +79,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     terminal = Terminal(hot_seat=len(humans) > 1)
     others = ", ".join(f"{s}: {v['kind']}" for s, v in spec.seats.items() if s not in humans)
     terminal.say(f"socialsim: {spec.env_id}, seed {spec.seed}; you play {', '.join(humans)}")
+    generation = session.generation_of(spec)
+    if generation is not None:
+        total = experiment.config["evolution"]["generations"]
+        terminal.say(f"generation {generation} of {total} (numbered from 0)")
     terminal.say(f"the other seats: {others}")
     # Ctrl-C must interrupt the blocking read at once; asyncio.run's own handler would only
     # cancel the game at the next loop iteration, after the read.
@@ -85,12 +98,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     if record.status != "done":
         print(f"socialsim: the game failed: {record.error}", file=sys.stderr)
         return 1
-    from socialsim.agents.human import decrypto, gossip
+    from socialsim.agents.human import culture, decrypto, gossip
 
-    module = decrypto if record.env_id == session.GAME_ENVS["decrypto"] else gossip
+    module = {"decrypto_v0": decrypto, "culture_v0": culture}.get(record.env_id, gossip)
     if terminal.hot_seat:
         terminal.stdout.write(CLEAR)
     for seat in humans:
         terminal.say(render_ending(module.ending(record.to_json(), seat)))
     terminal.say(f"Logged to {out} (socialsim report {out})")
+    if generation is not None and generation + 1 < total:
+        terminal.say(f"Generation {generation + 1} is next: rerun this command with --out {out}")
     return 0

@@ -6,6 +6,12 @@ human seats have the ``human`` kind; :func:`play_game` plays one episode of it t
 runner, with each human seat's console in the run's shared resources, and logs it with the same
 :class:`~socialsim.records.EventLog` and manifest as ``socialsim run``, so ``socialsim report``
 reads it like any other result.
+
+In the terminal (``terminal=True``), an experiment file with an ``[evolution]`` table is played
+one game a generation: :func:`prepare` gives the generation after the last one the results
+directory holds (born of its record, :mod:`socialsim.society.experiment`), so rerunning the same
+command with the same ``--out`` plays the next one, and an abandoned game is played again. The
+human seats keep their places every generation.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ GAME_ENVS: Mapping[str, str] = {
     "trust": "trust_v0",
     "market": "market_v0",
 }
+#: the games only the terminal shows (the browser's seat pages do not know them)
+TERMINAL_GAMES: Mapping[str, str] = {"culture": "culture_v0"}
 #: the other seats when ``--with`` names none
 DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
     "decrypto": {
@@ -41,16 +49,22 @@ DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
         "interceptor": {"kind": "glove_interceptor"},
     },
     **{game: {"*": {"kind": "image_scoring"}} for game in GAME_ENVS if game != "decrypto"},
+    "culture": {"*": {"kind": "culture_conditional"}},
 }
 HUMAN = "human"
 
 
-def _env_id(game: str) -> str:
-    if game in GAME_ENVS:
-        return GAME_ENVS[game]
-    if game in GAME_ENVS.values():
+def _games(terminal: bool) -> Mapping[str, str]:
+    return {**GAME_ENVS, **TERMINAL_GAMES} if terminal else GAME_ENVS
+
+
+def _env_id(game: str, terminal: bool = False) -> str:
+    games = _games(terminal)
+    if game in games:
+        return games[game]
+    if game in games.values():
         return game
-    raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(GAME_ENVS)}")
+    raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(games)}")
 
 
 def human_experiment(
@@ -61,6 +75,7 @@ def human_experiment(
     seed: int | None = None,
     names: Mapping[str, str] | None = None,
     base: config_module.Experiment | None = None,
+    terminal: bool = False,
 ) -> config_module.Experiment:
     """The experiment of one game of ``game`` with people in the ``humans`` seats.
 
@@ -68,9 +83,12 @@ def human_experiment(
     bundled name) whose first grid cell gives the env and the seats (or ``base``, an experiment
     already read, e.g. an uploaded file); ``overrides`` are
     ``--set path=value``. Every seat and key is checked as ``socialsim run`` checks them.
+    The browser plays one game of :data:`GAME_ENVS`; the ``terminal`` also plays the
+    :data:`TERMINAL_GAMES` and files with an ``[evolution]`` table, one game a generation (see
+    the module docstring), which the others refuse.
     """
-    env_id = _env_id(game)
-    game = next(g for g, e in GAME_ENVS.items() if e == env_id)
+    env_id = _env_id(game, terminal)
+    game = next(g for g, e in _games(terminal).items() if e == env_id)
     if not humans:
         raise ConfigError("--as: name at least one seat to play")
     files = [o for o in others if "=" not in o]
@@ -84,6 +102,8 @@ def human_experiment(
         if config["env"]["id"] != env_id:
             raise ConfigError(f"--with {where}: the file plays {config['env']['id']}, not {env_id}")
         config["name"] = f"play_{config['name']}"
+        if not terminal:
+            refuse_generations(config, f"--with {where}")
     else:
         config = {"name": f"play_{game}", "env": {"id": env_id}, "seats": {}}
         config["seats"] = copy.deepcopy(dict(DEFAULT_SEATS[game]))
@@ -115,6 +135,18 @@ def human_experiment(
     return config_module.resolve(config)
 
 
+def refuse_generations(config: Mapping[str, Any], where: str) -> None:
+    """A :class:`ConfigError` for a file with an ``[evolution]`` table, where one game is
+    played (the browser): naming the key, its value and what is allowed."""
+    if "evolution" in config:
+        raise ConfigError(
+            f"{where}: evolution: a generational experiment "
+            f"({config['evolution'].get('generations')} generations) is played one game a "
+            "generation in the terminal (socialsim play GAME --as SEAT --with FILE --out DIR), "
+            "not here; allowed here: an experiment without an [evolution] table"
+        )
+
+
 def human_seats(experiment: config_module.Experiment) -> list[str]:
     return [s for s, spec in experiment.specs()[0].seats.items() if spec["kind"] == HUMAN]
 
@@ -128,11 +160,41 @@ def prepare(experiment: config_module.Experiment, out: Path) -> EpisodeSpec:
         raise ConfigError(
             f"--out {out}: the directory holds another game's results; choose another directory"
         )
+    if "evolution" in experiment.config:
+        return next_generation(experiment, out)
     spec = experiment.specs()[0]
     index = len(records.read_records(out, include_failed=True)) if out.exists() else 0
     return dataclasses.replace(
         spec, episode=index, seed=episode_seed(experiment.config.get("seed", 0), index)
     )
+
+
+def next_generation(experiment: config_module.Experiment, out: Path) -> EpisodeSpec:
+    """The game of the first generation that ``out`` lacks, born of the record of the one
+    before (a :class:`ConfigError` once every generation is played)."""
+    from socialsim.society import experiment as evolving
+
+    done = records.read_records(out) if out.exists() else []
+    g = len({r.cell.get(evolving.GENERATION) for r in done})
+    total = evolving.generations(experiment)
+    if g >= total:
+        raise ConfigError(
+            f"--out {out}: all {total} generations are played; nothing is left to play "
+            f"(socialsim report {out})"
+        )
+    return evolving.generation(experiment, g, done).specs()[0]
+
+
+def generation_of(spec: EpisodeSpec) -> int | None:
+    """The generation ``spec`` plays, or ``None`` outside an ``[evolution]`` experiment."""
+    return spec.cell.get("generation")
+
+
+def episodes_total(experiment: config_module.Experiment, spec: EpisodeSpec) -> int:
+    """What the manifest counts: the games logged so far, or every generation's."""
+    if "evolution" in experiment.config:
+        return experiment.config["evolution"]["generations"]
+    return spec.episode + 1
 
 
 def write_manifest(experiment: config_module.Experiment, out: Path, episodes: int) -> None:
@@ -156,10 +218,11 @@ async def play_game(
     run = RunContext(directory=out, shared={CONSOLES: dict(consoles)})
     record = await runner.play_episode_async(spec, run=run, on_deciding=on_deciding)
     held = records.read_manifest(out)
+    total = episodes_total(experiment, spec)
     if held is None:
-        write_manifest(experiment, out, spec.episode + 1)
+        write_manifest(experiment, out, total)
     else:
-        held["episodes_total"] = max(held.get("episodes_total", 0), spec.episode + 1)
+        held["episodes_total"] = max(held.get("episodes_total", 0), total)
         records.write_manifest(out, held)
     with records.EventLog(out) as log:
         log.append(record)

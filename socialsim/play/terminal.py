@@ -91,7 +91,28 @@ def render(view: Mapping[str, Any]) -> str:
     """A seat's view as text."""
     if view.get("game") == "decrypto":
         return _decrypto(view)
+    if view.get("game") == "culture":
+        return _culture(view)
     return _gossip(view)
+
+
+def _culture(view: Mapping[str, Any]) -> str:
+    recipient = clean(view["recipient"])
+    lines = [
+        RULE,
+        f"Round {view['round']} of {view['rounds']} - you are {clean(view['seat'])}, a donor",
+        f"Your units: {view['resources']:g}   {recipient}'s units: {view['recipient_resources']:g}",
+    ]
+    if not view["trace"]:
+        lines.append(f"{recipient} has no decisions as a donor yet.")
+    else:
+        lines.append(f"{recipient}'s last decisions as a donor:")
+        for t in view["trace"]:
+            lines.append(
+                f"  round {t['round']}: {t['verb']} {t['fraction']:g} of its units "
+                f"({t['amount']:g}) to {clean(t['recipient'])}"
+            )
+    return "\n".join(lines)
 
 
 def _decrypto(view: Mapping[str, Any]) -> str:

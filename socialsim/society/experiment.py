@@ -15,6 +15,8 @@ Every record names its generation in its ``cell`` (``{**grid assignment, "genera
 ``episode`` is the replicate) and each seat's lineage in its seat spec: ``"parent"``, the seat of
 the generation before whose strategy it inherited (itself when it survived; ``None`` in
 generation 0). A mutant names the parent it would have copied; its ``kind`` differs from it.
+A seat of a kind that keeps its seat (``rl``, ``human``) plays every generation as the file
+gives it, its own parent: the rule selects among the other seats only.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from socialsim.config import Experiment
-from socialsim.config.evolution import evolution_rule
+from socialsim.config.evolution import evolution_rule, keeps_seat
+from socialsim.envs.culture.protocol import strategy_texts
 from socialsim.records import EpisodeRecord, cell_id
 from socialsim.runner import EpisodeSpec
 from socialsim.society.generations import generation_seed, update_generator
@@ -117,45 +120,47 @@ def generation(
 
 def next_seats(record: EpisodeRecord, rule: Any, fitness: str) -> dict[str, dict[str, Any]]:
     """The seats of the generation after ``record``'s: ``rule`` (an ``Evolution``) applied to
-    its seats' strategies and fitness, drawing from the generation's update Generator."""
+    its evolving seats' strategies and fitness, drawing from the generation's update Generator.
+    A seat whose kind keeps its seat (``rl``, ``human``: :func:`keeps_seat`) is passed over by
+    the rule, so it is neither selected out nor anyone's parent; it keeps its spec and is its
+    own parent. The rule sees the other seats only, in seat order, as if they were all."""
     seats = list(record.summary["agents"])
+    kept = [seat for seat in seats if keeps_seat(record.seats[seat]["kind"])]
+    evolving = [seat for seat in seats if seat not in kept]
     stock = record.summary["resources"] if fitness == "resources" else record.returns
-    values = np.asarray([float(stock[seat]) for seat in seats])
-    if any(record.seats[seat]["kind"] not in STRATEGIES for seat in seats):
-        return _inherited_whole(record, rule, values)
-    codes = np.asarray([STRATEGIES.index(record.seats[seat]["kind"]) for seat in seats])
-    born = rule.update(codes, values, update_generator(record.seed))
-    return {
-        seat: {"kind": STRATEGIES[code], PARENT: seats[parent]}
-        for seat, code, parent in zip(seats, born.strategies, born.parents, strict=True)
-    }
+    values = np.asarray([float(stock[seat]) for seat in evolving])
+    if any(record.seats[seat]["kind"] not in STRATEGIES for seat in evolving):
+        new = _inherited_whole(record, evolving, rule, values)
+    else:
+        codes = np.asarray([STRATEGIES.index(record.seats[seat]["kind"]) for seat in evolving])
+        born = rule.update(codes, values, update_generator(record.seed))
+        new = {
+            seat: {"kind": STRATEGIES[code], PARENT: evolving[parent]}
+            for seat, code, parent in zip(evolving, born.strategies, born.parents, strict=True)
+        }
+    for seat in kept:
+        new[seat] = {**{k: v for k, v in record.seats[seat].items() if k != PARENT}, PARENT: seat}
+    return {seat: new[seat] for seat in seats}
 
 
 #: a seat spec's keys of the strategy texts: its own (a survivor's), and those it read at birth
 STRATEGY, SURVIVORS = "strategy", "survivors"
 
 
-def strategy_texts(record: EpisodeRecord) -> dict[str, str]:
-    """seat -> the strategy text it posted in ``record`` (its last ``strategy`` message)."""
-    return {
-        m["to"][0]: m["payload"]["text"]
-        for m in record.messages
-        if m["kind"] == STRATEGY and isinstance(m["to"], list) and len(m["to"]) == 1
-    }
-
-
-def _inherited_whole(record: EpisodeRecord, rule: Any, values: np.ndarray) -> dict[str, dict]:
-    """Seats of kinds inherited whole (the culture donors): ``rule`` decides only who is whose
-    parent (the update's strategies are not read, so mutation changes nothing). A survivor
-    keeps its spec; a newborn takes its parent's. A kind whose class ``reads_strategies`` (the
-    LLM donors) is given texts: a survivor its own (``strategy``: it does not write anew), a
-    newborn the survivors' (``survivors``, in seat order), read from the record's bus."""
+def _inherited_whole(
+    record: EpisodeRecord, seats: list[str], rule: Any, values: np.ndarray
+) -> dict[str, dict]:
+    """``seats``, of kinds inherited whole (the culture donors): ``rule`` decides only who is
+    whose parent (the update's strategies are not read, so mutation changes nothing). A
+    survivor keeps its spec; a newborn takes its parent's. A kind whose class
+    ``reads_strategies`` (the LLM donors) is given texts: a survivor its own (``strategy``: it
+    does not write anew), a newborn the survivors' (``survivors``, in seat order), read from
+    the record's bus."""
     from socialsim.registry import agent_class
 
-    seats = list(record.summary["agents"])
     born = rule.update(np.zeros(len(seats), dtype=np.intp), values, update_generator(record.seed))
     parents = [seats[k] for k in born.parents]
-    texts = strategy_texts(record)
+    texts = strategy_texts(record.messages)
     kept = [
         texts[s] for s, parent in zip(seats, parents, strict=True) if s == parent and s in texts
     ]

@@ -354,6 +354,7 @@ class Sessions:
         self.experiments: dict[str, tuple[str, str]] = {n: (n, g) for n, g in EXPERIMENTS.items()}
         for path in offered:
             experiment = config_module.load(str(path))
+            play_session.refuse_generations(experiment.config, f"--offer {path}")
             self.experiments[experiment.name] = (str(path), _game_of(experiment))
 
     def plan(self, name: Any, humans: Any, seed: Any = None, upload: Any = "") -> Plan:
