@@ -12,10 +12,12 @@ the seat's live connections whenever it changes.
 
 A session logs as it goes: ``session.json`` (the experiment, seats, seed and seat tokens,
 readable by its owner only) when it is created, then every accepted answer, appended and
-fsynced to ``answers.jsonl``. A restarted server resumes each session without a logged episode
-by playing it again from its seed, the people's answers replayed from the journal (the agents
-are seeded, and an LLM's replies come from the directory's cache), so a crash loses at most the
-move being typed, and the links keep working.
+fsynced to ``answers.jsonl``; a seat that idles writes ``abandoned.json`` (which seat, after how
+many seconds) before its game ends, and a session holding one is over. A restarted server
+resumes each session without a logged episode and not abandoned by playing it again from its
+seed, the people's answers replayed from the journal (the agents are seeded, and an LLM's
+replies come from the directory's cache), so a crash loses at most the move being typed, and
+the links keep working.
 """
 
 from __future__ import annotations
@@ -54,14 +56,16 @@ EXPERIMENTS: Mapping[str, str] = {
 GAMES: Mapping[str, str] = {e: g for g, e in play_session.GAME_ENVS.items()}
 SESSION = "session.json"
 JOURNAL = "answers.jsonl"
+ABANDONED = "abandoned.json"
 #: seconds a person may take over one move before the session ends (``serve --idle-timeout``)
 IDLE_TIMEOUT = 900.0
 
 
 def abandoned(out: Path) -> bool:
     """Whether the session in ``out`` ended because a person stopped answering (such a session
-    is over: it is logged as a failed episode naming the seat, and never resumed)."""
-    return any(IdleTimeout.__name__ in (r.error or "") for r in records.read_failures(out))
+    is over: its ``abandoned.json`` names the seat, its episode is logged as failed, and it is
+    never resumed)."""
+    return (Path(out) / ABANDONED).exists()
 
 
 def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
@@ -120,8 +124,8 @@ class BrowserConsole:
     """One human seat's console: the state its page shows, and the answer it waits for.
 
     With ``idle_timeout`` (seconds), a seat asked for a move that sends nothing for that long
-    (a refused answer counts as activity and restarts the clock) raises :class:`IdleTimeout`
-    in its agent, which ends the game (see :class:`Session`)."""
+    (a refused answer counts as activity and restarts the clock) tells ``abandon`` (seat, why)
+    and raises :class:`IdleTimeout` in its agent, which ends the game (see :class:`Session`)."""
 
     def __init__(
         self,
@@ -131,12 +135,14 @@ class BrowserConsole:
         journal: Callable[[str, Mapping[str, Any]], None] | None = None,
         idle_timeout: float | None = None,
         waiting: Callable[[str], str | None] | None = None,
+        abandon: Callable[[str, str], None] | None = None,
     ):
         self.seat = seat
         self.replay = list(replay)  # answers given before a restart, in the order asked
         self.journal = journal
         self.idle_timeout = idle_timeout or None
         self.waiting = waiting or (lambda seat: None)  # whom this seat waits for now, if known
+        self.abandon = abandon or (lambda seat, reason: None)
         self.request: Request | None = None
         self.answer: asyncio.Future | None = None
         self.active = 0.0  # when the seat last sent an answer or was asked (loop time)
@@ -176,9 +182,9 @@ class BrowserConsole:
                 if self.idle_timeout is not None:
                     left = self.active + self.idle_timeout - loop.time()
                     if left <= 0:
-                        self.idled = IdleTimeout(
-                            f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
-                        )
+                        reason = f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
+                        self.abandon(self.seat, reason)  # on disk before the game ends
+                        self.idled = IdleTimeout(reason)
                         raise self.idled
                 done, _ = await asyncio.wait({self.answer}, timeout=left)
                 if done:
@@ -251,7 +257,13 @@ class Session:
         self.idle_timeout = idle_timeout or None
         self.consoles = {
             seat: BrowserConsole(
-                seat, first, given.get(seat, ()), self.log_answer, self.idle_timeout, self.awaited
+                seat,
+                first,
+                given.get(seat, ()),
+                self.log_answer,
+                self.idle_timeout,
+                self.awaited,
+                self.log_abandoned,
             )
             for seat in humans
         }
@@ -271,6 +283,17 @@ class Session:
             f.write(json.dumps({"seat": seat, "answer": dict(answer)}) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+    def log_abandoned(self, seat: str, reason: str) -> None:
+        """Write ``abandoned.json``: ``seat`` idled, so the session is over (see
+        :func:`abandoned`); written whole (a temporary file renamed) and fsynced."""
+        facts = {"seat": seat, "idle_timeout": self.idle_timeout, "reason": reason}
+        temporary = self.out / f".{ABANDONED}.tmp"
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(facts, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, self.out / ABANDONED)
 
     def awaited(self, seat: str) -> str | None:
         """Whom ``seat`` waits for now: the other seats deciding, each with who plays it."""
@@ -482,6 +505,7 @@ __all__ = [
     "Plan",
     "Session",
     "Sessions",
+    "abandoned",
     "census",
     "read_upload",
 ]
