@@ -45,7 +45,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError, resolve_seats
-from socialsim.envs.decrypto.protocol import TEAMS
 from socialsim.web.sessions import IDLE_TIMEOUT, Session, Sessions, read_upload, same_token
 
 MAX_BODY = 16 * 1024
@@ -263,7 +262,7 @@ def create_app(
 
     @seat_route
     async def keywords(request: Request, session: Session, console) -> Response:
-        if session.game != "decrypto" or console.seat not in TEAMS["encoders"]:
+        if console.seat not in session.view.KEYWORD_SEATS:
             raise Refused(403, "this seat does not see the keywords")
         view = console.state.get("view") or {}
         return JSONResponse({"keywords": view.get("keywords", [])}, headers=HEADERS)
@@ -357,11 +356,12 @@ def visible(session: Session, seat: str) -> list[dict[str, Any]]:
     """The messages of the finished game that ``seat`` could see (the bus's audiences), as
     ``{turn, kind, payload}``: even after the end, nobody reads another seat's private ones."""
     record = session.record
-    teams = TEAMS if session.game == "decrypto" else None
     agents = list(session.spec.seats)
+    rules = next((m["payload"] for m in record.messages if m["kind"] == "rules"), {})
+    teams = rules.get("teams") or {}  # the bus's teams, as the game's rules message names them
     out = []
     for data in record.messages:
-        if seat in audience_of(Message.from_json(data), agents, teams or {}):
+        if seat in audience_of(Message.from_json(data), agents, teams):
             out.append({"turn": data["turn"], "kind": data["kind"], "payload": data["payload"]})
     return out
 
