@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from socialsim.agents.human import decrypto, gossip
-from socialsim.agents.human.agent import view_module, view_modules
+from socialsim.agents.human.agent import board_scripts, view_module, view_modules
 
 from socialsim.play import session
 
@@ -57,3 +57,11 @@ def test_a_waiting_seat_is_told_whom_it_waits_for_in_the_games_words():
     assert gossip.awaiting("agent_3", "a person") == "agent_3 (a person) to decide"
     assert gossip.waiting_for({}) == "the other players"
     assert decrypto.KEYWORD_SEATS == ("encoder", "decoder") and gossip.KEYWORD_SEATS == ()
+
+
+def test_the_seat_pages_get_each_games_board_from_its_view_module():
+    scripts = board_scripts()
+    for module in view_modules():
+        assert scripts.count(f'registerBoard("{module.BOARD}", {{') == 1
+    assert decrypto.offered_seat(["encoder", "decoder", "interceptor"]) == "interceptor"
+    assert gossip.offered_seat(["agent_0", "agent_1", "agent_2"]) == "agent_1"

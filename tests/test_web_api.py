@@ -84,7 +84,22 @@ def test_the_host_token_guards_the_host_api(client):
         "name": "decrypto_quickstart",
         "game": "decrypto",
         "seats": ["encoder", "decoder", "interceptor"],
+        "offered_seat": "interceptor",
     } in offered
+
+
+def test_the_seat_page_draws_each_game_with_the_board_its_view_module_serves(client):
+    boards = client.get("/boards.js")
+    assert boards.status_code == 200
+    assert boards.headers["content-type"].startswith("text/javascript")
+    assert "script-src 'self'" in boards.headers["content-security-policy"]
+    assert 'registerBoard("decrypto", {' in boards.text
+    assert 'registerBoard("gossip", {' in boards.text
+    data = create(client, "decrypto_quickstart", ["interceptor"])
+    state = client.get(
+        base(data, "interceptor") + "/state", headers=auth(data["tokens"]["interceptor"])
+    )
+    assert state.json()["board"] == "decrypto"
 
 
 def test_a_seat_token_opens_that_seat_only(client):
@@ -304,6 +319,7 @@ def test_a_host_may_upload_an_experiment_file_checked_like_a_run(client):
         "name": "my_decrypto",
         "game": "decrypto",
         "seats": ["encoder", "decoder", "interceptor"],
+        "offered_seat": "interceptor",
     }
     body = {"upload": UPLOAD, "humans": ["interceptor"], "seed": 0}
     response = client.post("/api/sessions", headers=auth(HOST), json=body)

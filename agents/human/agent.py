@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Any, Protocol
 
 from socialsim.agents.human.request import Request
@@ -97,9 +98,9 @@ class Human(Agent):
 def view_modules() -> tuple:
     """Every game's view module: what a person in a seat of it sees and answers, and how the
     front ends word it. Each declares ``ENVS`` (its games as the front ends name them -> the env
-    id they play), ``OTHERS`` (the other seats when none are named), ``FIRST_WAIT`` and
-    ``KEYWORD_SEATS``, and ``view``, ``request``, ``ending``, ``text``, ``ending_text``,
-    ``waiting_for`` and ``awaiting``."""
+    id they play), ``OTHERS`` (the other seats when none are named), ``BOARD`` (its seat page's
+    script under ``boards/``), ``FIRST_WAIT`` and ``KEYWORD_SEATS``, and ``view``, ``request``,
+    ``ending``, ``text``, ``ending_text``, ``waiting_for``, ``awaiting`` and ``offered_seat``."""
     from socialsim.agents.human import decrypto, gossip
 
     return (decrypto, gossip)
@@ -112,6 +113,14 @@ def view_module(game: str):
         if game in module.ENVS:
             return module
     raise ValueError(f"human: no view for the game {game!r}")
+
+
+def board_scripts() -> str:
+    """Every game's seat-page script (``boards/BOARD.js``), one after the other: each registers
+    its board by name with the page's ``registerBoard``."""
+    folder = resources.files("socialsim.agents.human") / "boards"
+    boards = dict.fromkeys(module.BOARD for module in view_modules())
+    return "\n".join((folder / f"{board}.js").read_text(encoding="utf-8") for board in boards)
 
 
 def game_module(messages: Sequence[Message]):

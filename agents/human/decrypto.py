@@ -31,6 +31,7 @@ from socialsim.envs.decrypto.protocol import (
 from socialsim.bus import Message
 
 __all__ = [
+    "BOARD",
     "ENVS",
     "FIRST_WAIT",
     "GAME",
@@ -39,6 +40,7 @@ __all__ = [
     "awaiting",
     "ending",
     "ending_text",
+    "offered_seat",
     "request",
     "rules_text",
     "text",
@@ -55,6 +57,8 @@ OTHERS: Mapping[str, Mapping[str, str]] = {
     "decoder": {"kind": "glove_decoder"},
     "interceptor": {"kind": "glove_interceptor"},
 }
+#: its seat page's script, ``boards/decrypto.js`` (see :func:`.agent.board_scripts`)
+BOARD = "decrypto"
 #: what every seat waits for before the game's first decision
 FIRST_WAIT = "the encoder's first hints"
 #: the seats that see the keywords (the front ends hand them to these seats only)
@@ -314,3 +318,8 @@ def ending_text(ending: Mapping[str, Any]) -> str:
         )
     lines.append(f"{ending['seat']}: " + ("you win!" if ending["won"] else "you lose."))
     return "\n".join(lines)
+
+
+def offered_seat(seats: Sequence[str]) -> str:
+    """The seat the host page offers a person first: the interceptor, who plays against the team."""
+    return "interceptor" if "interceptor" in seats else seats[0]

@@ -25,6 +25,7 @@ from socialsim.envs.gossip.protocol import GAMES, GOSSIP, TONE_INDEX, TONES, tru
 from socialsim.bus import Message
 
 __all__ = [
+    "BOARD",
     "ENVS",
     "FIRST_WAIT",
     "GAMES",
@@ -33,6 +34,7 @@ __all__ = [
     "awaiting",
     "ending",
     "ending_text",
+    "offered_seat",
     "request",
     "rules_text",
     "text",
@@ -49,6 +51,8 @@ ENVS: Mapping[str, str] = {
 }
 #: the other seats when the front end is told none
 OTHERS: Mapping[str, Mapping[str, str]] = {"*": {"kind": "image_scoring"}}
+#: its seat page's script, ``boards/gossip.js`` (see :func:`.agent.board_scripts`)
+BOARD = "gossip"
 #: what every seat waits for before the game's first decision
 FIRST_WAIT = "the first round"
 #: the seats that see keywords: none, a gossip game has none
@@ -400,3 +404,8 @@ def ending_text(ending: Mapping[str, Any]) -> str:
             f"{ending['players']} (return {ending['return']:g}).",
         ]
     )
+
+
+def offered_seat(seats: Sequence[str]) -> str:
+    """The seat the host page offers a person first: the second to last (the last is often the entrant)."""
+    return seats[-2] if len(seats) > 1 else seats[0]

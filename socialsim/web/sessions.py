@@ -366,7 +366,8 @@ class Sessions:
         )
 
     def offered(self) -> list[dict[str, Any]]:
-        """The experiments a host may start, with their game and seats (read once)."""
+        """The experiments a host may start, with their game, seats and the seat the host page
+        offers a person first (read once)."""
         from socialsim import config as config_module
         from socialsim import registry
 
@@ -376,7 +377,9 @@ class Sessions:
         for name, (source, game) in self.experiments.items():
             _, cell = config_module.load(source).cells[0]
             env = registry.env_module(cell["env"]["id"]).raw_env(**cell["env"].get("kwargs", {}))
-            out.append({"name": name, "game": game, "seats": list(env.possible_agents)})
+            seats = list(env.possible_agents)
+            offered = view_module(game).offered_seat(seats)
+            out.append({"name": name, "game": game, "seats": seats, "offered_seat": offered})
         self._listing = out
         return out
 
