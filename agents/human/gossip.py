@@ -407,5 +407,6 @@ def ending_text(ending: Mapping[str, Any]) -> str:
 
 
 def offered_seat(seats: Sequence[str]) -> str:
-    """The seat the host page offers a person first: the second to last (the last is often the entrant)."""
+    """The seat the host page offers a person first: the second to last, a resident (with an
+    entrant, the entrant is the last agent)."""
     return seats[-2] if len(seats) > 1 else seats[0]

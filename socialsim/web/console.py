@@ -23,7 +23,8 @@ class BrowserConsole:
 
     With ``idle_timeout`` (seconds), a seat asked for a move that sends nothing for that long
     (a refused answer counts as activity and restarts the clock) tells ``abandon`` (seat, why)
-    and raises :class:`IdleTimeout` in its agent, which ends the game (see :class:`~socialsim.web.sessions.Session`)."""
+    and raises :class:`IdleTimeout` in its agent, which ends the game (see
+    :class:`~socialsim.web.sessions.Session`)."""
 
     def __init__(
         self,
