@@ -57,9 +57,9 @@ def open_backend(
     the same workers (Ray is joined on entering, before anything is written; ``say`` hears
     which). It gives its :data:`Play`."""
     if backend == "ray":
-        from socialsim.ray_backend import ray_players
+        from socialsim.ray_backend import ray_play
 
-        with ray_players(specs, max_concurrent, workers, say) as play:
+        with ray_play(specs, max_concurrent, workers, say) as play:
             yield play
         return
     batches = -(-len(specs) // max(1, max_concurrent))

@@ -178,7 +178,7 @@ def connect(specs: Sequence[Any], workers: int, say: Callable[[str], None]) -> b
 
 
 @contextmanager
-def ray_players(
+def ray_play(
     specs: Sequence[Any],
     max_concurrent: int = 1,
     workers: int = 1,
@@ -223,7 +223,7 @@ def _task_failure(error: Exception) -> str:
 
 def run_on_ray(specs: Sequence[Any], log: Any, max_concurrent: int = 1, on_done=None) -> None:
     """Play ``specs`` as Ray tasks of ``max_concurrent`` episodes each, appending to ``log``
-    (on the Ray :func:`ray_players` joined)."""
+    (on the Ray :func:`ray_play` joined)."""
     import ray
 
     # max_retries=0: a task whose worker died is a failed episode, retried by the next run

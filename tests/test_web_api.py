@@ -11,10 +11,22 @@ import pytest
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
+from socialsim import records  # noqa: E402
 from socialsim.cli import main  # noqa: E402
+from socialsim.web import sessions  # noqa: E402
 from socialsim.web.app import MAX_BODY, create_app  # noqa: E402
 
 HOST = "host-secret"
+FAILED = {
+    "experiment": "x",
+    "cell": {},
+    "episode": 0,
+    "seed": 0,
+    "env_id": "decrypto_v0",
+    "env_kwargs": {},
+    "form": "parallel",
+    "seats": {"interceptor": {"kind": "human"}},
+}
 
 
 @pytest.fixture
@@ -72,7 +84,22 @@ def test_the_host_token_guards_the_host_api(client):
         "name": "decrypto_quickstart",
         "game": "decrypto",
         "seats": ["encoder", "decoder", "interceptor"],
+        "offered_seat": "interceptor",
     } in offered
+
+
+def test_the_seat_page_draws_each_game_with_the_board_its_view_module_serves(client):
+    boards = client.get("/boards.js")
+    assert boards.status_code == 200
+    assert boards.headers["content-type"].startswith("text/javascript")
+    assert "script-src 'self'" in boards.headers["content-security-policy"]
+    assert 'registerBoard("decrypto", {' in boards.text
+    assert 'registerBoard("gossip", {' in boards.text
+    data = create(client, "decrypto_quickstart", ["interceptor"])
+    state = client.get(
+        base(data, "interceptor") + "/state", headers=auth(data["tokens"]["interceptor"])
+    )
+    assert state.json()["board"] == "decrypto"
 
 
 def test_a_seat_token_opens_that_seat_only(client):
@@ -292,6 +319,7 @@ def test_a_host_may_upload_an_experiment_file_checked_like_a_run(client):
         "name": "my_decrypto",
         "game": "decrypto",
         "seats": ["encoder", "decoder", "interceptor"],
+        "offered_seat": "interceptor",
     }
     body = {"upload": UPLOAD, "humans": ["interceptor"], "seed": 0}
     response = client.post("/api/sessions", headers=auth(HOST), json=body)
@@ -387,9 +415,27 @@ def test_a_person_who_makes_no_move_within_the_idle_timeout_ends_the_session(tmp
     assert record["error"] == (
         "seat interceptor (human): IdleTimeout: the interceptor gave no answer in 0.3 s"
     )
+    assert json.loads((folder / "abandoned.json").read_text()) == {
+        "seat": "interceptor",
+        "idle_timeout": 0.3,
+        "reason": "the interceptor gave no answer in 0.3 s",
+    }
     with TestClient(create_app(results, HOST, idle_timeout=0.3)) as client:
         assert client.app.state.sessions.by_id == {}  # an abandoned session is not resumed
     assert main(["report", str(folder), "--no-files"]) == 0
+
+
+def test_a_session_is_abandoned_by_its_abandoned_file_not_by_its_error_text(tmp_path):
+    for name, error in (("idled", "a seat idled"), ("crashed", "IdleTimeout: in a message")):
+        out = tmp_path / name
+        out.mkdir()
+        (out / sessions.SESSION).write_text("{}")
+        with records.EventLog(out) as log:
+            log.append(records.EpisodeRecord(**FAILED, status="failed", error=error))
+    (tmp_path / "idled" / sessions.ABANDONED).write_text('{"seat": "interceptor"}')
+    assert sessions.abandoned(tmp_path / "idled")
+    assert not sessions.abandoned(tmp_path / "crashed")
+    assert sessions.census(tmp_path) == (1, 1)  # (over, unfinished)
 
 
 def test_serve_refuses_a_negative_idle_timeout(capsys):

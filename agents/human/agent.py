@@ -3,7 +3,8 @@
 A person is an agent like any other: the runner hands the seat its observation, its new inbox
 messages and its info, and the agent returns an action that goes through the env's own
 validation. What the person is shown (the *view*) is built from that inbox and info only, by
-the game's view module (:mod:`.decrypto`, :mod:`.gossip`), never from the env.
+the game's view module (:mod:`.decrypto`, :mod:`.gossip`; :func:`view_module`), never from the
+env.
 
 The agent talks to the person through a :class:`Console`, found in the run's shared resources
 under :data:`CONSOLES` (seat -> console), which the front ends fill in (``socialsim play``,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Any, Protocol
 
 from socialsim.agents.human.request import Request
@@ -96,18 +98,41 @@ class Human(Agent):
             return action
 
 
-def game_module(messages: Sequence[Message]):
-    """The view module of the game whose ``rules`` message is among ``messages``."""
+def view_modules(browser: bool = False) -> tuple:
+    """Every game's view module: what a person in a seat of it sees and answers, and how the
+    front ends word it. Each declares ``ENVS`` (its games as the front ends name them -> the env
+    id they play), ``OTHERS`` (the other seats when none are named), ``BOARD`` (its seat page's
+    script under ``boards/``), ``FIRST_WAIT`` and ``KEYWORD_SEATS``, and ``view``, ``request``,
+    ``ending``, ``text``, ``ending_text``, ``waiting_for``, ``awaiting`` and ``offered_seat``.
+    A module whose rules message names its game otherwise says so in ``RULES_GAME``; one that
+    only the terminal shows sets ``BROWSER = False`` and needs no board (``browser=True`` leaves
+    it out)."""
     from socialsim.agents.human import culture, decrypto, gossip
 
+    modules = (decrypto, gossip, culture)
+    return tuple(m for m in modules if getattr(m, "BROWSER", True)) if browser else modules
+
+
+def view_module(game: str):
+    """The view module of ``game`` (the ``game`` of its rules message: ``decrypto``,
+    ``donation``, ...; see :func:`view_modules`)."""
+    for module in view_modules():
+        if game in module.ENVS or game == getattr(module, "RULES_GAME", None):
+            return module
+    raise ValueError(f"human: no view for the game {game!r}")
+
+
+def board_scripts() -> str:
+    """Every game's seat-page script (``boards/BOARD.js``), one after the other: each registers
+    its board by name with the page's ``registerBoard``."""
+    folder = resources.files("socialsim.agents.human") / "boards"
+    boards = dict.fromkeys(module.BOARD for module in view_modules(browser=True))
+    return "\n".join((folder / f"{board}.js").read_text(encoding="utf-8") for board in boards)
+
+
+def game_module(messages: Sequence[Message]):
+    """The view module of the game whose ``rules`` message is among ``messages``."""
     for message in messages:
         if message.kind == "rules":
-            game = message.payload.get("game")
-            if game == decrypto.GAME:
-                return decrypto
-            if game == culture.GAME:
-                return culture
-            if game in gossip.GAMES:
-                return gossip
-            raise ValueError(f"human: no view for the game {game!r}")
+            return view_module(message.payload.get("game"))
     raise ValueError("human: no 'rules' message reached this seat before its first decision")

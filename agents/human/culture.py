@@ -15,11 +15,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.human.request import Field, Request
+from socialsim.agents.human.text import RULE, clean
 from socialsim.envs.culture import protocol as p
 
 from socialsim.bus import Message
 
 GAME = "culture_donor"  # the rules payload's game
+RULES_GAME = GAME
+#: the game as ``socialsim play`` names it -> its env
+ENVS: Mapping[str, str] = {"culture": "culture_v0"}
+#: the other seats when ``--with`` names none
+OTHERS: Mapping[str, Mapping[str, str]] = {"*": {"kind": "culture_conditional"}}
+#: only the terminal shows this game (the browser's seat pages have no board for it)
+BROWSER = False
 
 
 def _rules(messages: Sequence[Message]) -> Mapping[str, Any]:
@@ -124,3 +132,35 @@ def ending(record: Mapping[str, Any], seat: str) -> dict[str, Any]:
         "players": len(ranked),
         "stocks": dict(stocks),
     }
+
+
+def text(view: Mapping[str, Any]) -> str:
+    """A seat's view as text (the terminal's screen)."""
+    recipient = clean(view["recipient"])
+    lines = [
+        RULE,
+        f"Round {view['round']} of {view['rounds']} - you are {clean(view['seat'])}, a donor",
+        f"Your units: {view['resources']:g}   {recipient}'s units: {view['recipient_resources']:g}",
+    ]
+    if not view["trace"]:
+        lines.append(f"{recipient} has no decisions as a donor yet.")
+    else:
+        lines.append(f"{recipient}'s last decisions as a donor:")
+        for t in view["trace"]:
+            lines.append(
+                f"  round {t['round']}: {t['verb']} {t['fraction']:g} of its units "
+                f"({t['amount']:g}) to {clean(t['recipient'])}"
+            )
+    return "\n".join(lines)
+
+
+def ending_text(ending: Mapping[str, Any]) -> str:
+    """What :func:`ending` tells a seat, as text."""
+    return "\n".join(
+        [
+            RULE,
+            "Game over. " + ending["outcome"],
+            f"{ending['seat']}: final {ending['final']:g}, rank {ending['rank']} of "
+            f"{ending['players']} (return {ending['return']:g}).",
+        ]
+    )

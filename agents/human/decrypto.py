@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.human.request import Field, Request
+from socialsim.agents.human.text import RULE, clean
 from socialsim.envs.decrypto.core import validate_hints
 from socialsim.envs.decrypto.protocol import (
+    DECISION_OF,
     GAME,
     HINTS,
     TEAMS,
@@ -28,9 +30,39 @@ from socialsim.envs.decrypto.protocol import (
 
 from socialsim.bus import Message
 
-__all__ = ["GAME", "ending", "request", "rules_text", "view"]
+__all__ = [
+    "BOARD",
+    "ENVS",
+    "FIRST_WAIT",
+    "GAME",
+    "KEYWORD_SEATS",
+    "OTHERS",
+    "awaiting",
+    "ending",
+    "ending_text",
+    "offered_seat",
+    "request",
+    "rules_text",
+    "text",
+    "view",
+    "waiting_for",
+]
 
 TITLES = {"encoder": "Encoder", "decoder": "Decoder", "interceptor": "Interceptor"}
+#: the game as the front ends name it -> the env they play (``socialsim play decrypto``)
+ENVS: Mapping[str, str] = {GAME: "decrypto_v0"}
+#: the other seats when the front end is told none
+OTHERS: Mapping[str, Mapping[str, str]] = {
+    "encoder": {"kind": "glove_encoder"},
+    "decoder": {"kind": "glove_decoder"},
+    "interceptor": {"kind": "glove_interceptor"},
+}
+#: its seat page's script, ``boards/decrypto.js`` (see :func:`.agent.board_scripts`)
+BOARD = "decrypto"
+#: what every seat waits for before the game's first decision
+FIRST_WAIT = "the encoder's first hints"
+#: the seats that see the keywords (the front ends hand them to these seats only)
+KEYWORD_SEATS: tuple[str, ...] = TEAMS["encoders"]
 
 
 def rules_text(seat: str, rules: Rules) -> list[str]:
@@ -217,3 +249,77 @@ def ending(record: Mapping[str, Any], seat: str) -> dict[str, Any]:
         "keywords": list(summary.get("keywords") or []),
         "last_turn": _turn_json(turn_log[-1]) if turn_log else None,
     }
+
+
+def waiting_for(view: Mapping[str, Any]) -> str:
+    """What a seat waits for after its move (``view`` is the one it answered)."""
+    if view.get("decision") == HINTS:
+        return "the decoder and the interceptor to guess"
+    return "the encoder's next hints (after the reveal)"
+
+
+def awaiting(seat: str, who: str) -> str:
+    """Another seat deciding now, as a waiting seat is told: ``who`` plays it."""
+    verb = "to give the hints" if DECISION_OF[seat] == HINTS else "to guess"
+    return f"the {seat} ({who}) {verb}"
+
+
+def text(view: Mapping[str, Any]) -> str:
+    """A seat's view as text (the terminal's screen)."""
+    lines = [
+        RULE,
+        f"Turn {view['turn']} of {view['max_turns']} - you are the {view['title']}",
+        f"Tokens: miscommunications {view['miscommunications']}/{view['tokens_to_lose']}, "
+        f"interceptions {view['interceptions']}/{view['tokens_to_lose']}",
+    ]
+    keywords = view.get("keywords")
+    if keywords:
+        lines.append(
+            "Keywords: " + "   ".join(f"{i} {clean(k)}" for i, k in enumerate(keywords, 1))
+        )
+    last = view.get("last_turn")
+    if last:
+        lines.append(
+            f"Last turn ({last['turn']}): code {last['code']}, hints "
+            + ", ".join(clean(h) for h in last["hints"])
+            + f"; decoder guessed {last['decoder_guess']}, interceptor guessed "
+            + f"{last['interceptor_guess'] or 'nothing'}"
+            + (" - a miscommunication!" if last["miscommunication"] else "")
+            + (" - intercepted!" if last["interception"] else "")
+        )
+    lines.append("Hint history by keyword:")
+    for i, hints in enumerate(view["hint_history"], 1):
+        name = f" {clean(keywords[i - 1])}" if keywords else ""
+        lines.append(f"  {i}{name}: " + (", ".join(clean(h) for h in hints) or "-"))
+    if view.get("code_history"):
+        lines.append("Codes so far: " + ", ".join(view["code_history"]))
+    if view.get("code"):
+        lines.append(f"Your code this turn: {view['code']}")
+    if view.get("hints"):
+        lines.append(
+            "This turn's hints: "
+            + "   ".join(f"{chr(97 + i)}) {clean(h)}" for i, h in enumerate(view["hints"]))
+        )
+    return "\n".join(lines)
+
+
+def ending_text(ending: Mapping[str, Any]) -> str:
+    """What :func:`ending` tells a seat, as text."""
+    lines = [
+        RULE,
+        "Game over. " + ending["outcome"],
+        f"Miscommunications {ending['miscommunications']}, interceptions "
+        f"{ending['interceptions']}, turns {ending['turns']}.",
+    ]
+    if ending.get("keywords"):
+        lines.append(
+            "The keywords were: "
+            + "   ".join(f"{i} {clean(k)}" for i, k in enumerate(ending["keywords"], 1))
+        )
+    lines.append(f"{ending['seat']}: " + ("you win!" if ending["won"] else "you lose."))
+    return "\n".join(lines)
+
+
+def offered_seat(seats: Sequence[str]) -> str:
+    """The seat the host page offers a person first: the interceptor, who plays against the team."""
+    return "interceptor" if "interceptor" in seats else seats[0]

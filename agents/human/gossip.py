@@ -18,12 +18,45 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.human.request import Field, Request
+from socialsim.agents.human.text import RULE, clean
 from socialsim.envs.gossip.notebook import Notebook
 from socialsim.envs.gossip.protocol import GAMES, GOSSIP, TONE_INDEX, TONES, trust_received
 
 from socialsim.bus import Message
 
-__all__ = ["GAMES", "ending", "request", "rules_text", "view"]
+__all__ = [
+    "BOARD",
+    "ENVS",
+    "FIRST_WAIT",
+    "GAMES",
+    "KEYWORD_SEATS",
+    "OTHERS",
+    "awaiting",
+    "ending",
+    "ending_text",
+    "offered_seat",
+    "request",
+    "rules_text",
+    "text",
+    "view",
+    "waiting_for",
+]
+
+#: each game as the front ends name it -> the env they play (``socialsim play donation``)
+ENVS: Mapping[str, str] = {
+    "donation": "donation_v0",
+    "prisoners": "prisoners_v0",
+    "trust": "trust_v0",
+    "market": "market_v0",
+}
+#: the other seats when the front end is told none
+OTHERS: Mapping[str, Mapping[str, str]] = {"*": {"kind": "image_scoring"}}
+#: its seat page's script, ``boards/gossip.js`` (see :func:`.agent.board_scripts`)
+BOARD = "gossip"
+#: what every seat waits for before the game's first decision
+FIRST_WAIT = "the first round"
+#: the seats that see keywords: none, a gossip game has none
+KEYWORD_SEATS: tuple[str, ...] = ()
 
 #: how a move's choice is said to a person
 SAID = {
@@ -312,3 +345,68 @@ def ending(record: Mapping[str, Any], seat: str) -> dict[str, Any]:
         "players": len(ranked),
         "stocks": dict(stocks),  # everyone's final stock (the rank already orders them)
     }
+
+
+def waiting_for(view: Mapping[str, Any]) -> str:
+    """What a seat waits for after its move."""
+    return "the other players"
+
+
+def awaiting(seat: str, who: str) -> str:
+    """Another seat deciding now, as a waiting seat is told: ``who`` plays it."""
+    return f"{seat} ({who}) to decide"
+
+
+def _who(view: Mapping[str, Any], agent_id: Any) -> str:
+    """``John (agent_0)``: the name the LLM seats use, beside the id of the record."""
+    name = (view.get("names") or {}).get(agent_id)
+    return clean(f"{name} ({agent_id})" if name and name != agent_id else str(agent_id))
+
+
+def _gossip_lines(items, view: Mapping[str, Any]) -> list[str]:
+    return [
+        f"  round {g['round']}, {_who(view, g['author'])} ({g['tone']}): {clean(g['message'] or '')}"
+        for g in items
+    ]
+
+
+def text(view: Mapping[str, Any]) -> str:
+    """A seat's view as text (the terminal's screen)."""
+    stock = view["stock_name"]
+    other = _who(view, view.get("counterpart"))
+    lines = [
+        RULE,
+        f"Round {view['round']} of {view['rounds']} - you are {_who(view, view['seat'])}, "
+        f"the {view['role']}",
+        f"Counterpart: {other}",
+        f"Your {stock}: {view['resources']:g}   {other}'s {stock}: {view['counterpart_resources']:g}",
+    ]
+    received = view.get("received") or {}
+    for decision, choice in received.items():
+        lines.append(f"{other} did to you this round: {decision} {choice}")
+    lines.append(f"Gossip about {other}:")
+    lines += _gossip_lines(view["about_counterpart"], view) or ["  (none yet)"]
+    if view.get("told") is not None:
+        lines.append(f"You were told the tones about {other} so far: {', '.join(view['told'])}")
+    if view["about_me"]:
+        lines.append("Gossip about you:")
+        lines += _gossip_lines(view["about_me"], view)
+    return "\n".join(lines)
+
+
+def ending_text(ending: Mapping[str, Any]) -> str:
+    """What :func:`ending` tells a seat, as text."""
+    return "\n".join(
+        [
+            RULE,
+            "Game over. " + ending["outcome"],
+            f"{ending['seat']}: final {ending['final']:g}, rank {ending['rank']} of "
+            f"{ending['players']} (return {ending['return']:g}).",
+        ]
+    )
+
+
+def offered_seat(seats: Sequence[str]) -> str:
+    """The seat the host page offers a person first: the second to last, a resident (with an
+    entrant, the entrant is the last agent)."""
+    return seats[-2] if len(seats) > 1 else seats[0]

@@ -62,12 +62,12 @@ def number(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def plain(value: Any) -> Any:
+def undefined_as_null(value: Any) -> Any:
     """``value`` with every undefined float as ``None`` and numpy scalars as Python ones."""
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): undefined_as_null(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [undefined_as_null(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -77,7 +77,7 @@ def plain(value: Any) -> Any:
 
 def strict_json(value: Any, indent: int | None = 2) -> str:
     """JSON that any strict parser reads: undefined values as ``null``, never ``NaN``."""
-    return json.dumps(plain(value), indent=indent, allow_nan=False, sort_keys=False)
+    return json.dumps(undefined_as_null(value), indent=indent, allow_nan=False, sort_keys=False)
 
 
 def defined(values: Iterable[float]) -> np.ndarray:

@@ -24,7 +24,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from socialsim.analysis.stats import plain
+from socialsim.analysis.decrypto_report import is_decrypto
+from socialsim.analysis.stats import undefined_as_null
 from socialsim.analysis.tables import cell_label
 from socialsim.envs.culture.protocol import strategy_texts
 from socialsim.records import EpisodeRecord
@@ -108,7 +109,7 @@ def episode_data(record: EpisodeRecord) -> dict[str, Any]:
             for m in record.messages
         ],
         "replies": _replies(record),
-        "hints": hint_history(record) if record.env_id == "decrypto_v0" else {},
+        "hints": hint_history(record) if is_decrypto(record.env_id) else {},
         "returns": record.returns,
     }
 
@@ -285,7 +286,8 @@ def render(records: Iterable[EpisodeRecord], title: str) -> str:
     records = list(records)
     episodes = [episode_data(r) for r in select(records)]
     strategies = strategies_block(records)
-    blob = json.dumps(plain(episodes), allow_nan=False, default=str).replace("</", "<\\/")
+    blob = json.dumps(undefined_as_null(episodes), allow_nan=False, default=str)
+    blob = blob.replace("</", "<\\/")  # no </script> inside the script
     return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <title>transcripts: {html.escape(title)}</title><style>{STYLE}</style></head><body>
 <h1>Transcripts: {html.escape(title)}</h1>

@@ -98,9 +98,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     if record.status != "done":
         print(f"socialsim: the game failed: {record.error}", file=sys.stderr)
         return 1
-    from socialsim.agents.human import culture, decrypto, gossip
+    from socialsim.agents.human.agent import view_module
 
-    module = {"decrypto_v0": decrypto, "culture_v0": culture}.get(record.env_id, gossip)
+    module = view_module(session.game_of(record.env_id))
     if terminal.hot_seat:
         terminal.stdout.write(CLEAR)
     for seat in humans:

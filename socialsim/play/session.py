@@ -26,30 +26,23 @@ from typing import Any
 from socialsim import config as config_module
 from socialsim import manifest, records, registry, runner
 from socialsim.agent import RunContext
-from socialsim.agents.human.agent import CONSOLES
+from socialsim.agents.human.agent import CONSOLES, view_modules
 from socialsim.config import ConfigError
 from socialsim.episode import EpisodeSpec, OnDeciding
 from socialsim.seeding import episode_seed
 
-#: the game names of ``socialsim play GAME``
+#: the game names of ``socialsim play GAME`` and ``socialsim serve`` -> their env ids (from the
+#: games' view modules)
 GAME_ENVS: Mapping[str, str] = {
-    "decrypto": "decrypto_v0",
-    "donation": "donation_v0",
-    "prisoners": "prisoners_v0",
-    "trust": "trust_v0",
-    "market": "market_v0",
+    g: e for m in view_modules(browser=True) for g, e in m.ENVS.items()
 }
 #: the games only the terminal shows (the browser's seat pages do not know them)
-TERMINAL_GAMES: Mapping[str, str] = {"culture": "culture_v0"}
+TERMINAL_GAMES: Mapping[str, str] = {
+    g: e for m in view_modules() for g, e in m.ENVS.items() if g not in GAME_ENVS
+}
 #: the other seats when ``--with`` names none
 DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
-    "decrypto": {
-        "encoder": {"kind": "glove_encoder"},
-        "decoder": {"kind": "glove_decoder"},
-        "interceptor": {"kind": "glove_interceptor"},
-    },
-    **{game: {"*": {"kind": "image_scoring"}} for game in GAME_ENVS if game != "decrypto"},
-    "culture": {"*": {"kind": "culture_conditional"}},
+    game: module.OTHERS for module in view_modules() for game in module.ENVS
 }
 HUMAN = "human"
 
@@ -65,6 +58,11 @@ def _env_id(game: str, terminal: bool = False) -> str:
     if game in games.values():
         return game
     raise ConfigError(f"GAME: unknown game {game!r}; allowed: {', '.join(games)}")
+
+
+def game_of(env_id: str) -> str:
+    """The game ``socialsim play`` and ``socialsim serve`` call ``env_id``."""
+    return next(g for g, e in _games(terminal=True).items() if e == env_id)
 
 
 def human_experiment(
@@ -88,7 +86,7 @@ def human_experiment(
     the module docstring), which the others refuse.
     """
     env_id = _env_id(game, terminal)
-    game = next(g for g, e in _games(terminal).items() if e == env_id)
+    game = game_of(env_id)
     if not humans:
         raise ConfigError("--as: name at least one seat to play")
     files = [o for o in others if "=" not in o]

@@ -1,8 +1,8 @@
 """The checks of the socialsim env contract (stated in :mod:`socialsim.testing.contract`).
 
 Each runner plays its own episodes through :mod:`socialsim.testing.driver` and records what it
-finds in a :class:`~socialsim.testing.report.Report`. One episode of legal play serves the
-checks that only watch (:data:`~socialsim.testing.report.OBSERVED`); forbidden and malformed
+finds in a :class:`~socialsim.testing.findings.Findings`. One episode of legal play serves the
+checks that only watch (:data:`~socialsim.testing.findings.OBSERVED`); forbidden and malformed
 actions, seeding, rendering and PettingZoo's tests each get episodes of their own, so that a
 failure of one is not blamed on another.
 """
@@ -29,7 +29,7 @@ from socialsim.testing.driver import (
     mask_parts,
     usable_parts,
 )
-from socialsim.testing.report import Context, Report, describe, show
+from socialsim.testing.findings import Context, Findings, describe, show
 
 # -- the episode of legal play: decisions, masks, bus, frozen observations ------------------------
 
@@ -38,23 +38,23 @@ def _run_observed(c: Context, wanted: tuple[str, ...]) -> None:
     env = c.make()
     d = driver(env)
     rng = np.random.default_rng(c.seed)
-    report = c.report
+    findings = c.findings
     masked = _declares_masks(env)
     try:
         d.reset(c.seed)
         if "bus" in wanted:
-            _check_rules_message(env, report)
+            _check_rules_message(env, findings)
         while True:
             if "decisions" in wanted or "aec_selection" in wanted:
-                _check_decisions(d, report, wanted)
+                _check_decisions(d, findings, wanted)
             if "masks" in wanted:
-                _check_masks(d, report, masked)
+                _check_masks(d, findings, masked)
             if d.over or d.steps >= c.max_steps:
                 break
             actions = legal_actions(d, rng)
             if not actions:
                 where = f"step {d.steps}: no agent has a decision"
-                report.fail("decisions", f"{where}, yet {d.live()} are live")
+                findings.fail("decisions", f"{where}, yet {d.live()} are live")
                 break
             d.step(actions)
             if d.form == "parallel" and "forbidden_action" in wanted:
@@ -62,15 +62,15 @@ def _run_observed(c: Context, wanted: tuple[str, ...]) -> None:
                     if isinstance(d.info(agent), Mapping) and "invalid_action" in d.info(agent):
                         flag = d.info(agent)["invalid_action"]
                         legal = f"{agent}'s legal action {show(actions[agent])}"
-                        report.fail("forbidden_action", f"step {d.steps}: {legal} got {flag!r}")
+                        findings.fail("forbidden_action", f"step {d.steps}: {legal} got {flag!r}")
     except Exception as error:  # noqa: BLE001
-        report.fail("episode", f"step {d.steps} of random legal actions raised {describe(error)}")
-    if not d.over and not report.failed("episode"):
-        report.warn("episode", f"the episode did not end within max_steps={c.max_steps} steps")
+        findings.fail("episode", f"step {d.steps} of random legal actions raised {describe(error)}")
+    if not d.over and not findings.failed("episode"):
+        findings.warn("episode", f"the episode did not end within max_steps={c.max_steps} steps")
     if "bus" in wanted:
-        _check_audiences(env, report)
+        _check_audiences(env, findings)
     if "frozen_observations" in wanted:
-        _check_frozen(d, report)
+        _check_frozen(d, findings)
 
 
 def _declares_masks(env: Any) -> bool:
@@ -81,33 +81,35 @@ def _declares_masks(env: Any) -> bool:
     return False
 
 
-def _check_decisions(d: Any, report: Report, wanted: tuple[str, ...]) -> None:
+def _check_decisions(d: Any, findings: Findings, wanted: tuple[str, ...]) -> None:
     infos = d.infos if d.form == "parallel" else {a: d.info(a) for a in d.env.agents}
     for agent in d.live():
         if agent not in infos:
-            report.fail("decisions", f"step {d.steps}: live agent {agent} has no info")
+            findings.fail("decisions", f"step {d.steps}: live agent {agent} has no info")
     for agent, info in infos.items():
         if not isinstance(info, Mapping) or "decision" not in info:
-            report.fail(
+            findings.fail(
                 "decisions", f"step {d.steps}: infos[{agent!r}] has no 'decision': {info!r}"
             )
         elif not (info["decision"] is None or isinstance(info["decision"], str)):
             value = info["decision"]
-            report.fail("decisions", f"step {d.steps}: {agent}'s decision {value!r} is no str")
+            findings.fail("decisions", f"step {d.steps}: {agent}'s decision {value!r} is no str")
     if d.over:
         return
     if "decisions" in wanted and not any(decision_of(d.info(a)) is not None for a in d.live()):
-        report.fail("decisions", f"step {d.steps}: no live agent has a decision ({d.live()} live)")
+        findings.fail(
+            "decisions", f"step {d.steps}: no live agent has a decision ({d.live()} live)"
+        )
     if d.form == "aec" and "aec_selection" in wanted:
         agent = d.env.agent_selection
         if decision_of(d.info(agent)) is None:
-            report.fail(
+            findings.fail(
                 "aec_selection",
                 f"step {d.steps}: the AEC form selected {agent}, whose decision is None",
             )
 
 
-def _check_masks(d: Any, report: Report, masked: bool) -> None:
+def _check_masks(d: Any, findings: Findings, masked: bool) -> None:
     for agent in d.live():
         info = d.info(agent)
         decision = decision_of(info)
@@ -116,48 +118,50 @@ def _check_masks(d: Any, report: Report, masked: bool) -> None:
         where = f"step {d.steps}: {agent} (decision {decision!r})"
         if mask is None:
             if decision is not None and masked:
-                report.fail("masks", f"{where} has no action_mask; every decision needs one")
+                findings.fail("masks", f"{where} has no action_mask; every decision needs one")
             elif decision is not None:
-                report.warn(
+                findings.warn(
                     "masks", "no observation carries an action_mask: forbidden actions go unchecked"
                 )
             continue
         parts = mask_parts(space, mask)
         if parts is None:
-            report.fail(
+            findings.fail(
                 "masks", f"{where}: action_mask of shape {np.shape(mask)} does not fit {space}"
             )
         elif not all(np.isin(part, (0, 1)).all() for part in parts):
-            report.fail("masks", f"{where}: action_mask holds values other than 0 and 1: {mask!r}")
+            findings.fail(
+                "masks", f"{where}: action_mask holds values other than 0 and 1: {mask!r}"
+            )
         elif decision is None and any(part.any() for part in parts):
             allowed = np.flatnonzero(np.concatenate(parts)).tolist()
-            report.fail("masks", f"{where}: action_mask allows {allowed}; it must be all zeros")
+            findings.fail("masks", f"{where}: action_mask allows {allowed}; it must be all zeros")
         elif decision is not None and not all(part.any() for part in parts):
-            report.fail("masks", f"{where}: the action_mask allows no action")
+            findings.fail("masks", f"{where}: the action_mask allows no action")
 
 
-def _check_rules_message(env: Any, report: Report) -> None:
+def _check_rules_message(env: Any, findings: Findings) -> None:
     bus = getattr(env.unwrapped, "bus", None)
     if bus is None:
-        report.fail("bus", "env.unwrapped.bus does not exist after reset")
+        findings.fail("bus", "env.unwrapped.bus does not exist after reset")
         return
     log = bus.log
     if not log:
-        report.fail(
+        findings.fail(
             "bus",
             "the bus is empty after reset; the first message must be the public 'rules' message",
         )
         return
     first = log[0]
     if (first.kind, first.to, first.turn) != ("rules", "*", 1):
-        report.fail(
+        findings.fail(
             "bus",
             f"the first message is kind={first.kind!r} to={first.to!r} turn={first.turn}; "
             "it must be kind='rules' to='*' at turn 1",
         )
 
 
-def _check_audiences(env: Any, report: Report) -> None:
+def _check_audiences(env: Any, findings: Findings) -> None:
     bus = getattr(env.unwrapped, "bus", None)
     if bus is None:
         return
@@ -173,24 +177,26 @@ def _check_audiences(env: Any, report: Report) -> None:
             audience = frozenset(to)
         else:
             allowed = "'*', 'team:NAME' of a team of the bus, or agents of the bus"
-            report.fail("bus", f"message {message.id} ({message.kind}) is to {to!r}, not {allowed}")
+            findings.fail(
+                "bus", f"message {message.id} ({message.kind}) is to {to!r}, not {allowed}"
+            )
             continue
         audiences[message.id] = audience
     for agent in agents:
         for message in bus.visible_to(agent):
             if message.id in audiences and agent not in audiences[message.id]:
                 held = f"message {message.id} ({message.kind}) to {message.to!r}"
-                report.fail("bus", f"{agent}'s inbox holds {held}")
+                findings.fail("bus", f"{agent}'s inbox holds {held}")
 
 
-def _check_frozen(d: Any, report: Report) -> None:
+def _check_frozen(d: Any, findings: Findings) -> None:
     for where, returned, copy in d.returned:
         if not data_equivalence(returned, copy):
             changed = ""
             if isinstance(copy, Mapping):
                 keys = [k for k in copy if not data_equivalence(returned.get(k), copy[k])]
                 changed = f" (key {keys[0]!r} was {copy[keys[0]]!r})" if keys else ""
-            report.fail(
+            findings.fail(
                 "frozen_observations", f"the observation returned at {where} changed later{changed}"
             )
             return
@@ -224,18 +230,18 @@ def _run_forbidden(c: Context, wanted: tuple[str, ...]) -> None:
         try:
             d.step(actions)
         except Exception as error:  # noqa: BLE001
-            c.report.fail("forbidden_action", f"{where} raised {describe(error)}, not a fallback")
+            c.findings.fail("forbidden_action", f"{where} raised {describe(error)}, not a fallback")
             return
         flag = (d.after.get(agent) or {}).get("invalid_action")
         reason = flag.get("reason") if isinstance(flag, Mapping) else None
         if not (isinstance(reason, str) and reason and "fallback" in flag):
             expected = "{'reason': str, 'fallback': ...}"
-            c.report.fail(
+            c.findings.fail(
                 "forbidden_action", f"{where}: invalid_action is {flag!r}, not {expected}"
             )
             return
     if not tried:
-        c.report.warn(
+        c.findings.warn(
             "forbidden_action",
             "no mask forbade an action of a decision: the fallbacks went unchecked",
         )
@@ -256,7 +262,7 @@ def _run_malformed(c: Context, wanted: tuple[str, ...]) -> None:
     rng = np.random.default_rng(c.seed + 2)
     d.reset(c.seed)
     tried: set[Any] = set()
-    report = c.report
+    findings = c.findings
     while not d.over and d.steps < c.max_steps:
         actions = legal_actions(d, rng)
         agent = next((a for a in actions if decision_of(d.info(a)) not in tried), None)
@@ -271,24 +277,24 @@ def _run_malformed(c: Context, wanted: tuple[str, ...]) -> None:
                 except ValueError:
                     pass
                 except Exception as error:  # noqa: BLE001
-                    report.fail(
+                    findings.fail(
                         "malformed_action", f"{where} raised {describe(error)}, not ValueError"
                     )
                 else:
-                    report.fail(
+                    findings.fail(
                         "malformed_action", f"{where} was accepted; it must raise ValueError"
                     )
                     return
                 after = _state(d)
                 if after != before:
                     changed = [n for n, x, y in zip(STATE, before, after, strict=True) if x != y]
-                    report.fail("malformed_action", f"{where} changed the {', '.join(changed)}")
+                    findings.fail("malformed_action", f"{where} changed the {', '.join(changed)}")
                     return
         try:
             d.step(actions)
         except Exception as error:  # noqa: BLE001
             where = f"step {d.steps}: the legal step after a rejected malformed action"
-            report.fail("malformed_action", f"{where} raised {describe(error)}")
+            findings.fail("malformed_action", f"{where} raised {describe(error)}")
             return
 
 
@@ -321,11 +327,13 @@ def _run_seeding(c: Context, wanted: tuple[str, ...]) -> None:
         what = f"{label}, reset with seed {c.seed} and given the same actions,"
         k = _first_difference(trace, other_trace)
         if k is not None:
-            c.report.fail("seeding", f"{what} returns other {_part(trace, other_trace, k)}")
+            c.findings.fail("seeding", f"{what} returns other {_part(trace, other_trace, k)}")
             return
         k = _first_difference(log or [], other_log or [])
         if k is not None:
-            c.report.fail("seeding", f"{what} logs another message {k}: {_part(log, other_log, k)}")
+            c.findings.fail(
+                "seeding", f"{what} logs another message {k}: {_part(log, other_log, k)}"
+            )
             return
 
 
@@ -362,7 +370,7 @@ def _first_difference(one: list[Any], other: list[Any]) -> int | None:
 def _run_render(c: Context, wanted: tuple[str, ...]) -> None:
     modes = (c.make().metadata or {}).get("render_modes", [])
     if "ansi" not in modes:
-        c.report.fail("render", f"metadata['render_modes'] is {modes!r}; it must list 'ansi'")
+        c.findings.fail("render", f"metadata['render_modes'] is {modes!r}; it must list 'ansi'")
         return
     env = c.make(render_mode="ansi")
     d = driver(env)
@@ -370,7 +378,7 @@ def _run_render(c: Context, wanted: tuple[str, ...]) -> None:
     for moment in ("after reset", "after a step"):
         text = env.render()
         if not isinstance(text, str) or not text.strip():
-            c.report.fail("render", f"render() {moment} returned {text!r}, not a non-empty str")
+            c.findings.fail("render", f"render() {moment} returned {text!r}, not a non-empty str")
             return
         if d.over:
             return
@@ -382,10 +390,10 @@ def _run_spaces(c: Context, wanted: tuple[str, ...]) -> None:
     env.reset(seed=c.seed)
     for agent in env.possible_agents:
         if env.observation_space(agent) is not env.observation_space(agent):
-            c.report.fail("spaces", f"observation_space({agent!r}) is a new object at each call")
+            c.findings.fail("spaces", f"observation_space({agent!r}) is a new object at each call")
             return
         if env.action_space(agent) is not env.action_space(agent):
-            c.report.warn("spaces", f"action_space({agent!r}) is a new object at each call")
+            c.findings.warn("spaces", f"action_space({agent!r}) is a new object at each call")
 
 
 def _run_pettingzoo_api(c: Context, wanted: tuple[str, ...]) -> None:
@@ -396,7 +404,7 @@ def _run_pettingzoo_api(c: Context, wanted: tuple[str, ...]) -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             test(c.make(), num_cycles=c.num_cycles)
     except Exception as error:  # noqa: BLE001
-        c.report.fail("pettingzoo_api", f"{test.__name__} failed: {describe(error)}")
+        c.findings.fail("pettingzoo_api", f"{test.__name__} failed: {describe(error)}")
 
 
 def _run_pettingzoo_seed(c: Context, wanted: tuple[str, ...]) -> None:
@@ -407,7 +415,7 @@ def _run_pettingzoo_seed(c: Context, wanted: tuple[str, ...]) -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             test(c.make, num_cycles=c.num_cycles)
     except Exception as error:  # noqa: BLE001
-        c.report.fail("pettingzoo_seed", f"{test.__name__} failed: {describe(error)}")
+        c.findings.fail("pettingzoo_seed", f"{test.__name__} failed: {describe(error)}")
 
 
 RUNNERS: tuple[tuple[str, Callable[[Context, tuple[str, ...]], None]], ...] = (

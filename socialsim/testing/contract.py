@@ -56,13 +56,13 @@ from types import ModuleType
 from typing import Any
 
 from socialsim.testing.checks import RUNNERS
-from socialsim.testing.report import (
+from socialsim.testing.findings import (
     CHECKS,
     FORMS,
     OBSERVED,
     Context,
     ContractWarning,
-    Report,
+    Findings,
     Violation,
     describe,
 )
@@ -126,12 +126,12 @@ def check_env(
         raise ValueError(f"checks: unknown check {unknown[0]!r}; allowed: {', '.join(CHECKS)}")
     violations: list[Violation] = []
     for form_name, factory in factories.items():
-        report = Report(form_name, name)
+        findings = Findings(form_name, name)
 
         def make(_factory=factory, **extra: Any) -> Any:
             return _factory(**{**kwargs, **extra})
 
-        context = Context(make, form_name, seed, max_steps, num_cycles, report)
+        context = Context(make, form_name, seed, max_steps, num_cycles, findings)
         for check, run in RUNNERS:
             names = OBSERVED if check == "episode" else (check,)
             if not any(n in wanted for n in names):
@@ -139,8 +139,8 @@ def check_env(
             try:
                 run(context, wanted)
             except Exception as error:  # noqa: BLE001 - a crash is a failure of the check running
-                report.fail(check, f"raised {describe(error)}")
-        violations += report.violations
+                findings.fail(check, f"raised {describe(error)}")
+        violations += findings.violations
     if violations:
         raise ContractViolation(name, violations)
 

@@ -1,6 +1,7 @@
 """The browser front end's ASGI app (Starlette): the host page, the seat pages and their API.
 
-Pages are plain HTML/JS/CSS from package data. Every API request and socket is authorised:
+Pages are plain HTML/JS/CSS from package data; what a seat page draws of a game comes from the
+game's view module (its ``BOARD`` script, served in ``/boards.js``), so no page names a game. Every API request and socket is authorised:
 the host's requests with the host token (printed by ``socialsim serve``), a seat's with that
 seat's token, compared in constant time; anything else is 403, whichever seat or session it
 names. Answers are checked with the game's own rules before the agent gets them (422 with the
@@ -15,6 +16,7 @@ Join links name ``url`` (``serve --url``), else the address the host's request r
 | method | path                                          | who   | what                         |
 |--------|-----------------------------------------------|-------|------------------------------|
 | GET    | ``/``, ``/seat``                              | all   | the pages (tokens ride in the URL fragment, never sent) |
+| GET    | ``/boards.js``                                | all   | every game's seat board (its view module's script) |
 | GET    | ``/api/experiments``                          | host  | offered experiments, seats   |
 | POST   | ``/api/experiments/check``                    | host  | ``{upload: TOML}`` -> its game, seats |
 | POST   | ``/api/sessions``                             | host  | ``{experiment or upload, humans, seed?}`` -> join links |
@@ -43,9 +45,9 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from socialsim.agents.human.agent import board_scripts, view_module
 from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError, resolve_seats
-from socialsim.envs.decrypto.protocol import TEAMS
 from socialsim.web.sessions import IDLE_TIMEOUT, Session, Sessions, read_upload, same_token
 
 MAX_BODY = 16 * 1024
@@ -207,6 +209,11 @@ def create_app(
         name = "seat.html" if request.url.path == "/seat" else "host.html"
         return FileResponse(STATIC / name, headers=HEADERS)
 
+    boards_js = board_scripts()  # every game's seat board, from its view module
+
+    async def boards(request: Request) -> Response:
+        return Response(boards_js, media_type="text/javascript", headers=HEADERS)
+
     @host_route
     async def experiments(request: Request) -> Response:
         listing = await asyncio.to_thread(sessions.offered)  # the first reading builds agents
@@ -252,6 +259,7 @@ def create_app(
             "session": session.id,
             "seat": console.seat,
             "game": session.game,
+            "board": session.view.BOARD,
             "version": console.version,
             "idle_timeout": session.idle_timeout,
             **console.state,
@@ -263,7 +271,7 @@ def create_app(
 
     @seat_route
     async def keywords(request: Request, session: Session, console) -> Response:
-        if session.game != "decrypto" or console.seat not in TEAMS["encoders"]:
+        if console.seat not in session.view.KEYWORD_SEATS:
             raise Refused(403, "this seat does not see the keywords")
         view = console.state.get("view") or {}
         return JSONResponse({"keywords": view.get("keywords", [])}, headers=HEADERS)
@@ -322,6 +330,7 @@ def create_app(
     routes = [
         Route("/", page),
         Route("/seat", page),
+        Route("/boards.js", boards),
         Route("/api/experiments", experiments),
         Route("/api/sessions", create, methods=["POST"]),
         Route("/api/experiments/check", check_upload, methods=["POST"]),
@@ -350,18 +359,20 @@ def checked(upload: Any) -> dict[str, Any]:
     """What the host page shows of an upload that passes: its name, game and seats."""
     experiment, game = read_upload(upload)
     seats = list(resolve_seats(experiment.cells[0][1]))
-    return {"name": experiment.name, "game": game, "seats": seats}
+    offered = view_module(game).offered_seat(seats)
+    return {"name": experiment.name, "game": game, "seats": seats, "offered_seat": offered}
 
 
 def visible(session: Session, seat: str) -> list[dict[str, Any]]:
     """The messages of the finished game that ``seat`` could see (the bus's audiences), as
     ``{turn, kind, payload}``: even after the end, nobody reads another seat's private ones."""
     record = session.record
-    teams = TEAMS if session.game == "decrypto" else None
     agents = list(session.spec.seats)
+    rules = next((m["payload"] for m in record.messages if m["kind"] == "rules"), {})
+    teams = rules.get("teams") or {}  # the bus's teams, as the game's rules message names them
     out = []
     for data in record.messages:
-        if seat in audience_of(Message.from_json(data), agents, teams or {}):
+        if seat in audience_of(Message.from_json(data), agents, teams):
             out.append({"turn": data["turn"], "kind": data["kind"], "payload": data["payload"]})
     return out
 

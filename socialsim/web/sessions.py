@@ -1,4 +1,4 @@
-"""Games with people in the browser: sessions, seat tokens and the browser console.
+"""Games with people in the browser: sessions and seat tokens.
 
 A :class:`Session` is one game of a bundled experiment, an operator's offered file or a host's
 upload (checked by :mod:`socialsim.web.uploads`) with some seats played by people. It is
@@ -6,16 +6,18 @@ checked off the event loop (:meth:`Sessions.plan`), logged (:meth:`Sessions.open
 as a task in the server's event loop through the same runner and log as ``socialsim
 play`` (:func:`socialsim.play.session.play_game`), writing its manifest to its own results
 directory when it is created and its episode when it ends. Each human seat has an unguessable
-token; its :class:`BrowserConsole` keeps what that seat may see now (the view the human agent
-built from the seat's inbox and info, the request, the last refusal, or the ending) and wakes
-the seat's live connections whenever it changes.
+token and a :class:`~socialsim.web.console.BrowserConsole` (what that seat may see now). What
+the game's pages say (the views, whom a seat waits for, the endings) comes from the game's view
+module (:func:`socialsim.agents.human.agent.view_module`): nothing here names a game.
 
 A session logs as it goes: ``session.json`` (the experiment, seats, seed and seat tokens,
 readable by its owner only) when it is created, then every accepted answer, appended and
-fsynced to ``answers.jsonl``. A restarted server resumes each session without a logged episode
-by playing it again from its seed, the people's answers replayed from the journal (the agents
-are seeded, and an LLM's replies come from the directory's cache), so a crash loses at most the
-move being typed, and the links keep working.
+fsynced to ``answers.jsonl``; a seat that idles writes ``abandoned.json`` (which seat, after how
+many seconds) before its game ends, and a session holding one is over. A restarted server
+resumes each session without a logged episode and not abandoned by playing it again from its
+seed, the people's answers replayed from the journal (the agents are seeded, and an LLM's
+replies come from the directory's cache), so a crash loses at most the move being typed, and
+the links keep working.
 """
 
 from __future__ import annotations
@@ -27,41 +29,42 @@ import json
 import os
 import secrets
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from socialsim import records
-from socialsim.agents.human import decrypto, gossip
-from socialsim.agents.human.request import Request
+from socialsim.agents.human.agent import view_module
 from socialsim.config import ConfigError
-from socialsim.envs.decrypto.protocol import HINTS
 from socialsim.play import session as play_session
 from socialsim.web import uploads
+from socialsim.web.console import BrowserConsole
 
-#: the bundled experiments a host may start (their first grid cell), per game
-EXPERIMENTS: Mapping[str, str] = {
-    "decrypto_quickstart": "decrypto",
-    "decrypto_baselines": "decrypto",
-    "align_quickstart": "donation",
-    "align_prisoners": "prisoners",
-    "align_trust": "trust",
-    "align_market": "market",
-}
+#: the bundled experiments a host may start (their first grid cell)
+EXPERIMENTS: tuple[str, ...] = (
+    "decrypto_quickstart",
+    "decrypto_baselines",
+    "align_quickstart",
+    "align_prisoners",
+    "align_trust",
+    "align_market",
+)
 
 
 #: env id -> the game of its seat pages
 GAMES: Mapping[str, str] = {e: g for g, e in play_session.GAME_ENVS.items()}
 SESSION = "session.json"
 JOURNAL = "answers.jsonl"
+ABANDONED = "abandoned.json"
 #: seconds a person may take over one move before the session ends (``serve --idle-timeout``)
 IDLE_TIMEOUT = 900.0
 
 
 def abandoned(out: Path) -> bool:
     """Whether the session in ``out`` ended because a person stopped answering (such a session
-    is over: it is logged as a failed episode naming the seat, and never resumed)."""
-    return any(IdleTimeout.__name__ in (r.error or "") for r in records.read_failures(out))
+    is over: its ``abandoned.json`` names the seat, its episode is logged as failed, and it is
+    never resumed)."""
+    return (Path(out) / ABANDONED).exists()
 
 
 def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
@@ -112,121 +115,6 @@ def same_token(given: str | None, held: str) -> bool:
     return isinstance(given, str) and hmac.compare_digest(given.encode(), held.encode())
 
 
-class IdleTimeout(Exception):
-    """A person gave no answer within the session's idle timeout: the session ends."""
-
-
-class BrowserConsole:
-    """One human seat's console: the state its page shows, and the answer it waits for.
-
-    With ``idle_timeout`` (seconds), a seat asked for a move that sends nothing for that long
-    (a refused answer counts as activity and restarts the clock) raises :class:`IdleTimeout`
-    in its agent, which ends the game (see :class:`Session`)."""
-
-    def __init__(
-        self,
-        seat: str,
-        waiting_text: str,
-        replay: Sequence[Mapping[str, Any]] = (),
-        journal: Callable[[str, Mapping[str, Any]], None] | None = None,
-        idle_timeout: float | None = None,
-        waiting: Callable[[str], str | None] | None = None,
-    ):
-        self.seat = seat
-        self.replay = list(replay)  # answers given before a restart, in the order asked
-        self.journal = journal
-        self.idle_timeout = idle_timeout or None
-        self.waiting = waiting or (lambda seat: None)  # whom this seat waits for now, if known
-        self.request: Request | None = None
-        self.answer: asyncio.Future | None = None
-        self.active = 0.0  # when the seat last sent an answer or was asked (loop time)
-        self.version = 0
-        self.changed = asyncio.Condition()
-        self.state: dict[str, Any] = {"status": "waiting", "waiting_for": waiting_text}
-        self.invalid = 0
-        self.idled: IdleTimeout | None = None  # why the seat ended its game, if it idled
-
-    async def publish(self, state: dict[str, Any]) -> None:
-        self.state = state
-        self.version += 1
-        async with self.changed:
-            self.changed.notify_all()
-
-    async def ask(
-        self, seat: str, view: Mapping[str, Any], request: Request, error: str | None
-    ) -> Mapping[str, Any]:
-        if self.replay and error is None:
-            return self.replay.pop(0)
-        self.replay.clear()  # a refused replayed answer: the journal no longer fits the game
-        self.request = request
-        self.answer = asyncio.get_running_loop().create_future()
-        await self.publish(
-            {
-                "status": "your_turn",
-                "view": dict(view),
-                "request": request.to_json(),
-                "error": error,
-            }
-        )
-        loop = asyncio.get_running_loop()
-        self.active = loop.time()
-        try:
-            while True:
-                left = None
-                if self.idle_timeout is not None:
-                    left = self.active + self.idle_timeout - loop.time()
-                    if left <= 0:
-                        self.idled = IdleTimeout(
-                            f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
-                        )
-                        raise self.idled
-                done, _ = await asyncio.wait({self.answer}, timeout=left)
-                if done:
-                    return self.answer.result()
-        finally:
-            self.request = None
-
-    async def give(self, answer: Mapping[str, Any]) -> None:
-        """Pass a checked answer to the waiting agent (``ValueError`` with the reason if the
-        game's rules refuse it; ``LookupError`` if nothing is asked of this seat now)."""
-        if self.request is None or self.answer is None or self.answer.done():
-            raise LookupError(f"{self.seat}: nothing is asked of this seat now")
-        self.active = asyncio.get_running_loop().time()  # the person is there
-        try:
-            self.request.read(answer)  # the rules the agent applies, checked before it sees it
-        except ValueError:
-            self.invalid += 1
-            raise
-        view = self.state.get("view", {})
-        if self.journal is not None:
-            self.journal(self.seat, answer)
-        self.answer.set_result(dict(answer))
-        text = self.waiting(self.seat) or waiting_for(view, self.seat)
-        await self.publish({"status": "waiting", "view": view, "waiting_for": text})
-
-    async def now_waiting_for(self, text: str) -> None:
-        """Say whom the seat waits for, if it is waiting and that changed."""
-        if self.state.get("status") == "waiting" and self.state.get("waiting_for") != text:
-            await self.publish({**self.state, "waiting_for": text})
-
-    async def wait_change(self, version: int, timeout: float) -> None:
-        async with self.changed:
-            if self.version == version:
-                try:
-                    await asyncio.wait_for(self.changed.wait(), timeout)
-                except TimeoutError:
-                    pass
-
-
-def waiting_for(view: Mapping[str, Any], seat: str) -> str:
-    """Who the seat waits for after its move, in the game's words."""
-    if view.get("game") == decrypto.GAME:
-        if view.get("decision") == HINTS:
-            return "the decoder and the interceptor to guess"
-        return "the encoder's next hints (after the reveal)"
-    return "the other players"
-
-
 class Session:
     """One game: its experiment, spec, results directory, seat tokens and the task playing it."""
 
@@ -244,14 +132,20 @@ class Session:
         self.experiment = experiment
         self.spec = spec
         self.out = out
-        self.game = next(g for g, e in play_session.GAME_ENVS.items() if e == spec.env_id)
+        self.game = play_session.game_of(spec.env_id)
+        self.view = view_module(self.game)  # the game's words: views, waits, endings
         self.tokens = dict(tokens) if tokens else {seat: new_token() for seat in humans}
-        first = "the encoder's first hints" if self.game == "decrypto" else "the first round"
         given = read_journal(out)
         self.idle_timeout = idle_timeout or None
         self.consoles = {
             seat: BrowserConsole(
-                seat, first, given.get(seat, ()), self.log_answer, self.idle_timeout, self.awaited
+                seat,
+                self.view.FIRST_WAIT,
+                given.get(seat, ()),
+                self.log_answer,
+                self.idle_timeout,
+                self.waiting_for,
+                self.log_abandoned,
             )
             for seat in humans
         }
@@ -272,6 +166,17 @@ class Session:
             f.flush()
             os.fsync(f.fileno())
 
+    def log_abandoned(self, seat: str, reason: str) -> None:
+        """Write ``abandoned.json``: ``seat`` idled, so the session is over (see
+        :func:`abandoned`); written whole (a temporary file renamed) and fsynced."""
+        facts = {"seat": seat, "idle_timeout": self.idle_timeout, "reason": reason}
+        temporary = self.out / f".{ABANDONED}.tmp"
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(facts, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, self.out / ABANDONED)
+
     def awaited(self, seat: str) -> str | None:
         """Whom ``seat`` waits for now: the other seats deciding, each with who plays it."""
         others = [s for s in self.deciding if s != seat]
@@ -279,15 +184,16 @@ class Session:
             return None
         names = []
         for other in others:
-            kind = self.spec.seats[other]["kind"]
-            who = "a person" if other in self.consoles else kind
-            verb = "to guess" if self.game == "decrypto" else "to decide"
-            if self.game == "decrypto" and other == "encoder":
-                verb = "to give the hints"
-            names.append(f"{'the ' if self.game == 'decrypto' else ''}{other} ({who}) {verb}")
-        if len(names) > 3:  # a gossip round: many decide at once
+            who = "a person" if other in self.consoles else self.spec.seats[other]["kind"]
+            names.append(self.view.awaiting(other, who))
+        if len(names) > 3:  # many decide at once (a round of a large game)
             names = [*names[:2], f"{len(names) - 2} other players"]
         return " and ".join(names)
+
+    def waiting_for(self, seat: str, view: Mapping[str, Any]) -> str:
+        """Whom ``seat`` waits for after answering the request of ``view``: the seats deciding
+        now if the game said, else what the game's rules have come next."""
+        return self.awaited(seat) or self.view.waiting_for(view)
 
     async def on_deciding(self, seats: list[str]) -> None:
         """The game's hook: ``seats`` are deciding now; each person's page says whom it awaits."""
@@ -305,10 +211,9 @@ class Session:
             self.experiment, self.spec, self.out, self.consoles, self.on_deciding
         )
         self.record = record
-        module = decrypto if self.game == "decrypto" else gossip
         idled = next((c.idled for c in self.consoles.values() if c.idled is not None), None)
         for seat, console in self.consoles.items():
-            ending = module.ending(record.to_json(), seat)
+            ending = self.view.ending(record.to_json(), seat)
             if record.status != "done" and idled is not None:
                 ending["outcome"] = f"The game ended: {idled}."
             elif record.status != "done":
@@ -351,7 +256,9 @@ class Sessions:
         self.by_id: dict[str, Session] = {}
         self._listing: list[dict[str, Any]] | None = None
         #: name -> (what human_experiment reads: a bundled name or a file, game)
-        self.experiments: dict[str, tuple[str, str]] = {n: (n, g) for n, g in EXPERIMENTS.items()}
+        self.experiments: dict[str, tuple[str, str]] = {
+            n: (n, _game_of(config_module.load(n))) for n in EXPERIMENTS
+        }
         for path in offered:
             experiment = config_module.load(str(path))
             play_session.refuse_generations(experiment.config, f"--offer {path}")
@@ -460,7 +367,8 @@ class Sessions:
         )
 
     def offered(self) -> list[dict[str, Any]]:
-        """The experiments a host may start, with their game and seats (read once)."""
+        """The experiments a host may start, with their game, seats and the seat the host page
+        offers a person first (read once)."""
         from socialsim import config as config_module
         from socialsim import registry
 
@@ -470,7 +378,9 @@ class Sessions:
         for name, (source, game) in self.experiments.items():
             _, cell = config_module.load(source).cells[0]
             env = registry.env_module(cell["env"]["id"]).raw_env(**cell["env"].get("kwargs", {}))
-            out.append({"name": name, "game": game, "seats": list(env.possible_agents)})
+            seats = list(env.possible_agents)
+            offered = view_module(game).offered_seat(seats)
+            out.append({"name": name, "game": game, "seats": seats, "offered_seat": offered})
         self._listing = out
         return out
 
@@ -478,11 +388,10 @@ class Sessions:
 __all__ = [
     "EXPERIMENTS",
     "IDLE_TIMEOUT",
-    "BrowserConsole",
-    "IdleTimeout",
     "Plan",
     "Session",
     "Sessions",
+    "abandoned",
     "census",
     "read_upload",
 ]

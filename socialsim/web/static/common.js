@@ -25,3 +25,23 @@ async function api(method, path, token, body) {
   try { data = await response.json(); } catch (e) { /* empty body */ }
   return { status: response.status, data };
 }
+
+// The seat pages' pieces, shared by every game's board (served as /boards.js, each game's
+// from its view module): a game registers {heading, board, final, won, verdict} by its name.
+const BOARDS = {};
+function registerBoard(name, board) {
+  BOARDS[name] = board;
+}
+function card(title, ...body) {
+  return el("section", { class: "card" }, el("h3", {}, title), ...body);
+}
+function pips(count, of, kind) {
+  const row = el("span", { class: "pips " + kind, title: count + " of " + of });
+  for (let i = 0; i < of; i++) row.append(el("span", { class: i < count ? "pip on" : "pip" }));
+  return row;
+}
+// "John (agent_0)": the name the LLM seats use, beside the id of the record
+function who(v, id) {
+  const name = (v.names || {})[id];
+  return name && name !== id ? name + " (" + id + ")" : String(id);
+}

@@ -10,9 +10,9 @@
     const chosen = offered.find((e) => e.name === select.value);
     seatsBox.replaceChildren();
     if (!chosen) return;
-    chosen.seats.forEach((seat, i) => {
+    chosen.seats.forEach((seat) => {
       const box = el("input", { type: "checkbox", value: seat, id: "seat-" + seat });
-      if (i === (chosen.game === "decrypto" ? 2 : chosen.seats.length - 2)) box.checked = true;
+      if (seat === chosen.offered_seat) box.checked = true;
       seatsBox.append(el("label", { class: "seat", for: "seat-" + seat }, box, " ", seat));
     });
   }
@@ -59,7 +59,7 @@
     const { status, data } = await api("POST", "/api/experiments/check", token, { upload: text });
     if (status !== 200) { error.textContent = data.error || ("error " + status); return; }
     offered = offered.filter((e) => !e.upload);
-    offered.push({ name: "upload:" + data.name, game: data.game, seats: data.seats, upload: text });
+    offered.push({ name: "upload:" + data.name, game: data.game, seats: data.seats, offered_seat: data.offered_seat, upload: text });
     select.querySelectorAll("option[data-upload]").forEach((o) => o.remove());
     select.append(el("option", { value: "upload:" + data.name, "data-upload": "1" }, "uploaded: " + data.name + " — " + data.game));
     select.value = "upload:" + data.name;

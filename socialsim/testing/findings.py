@@ -2,7 +2,7 @@
 
 As gymnasium's env checker does, a broken rule is a failure and a doubtful point a warning
 (:class:`ContractWarning`); unlike it, the failures of every check are collected, so that one
-run lists all that is wrong (:class:`Report` keeps the first failure of each check).
+run lists all that is wrong (:class:`Findings` keeps the first failure of each check).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Violation:
         return f"[{self.form}] {self.check}: {self.message}"
 
 
-class Report:
+class Findings:
     """The failures of one form; only the first failure of each check is kept."""
 
     def __init__(self, form: str, env_name: str):
@@ -89,7 +89,7 @@ class Context:
     seed: int
     max_steps: int
     num_cycles: int
-    report: Report
+    findings: Findings
 
 
 def describe(error: BaseException) -> str:
