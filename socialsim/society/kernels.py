@@ -104,28 +104,33 @@ def shuffle(rng: np.random.Generator, x: np.ndarray) -> None:
     """Shuffle the 1-D array ``x`` in place exactly as ``rng.shuffle(x)`` does, leaving ``rng``
     in the state ``rng.shuffle`` leaves it (see the module docstring)."""
     kernels = compiled()
-    bitgen = rng.bit_generator
     if (
         kernels is None
-        or type(bitgen) is not np.random.PCG64
+        or type(rng.bit_generator) is not np.random.PCG64
         or x.ndim != 1
         or len(x) < COMPILED_MIN_LENGTH
     ):
         rng.shuffle(x)
-        return
+    else:
+        shuffle_by(kernels.fisher_yates, rng, x)
+
+
+def shuffle_by(fisher_yates: Any, rng: np.random.Generator, x: np.ndarray) -> None:
+    """:func:`shuffle` of a PCG64 Generator's ``x`` by ``fisher_yates`` (the compiled
+    :func:`fisher_yates_loop`, or the loop itself)."""
+    bitgen = rng.bit_generator
     state = bitgen.state
     buffered, half = bool(state["has_uint32"]), int(state["uinteger"])
-    place = len(x) - 1
-    unused = 0
+    place, unused = len(x) - 1, 0
     while place > 0:
-        # each place takes 1.4 32-bit words on average, 2 at most on average: rarely a second call
+        # a place takes 1.4 32-bit words on average, at most 2 on average: a second call is rare
         raw = bitgen.random_raw(min(RAW_CHUNK, place + 64)).view(np.int64)
-        place, used, buffered, half = kernels.fisher_yates(x, raw, place, buffered, half)
+        place, used, buffered, half = fisher_yates(x, raw, place, buffered, half)
         unused = len(raw) - used
     if unused:
         bitgen.advance(-unused)  # (advance forgets the buffered half: set below)
     state = bitgen.state
-    state["has_uint32"], state["uinteger"] = int(buffered), half
+    state["has_uint32"], state["uinteger"] = int(buffered), int(half)
     bitgen.state = state
 
 
@@ -192,7 +197,18 @@ class PairBuffers:
         self.helped = np.empty(shape, dtype=np.int64)
 
 
-def play_pairs(
+def play_pairs(*arguments: Any, buffers: PairBuffers | None) -> None:
+    """:func:`play_pairs_loop` (its arguments; ``state`` and ``helps_received`` flat, ``counts``
+    zeros ``(replicates, bins)`` or ``(replicates, 0)`` for no counts), compiled, or as array
+    calls into ``buffers`` (:func:`play_pairs_numpy`)."""
+    kernels = compiled()
+    if kernels is None:
+        play_pairs_numpy(*arguments, buffers)
+    else:
+        kernels.play_pairs(*arguments)
+
+
+def play_pairs_numpy(
     order: np.ndarray,
     state: np.ndarray,
     helps_received: np.ndarray,
@@ -205,24 +221,7 @@ def play_pairs(
     counts: np.ndarray,
     buffers: PairBuffers,
 ) -> None:
-    """:func:`play_pairs_loop` (its arguments; ``state`` and ``helps_received`` flat), compiled
-    or as array calls into ``buffers``; ``counts`` is zeros ``(replicates, bins)`` or
-    ``(replicates, 0)`` for no counts."""
-    kernels = compiled()
-    if kernels is not None:
-        kernels.play_pairs(
-            order,
-            state,
-            helps_received,
-            effect,
-            slip_draws,
-            error,
-            reach_draws,
-            gossip_reach,
-            count_bin,
-            counts,
-        )
-        return
+    """:func:`play_pairs_loop` as array calls into ``buffers``."""
     paired = 2 * (order.shape[1] // 2)
     b = buffers
     np.copyto(b.donors, order[:, 0:paired:2])  # contiguous: np.add.at's fast path
@@ -298,6 +297,13 @@ def selection_lineage(
     kernels = compiled()
     if kernels is not None:
         return kernels.selection_lineage(fitness, order, cut, kept)
+    return selection_lineage_numpy(fitness, order, cut, kept)
+
+
+def selection_lineage_numpy(
+    fitness: np.ndarray, order: np.ndarray, cut: float, kept: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`selection_lineage_loop` as array calls."""
     alive = fitness > cut
     tied = order[fitness[order] == cut]  # in the permutation's order
     alive[tied[: kept - np.count_nonzero(alive)]] = True

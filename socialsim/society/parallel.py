@@ -25,15 +25,17 @@ from typing import Any
 
 
 def run_drawing_ahead(society: Any, rounds: int) -> None:
-    """Play ``rounds`` rounds, a thread drawing each next round while this one is played
-    (``shuffle`` and ``random`` release the GIL)."""
+    """Play ``rounds`` rounds, a thread drawing each next round's pairs while this one draws
+    the round's reach and plays it (the shuffle, ``random`` and the compiled kernels release
+    the GIL; the reach draws are here so that the two threads' work is about even)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
-        pending = pool.submit(society._draw, 0)
+        pending = pool.submit(society._draw_pairs, 0)
         for played in range(rounds):
             buffer = played % 2
+            society._draw_reach(buffer)
             pending.result()
             if played + 1 < rounds:
-                pending = pool.submit(society._draw, 1 - buffer)
+                pending = pool.submit(society._draw_pairs, 1 - buffer)
             society._play(buffer)
 
 

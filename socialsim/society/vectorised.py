@@ -197,17 +197,25 @@ class ReplicatedSociety:
         return self.helps_received * self.benefit - self.helps_given * self.cost
 
     def _draw(self, buffer: int = 0) -> None:
-        """Draw the next round of every replicate into ``buffer``: in each replicate's
-        Generator the pairing permutation (``shuffle`` of ``arange`` is ``permutation``), then
-        (only with ``error > 0``) one slip draw per pair; in its reach Generator (only with
-        ``gossip_reach < 1``) one draw per pair."""
+        """Draw the next round of every replicate into ``buffer``: its pairs, then its reach."""
+        self._draw_pairs(buffer)
+        self._draw_reach(buffer)
+
+    def _draw_pairs(self, buffer: int = 0) -> None:
+        """In each replicate's Generator, the pairing permutation (``shuffle`` of ``arange`` is
+        ``permutation``), then (only with ``error > 0``) one slip draw per pair."""
         self._order[buffer][...] = self._agents
-        slips, unsure = self.error > 0, self.gossip_reach < 1
-        for rng, reach_rng, agents, uniforms, reach in self._draw_rows[buffer]:
+        slips = self.error > 0
+        for rng, _, agents, uniforms, _ in self._draw_rows[buffer]:
             shuffle(rng, agents)
             if slips:
                 rng.random(out=uniforms)
-            if unsure:
+
+    def _draw_reach(self, buffer: int = 0) -> None:
+        """In each replicate's reach Generator (only with ``gossip_reach < 1``), one draw per
+        pair."""
+        if self.gossip_reach < 1:
+            for _, reach_rng, _, _, reach in self._draw_rows[buffer]:
                 reach_rng.random(out=reach)
 
     def _play(self, buffer: int = 0) -> None:
@@ -224,7 +232,7 @@ class ReplicatedSociety:
             self.gossip_reach,
             self._count_bin,
             counts,
-            self._buffers,
+            buffers=self._buffers,
         )
         self.round += 1
         if self.counting:
