@@ -85,6 +85,7 @@ from socialsim.society.generations import (
     statistics_table,
     update_generator,
 )
+from socialsim.society.kernels import compiled
 from socialsim.society.mesa_model import SocietyModel
 from socialsim.society.population import STRATEGIES, strategy_names
 
@@ -214,12 +215,34 @@ def scale_rows(rounds: int, trials: int, forms: list[str]) -> None:
         )
         form = "one population" if replicates == 1 else f"{replicates} x {n:,}"
         print(f"| {form} | {best:.1f} s | {replicates * n * rounds / best / 1e6:.0f} M |")
+    component_rows()
+
+
+def component_rows(trials: int = 3, rounds: int = 20) -> None:
+    """Each part of a round of one population of 10^6, and an update, timed alone (best of
+    ``trials``; wall and this process's CPU time)."""
     run = numpy_generations(population(1_000_000), range(1), 1)
     evolution, society = run.evolution, run.society
-    update = timed(
-        lambda: evolution.update(society.strategy[0], society.payoff[0], np.random.default_rng(0))
-    )
-    print(f"\n(one update of 10^6 agents alone: {update * 1e3:.0f} ms)")
+    parts = {
+        "draw: the pairs (shuffle), a round": lambda: society._draw_pairs(0),
+        "draw: the reach, a round": lambda: society._draw_reach(0),
+        "play, a round": lambda: society._play(0),
+    }
+    print("\n| part (10^6 agents, timed alone) | wall | CPU |\n|---|---|---|")
+    for name, part in parts.items():
+        best = (np.inf, np.inf)
+        for _ in range(trials):
+            started, cpu = time.perf_counter(), time.process_time()
+            for _ in range(rounds):
+                part()
+            best = min(best, (time.perf_counter() - started, time.process_time() - cpu))
+        print(f"| {name} | {best[0] / rounds * 1e3:.1f} ms | {best[1] / rounds * 1e3:.1f} ms |")
+    best = (np.inf, np.inf)
+    for _ in range(trials):
+        started, cpu = time.perf_counter(), time.process_time()
+        evolution.update(society.strategy[0], society.payoff[0], np.random.default_rng(0))
+        best = min(best, (time.perf_counter() - started, time.process_time() - cpu))
+    print(f"| update (selection), a generation | {best[0] * 1e3:.0f} ms | {best[1] * 1e3:.0f} ms |")
 
 
 def main() -> None:
@@ -230,6 +253,9 @@ def main() -> None:
     parser.add_argument("--no-sizes", action="store_true", help="only the scale rows")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}, {len(os.sched_getaffinity(0))} CPUs")
+    kernels = compiled()
+    print(f"society kernels: {'compiled by numba' if kernels else 'numpy (no numba)'}")
+    numpy_generations(population(1_000), range(1), 2)  # loads (or compiles) the kernels
     trials = 1 if args.quick else 2
     if not args.no_sizes:
         check_agreement()
