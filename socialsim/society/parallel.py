@@ -26,17 +26,20 @@ from typing import Any
 
 def run_drawing_ahead(society: Any, rounds: int) -> None:
     """Play ``rounds`` rounds, a thread drawing each next round's pairs while this one draws
-    the round's reach and plays it (the shuffle, ``random`` and the compiled kernels release
-    the GIL; the reach draws are here so that the two threads' work is about even)."""
+    the round's reach, plays it and puts its buffer back in order for the round after next (the
+    shuffle, ``random`` and the compiled kernels release the GIL; the reach and the reordering
+    are done here so that the two threads' work is about even)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
         pending = pool.submit(society._draw_pairs, 0)
+        society._arrange(1)
         for played in range(rounds):
             buffer = played % 2
             society._draw_reach(buffer)
             pending.result()
             if played + 1 < rounds:
-                pending = pool.submit(society._draw_pairs, 1 - buffer)
+                pending = pool.submit(society._draw_pairs, 1 - buffer, True)
             society._play(buffer)
+            society._arrange(buffer)
 
 
 def run_split(society: Any, rounds: int, block_agents: int) -> None:

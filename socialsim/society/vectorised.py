@@ -201,10 +201,16 @@ class ReplicatedSociety:
         self._draw_pairs(buffer)
         self._draw_reach(buffer)
 
-    def _draw_pairs(self, buffer: int = 0) -> None:
-        """In each replicate's Generator, the pairing permutation (``shuffle`` of ``arange`` is
-        ``permutation``), then (only with ``error > 0``) one slip draw per pair."""
+    def _arrange(self, buffer: int) -> None:
+        """Put the agents in order in ``buffer``: what the next shuffle starts from."""
         self._order[buffer][...] = self._agents
+
+    def _draw_pairs(self, buffer: int = 0, arranged: bool = False) -> None:
+        """In each replicate's Generator, the pairing permutation (``shuffle`` of ``arange`` is
+        ``permutation``; ``arranged``: :meth:`_arrange` was called), then (only with
+        ``error > 0``) one slip draw per pair."""
+        if not arranged:
+            self._arrange(buffer)
         slips = self.error > 0
         for rng, _, agents, uniforms, _ in self._draw_rows[buffer]:
             shuffle(rng, agents)
