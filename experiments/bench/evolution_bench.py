@@ -14,7 +14,7 @@ for value). Rows:
   one population, and of numpy on 100 (10^3) or 10 (10^4) replicates in one array program,
   with the ratios to Mesa;
 * the scale goal: 10^6 agents for 10^3 rounds (20 generations), as one population and as 20
-  replicates of 5 x 10^4, with the wall time, the time spent in the updates, and the goal.
+  replicates of 5 x 10^4, with the wall time and the CPU time of all threads (and forks).
 
 Trials are interleaved and the best is kept (noise on a shared machine only slows a run down).
 The script prints; it asserts nothing.
@@ -24,45 +24,67 @@ The script prints; it asserts nothing.
     python experiments/bench/evolution_bench.py --rounds 300   # fewer rounds at scale
     python experiments/bench/evolution_bench.py --no-sizes --forms one   # 10^6 x 10^3, one population
 
-**Printed on 2026-12-04**, on 2 cores shared with about five other engineers' test runs, a
-local LLM server and an RLlib training; ``uptime``'s load average is given with each run, and
-every figure is slowed by it (the two runs of the same code below differ by 4.6x).
+Which path ran is printed: the society's kernels compiled by numba (the ``fast`` extra) or
+numpy (no numba, or ``SOCIALSIM_NUMBA=0``); both give the same generations. Besides the rows,
+the scale run prints each part of a round of 10^6 agents timed alone (wall and CPU).
 
-At 18:02-18:04 UTC, load average 3.0 to 3.7:
+**Printed on 2026-12-05**, 07:40-07:44 UTC, on 2 cores shared with five other engineers' test
+runs and a profiler: ``uptime``'s load average was 6.3 to 7.7 throughout, so this process had
+about a third of the machine (its wall times are about three times its CPU times; CPU times
+are inflated too, by the caches being shared). Every figure is slowed by it; the goal's
+measurement on a quiet machine is still to be made.
 
-``python experiments/bench/evolution_bench.py --rounds 100 --forms batched`` (best of 2):
+``--no-sizes --forms one`` (10^6 agents, 10^3 rounds, 20 generations, one trial), compiled,
+load 6.3 to 7.7: **84.1 s** wall.
+
+``--no-sizes --forms one --rounds 300``, one after the other at load 7.4 to 7.7:
+
+| 10^6 agents, 300 rounds (6 generations) | wall | CPU (both threads) |
+|---|---|---|
+| compiled (numba 0.68) | 27.4 s | 9.2 s |
+| numpy (``SOCIALSIM_NUMBA=0``) | 43.1 s | 14.5 s |
+
+Each part alone, 10^6 agents (best of 3 x 20 rounds; CPU time, the wall being about three times
+it at this load; at load 4.6, 07:36 UTC, wall and CPU were equal, and are given in brackets):
+
+| part | compiled | numpy |
+|---|---|---|
+| draw: the pairs (``shuffle`` of 10^6), a round | 8.4 ms (7.6) | 11.9 ms |
+| draw: the reach (5 x 10^5 uniforms), a round | 1.0 ms (0.9) | 0.9 ms |
+| play, a round | 10.5 ms (5.3) | 20.2 ms |
+| update (selection), a generation | 63 ms (58) | 76 ms |
+
+For the record, 2026-12-04 (numpy only, load 3.0 to 3.7, before the kernels): one population
+23.2 s; 20 x 50,000 split in two processes 8.7 s. Not re-measured today:
 
 | agents | Mesa | numpy, one population | batched (replicates) | numpy / Mesa | batched / Mesa |
 |---|---|---|---|---|---|
 | 10^3 | 0.868 M/s | 18.2 M/s | 52.5 M/s (100) | 21x | 60x |
 | 10^4 | 0.519 M/s | 49.6 M/s | 43.3 M/s (10) | 95x | 83x |
 
-``--no-sizes --forms batched`` (twice) and ``--no-sizes --forms one``, one trial each:
+How one population is played. A round is drawn, then played. The draw is the pairing
+permutation, which must stay numpy's (the donation env's random schedule, which the society
+follows draw for draw so that both give the same generations): the compiled ``shuffle``
+reproduces ``Generator.shuffle`` from the bit generator's raw outputs, and takes 7.4 ms of
+10^6 where numpy's takes 10-12 ms (int32 orders: half the bytes to move; the rejection draws
+and the swaps in one loop, as a two-pass version was no faster). The play is one compiled pass
+over the pairs (the key, the donation, the tone), 5.3 ms against about twenty array passes in
+12-20 ms. A thread draws the next round's pairs while the main thread draws this round's reach,
+plays it and puts its buffer back in order, so the two threads carry about 7.4 and 6.6 ms a
+round. Selection is one compiled pass after numpy's partition, with the permutation compiled
+too (58 ms a generation with its mutation and the draws, 20 a run).
 
-| 10^6 agents, 10^3 rounds (20 generations of 50) | wall | agent-rounds/s |
-|---|---|---|
-| 20 x 50,000, split in two processes for the whole run | **8.7 s**, 12.1 s | 115 M, 83 M |
-| one population, the next round drawn in a thread | 23.2 s | 43 M |
-
-One update (selection) of 10^6 agents alone: 65-85 ms.
-
-At 17:45-17:47 UTC, load average 5.9 to 7.4, the same commands: Mesa 0.386 and 0.220 M/s, numpy
-9.5 and 27.6 M/s, batched 19.9 and 30.4 M/s (10^3 and 10^4 agents); at scale 40.1 s (batched)
-and 84.2 s (one population).
-
-**The goal (10 s) is met by the batched form when the machine is not crowded (8.7 s at load
-3.7), not by one population of 10^6 (23 s).** A batch splits its replicates between two
-processes once for the whole run (updates included) and plays each in cache-sized blocks; one
-population of 10^6 can only draw its next round in a thread while this one is played, and its
-arrays (8 MB of state, randomly gathered and scattered by 5 x 10^5 pairs a round) do not fit a
-core's cache. Timed alone on one core (load 2.8), a round of 10^6 draws in 10-12 ms (the
-permutation, ``shuffle``, is 10 of them; the reach draws 2) and plays in 10-12 ms (about twenty
-array passes over the pairs, once the evolving society stopped keeping per-round counts and the
-reach marked the key without a masked loop: the bincount and the masked loop were a third of the
-play, timed at load 7.7). The permutation must stay (it is the donation env's random schedule,
-which the society follows draw for draw so that both give the same generations), so one
-population of 10^6 in 10 s needs a round played in fewer passes (the pair's key and its effects
-fused in one compiled loop).
+**Verdict on the 10 s goal for one population: not shown.** At load 7 the run took 84 s. From
+the parts measured alone at load 4.6, a quiet machine should play a round in about the drawing
+thread's 7.4 ms (the two threads overlapping) and a run in about 7.4 s of rounds plus 20
+updates of 60-100 ms with the statistics, 9 s or so: near the goal, not under it by a margin.
+That is an estimate, not a measurement; at this load, drawing ahead in a thread did not help at
+all (50 rounds: 3.6-4.8 s wall drawing ahead, 3.1-3.5 s in one thread, the same CPU time), as
+every hand-over between the threads waits for a core. What is left: the shuffle is the
+floor of a round (the permutation cannot be drawn by two threads: each shuffle starts where the
+last left the Generator), so a faster run needs the updates overlapped with the next
+generation's first draws, or (the compiled play is not the limit) an interleaved
+[state, helps received] array, measured 10-15% faster a round, for the serial path.
 """
 
 from __future__ import annotations
@@ -202,19 +224,29 @@ def size_rows(trials: int) -> None:
 FORMS = {"one": (1, 1_000_000), "batched": (20, 50_000)}
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process's threads and its ended children (the split's fork)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def scale_rows(rounds: int, trials: int, forms: list[str]) -> None:
     generations = rounds // ROUNDS
     print(
         f"\n10^6 agents, {rounds} rounds ({generations} generations of {ROUNDS}); goal for 10^3"
-        " rounds: <= 10 s\n\n| form | wall | agent-rounds/s |\n|---|---|---|"
+        " rounds: <= 10 s\n\n| form | wall | CPU (all threads) | agent-rounds/s |\n|---|---|---|---|"
     )
     for replicates, n in (FORMS[form] for form in forms):
-        best = min(
-            timed(lambda r=replicates, n=n: numpy_generations(population(n), range(r), generations))
-            for _ in range(trials)
-        )
+        best = (np.inf, np.inf)
+        for _ in range(trials):
+            cpu = cpu_seconds()
+            wall = timed(
+                lambda r=replicates, n=n: numpy_generations(population(n), range(r), generations)
+            )
+            best = min(best, (wall, cpu_seconds() - cpu))
         form = "one population" if replicates == 1 else f"{replicates} x {n:,}"
-        print(f"| {form} | {best:.1f} s | {replicates * n * rounds / best / 1e6:.0f} M |")
+        rate = replicates * n * rounds / best[0] / 1e6
+        print(f"| {form} | {best[0]:.1f} s | {best[1]:.1f} s | {rate:.0f} M |")
     component_rows()
 
 

@@ -30,9 +30,12 @@ its reach child) as above, so it is exactly ``VectorSociety(population, seed=see
 
 Every agent's reputation under every norm is one int64 state per agent, and what a pair does
 is a lookup by its key, in tables built from ``norms.decide`` and ``norms.assess``
-(:mod:`socialsim.society.pair_tables`); a round's statistics are one ``bincount``.
-A round is about twenty array calls into buffers allocated once, and no Python loop over
-agents (one over replicates, for their draws: see the benchmark).
+(:mod:`socialsim.society.pair_tables`); a round's statistics are counts of the pairs' bins.
+A round is drawn (its pairs: :func:`~socialsim.society.kernels.shuffle`, numpy's shuffle
+exactly; its reach) and then played (:func:`~socialsim.society.kernels.play_pairs`): one
+compiled pass over the pairs with numba (the ``fast`` extra), about twenty array calls into
+buffers allocated once without it, the same results either way; no Python loop over agents
+(one over replicates, for their draws: see the benchmark).
 
 ``run(parallel=None)`` may use a second CPU, with the same results: see :mod:`.parallel`.
 
@@ -41,8 +44,8 @@ agents (one over replicates, for their draws: see the benchmark).
 | Import | `from socialsim.society.vectorised import ReplicatedSociety, VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Replicates | `ReplicatedSociety(population, seeds=[...])`: replicate `r` is the run seeded `seeds[r]` |
-| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 45 of round buffers |
-| Benchmark | `experiments/bench/society_bench.py` (its docstring has the figures) |
+| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 45 of round buffers (about 30 compiled) |
+| Benchmark | `experiments/bench/society_bench.py`, with evolution `evolution_bench.py` (their docstrings have the figures) |
 """
 
 from __future__ import annotations
