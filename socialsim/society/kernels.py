@@ -102,7 +102,9 @@ def fisher_yates_loop(
 
 def shuffle(rng: np.random.Generator, x: np.ndarray) -> None:
     """Shuffle the 1-D array ``x`` in place exactly as ``rng.shuffle(x)`` does, leaving ``rng``
-    in the state ``rng.shuffle`` leaves it (see the module docstring)."""
+    in the state ``rng.shuffle`` leaves it (see the module docstring). Unlike numpy's, the
+    compiled shuffle does not hold the Generator's lock throughout: no other thread may draw
+    from ``rng`` meanwhile (the society draws from each Generator in one thread at a time)."""
     kernels = compiled()
     if (
         kernels is None
@@ -123,7 +125,8 @@ def shuffle_by(fisher_yates: Any, rng: np.random.Generator, x: np.ndarray) -> No
     buffered, half = bool(state["has_uint32"]), int(state["uinteger"])
     place, unused = len(x) - 1, 0
     while place > 0:
-        # a place takes 1.4 32-bit words on average, at most 2 on average: a second call is rare
+        # a place takes 1.4 32-bit words on average: place + 64 outputs (twice the words) all
+        # but always finish; the last call's unused outputs are stepped back over below
         raw = bitgen.random_raw(min(RAW_CHUNK, place + 64)).view(np.int64)
         place, used, buffered, half = fisher_yates(x, raw, place, buffered, half)
         unused = len(raw) - used

@@ -8,8 +8,9 @@ Replicates are independent, so a batch parallelises without any exchange between
 agent-rounds, forks a process that plays the first half of the replicates while this one plays
 the second half; at the end the fork sends back its half's state, round counts and Generators'
 states. A lone replicate of :data:`DRAW_AHEAD_MIN_AGENTS` agents or more has a thread draw its
-next round while this one is played instead. Each replicate's draws are made from its own
-Generator in order, so the results are the same either way. (Drawing ahead does not pay for
+next round's pairs while this one draws the round's reach and plays it instead. Each
+replicate's draws are made from its own Generator in order, so the results are the same either
+way. (Drawing ahead does not pay for
 many small replicates: in a thread their draw calls are too short to overlap under the GIL, in
 a process reading the other core's draws line by line costs as much as drawing them; see the
 benchmark.)
