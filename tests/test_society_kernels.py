@@ -87,14 +87,6 @@ def test_permutation_is_numpys_permutation():
         assert rng.bit_generator.state == expected_rng.bit_generator.state
 
 
-def test_other_bit_generators_shuffle_through_numpy():
-    expected_rng, rng = (np.random.Generator(np.random.Philox(5)) for _ in range(2))
-    expected, x = np.arange(1000), np.arange(1000)
-    expected_rng.shuffle(expected)
-    kernels.shuffle(rng, x)
-    np.testing.assert_array_equal(x, expected)
-
-
 def pair_arguments(seed: int, replicates: int, n: int, error: float, reach: float, counting):
     """Arguments of play_pairs_loop for random but well-formed states."""
     rng = np.random.default_rng(seed)
