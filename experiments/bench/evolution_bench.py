@@ -28,31 +28,32 @@ Which path ran is printed: the society's kernels compiled by numba (the ``fast``
 numpy (no numba, or ``SOCIALSIM_NUMBA=0``); both give the same generations. Besides the rows,
 the scale run prints each part of a round of 10^6 agents timed alone (wall and CPU).
 
-**Printed on 2026-12-05**, 07:40-07:44 UTC, on 2 cores shared with five other engineers' test
-runs and a profiler: ``uptime``'s load average was 6.3 to 7.7 throughout, so this process had
-about a third of the machine (its wall times are about three times its CPU times; CPU times
-are inflated too, by the caches being shared). Every figure is slowed by it; the goal's
-measurement on a quiet machine is still to be made.
+**Printed on 2026-12-05**, on 2 cores shared with five other engineers' test runs (LLM servers,
+a profiler): ``uptime``'s load average is given with each run. This process had a third to a
+half of the machine (wall times are 1.5 to 3 times CPU times; CPU times are inflated too, by
+the caches being shared), so every figure is slowed by it; the goal's measurement on a quiet
+machine is still to be made.
 
-``--no-sizes --forms one`` (10^6 agents, 10^3 rounds, 20 generations, one trial), compiled,
-load 6.3 to 7.7: **84.1 s** wall.
+``--no-sizes --forms one`` (10^6 agents, 10^3 rounds, 20 generations, one trial), one after
+the other, 08:22-08:24 UTC:
 
-``--no-sizes --forms one --rounds 300``, one after the other at load 7.4 to 7.7:
+| 10^6 agents, 10^3 rounds, one population | load | wall | CPU (both threads) |
+|---|---|---|---|
+| compiled (numba 0.68) | 3.9 to 5.2 | **32.9 s** | 20.0 s |
+| numpy (``SOCIALSIM_NUMBA=0``) | 5.1 to 5.2 | 46.2 s | 35.3 s |
 
-| 10^6 agents, 300 rounds (6 generations) | wall | CPU (both threads) |
-|---|---|---|
-| compiled (numba 0.68) | 27.4 s | 9.2 s |
-| numpy (``SOCIALSIM_NUMBA=0``) | 43.1 s | 14.5 s |
+Earlier, at load 6.3 to 7.7 (07:40 UTC), the compiled run took 84.1 s; ``--rounds 300``, one
+after the other at load 7.4 to 7.7: compiled 27.4 s wall (9.2 s CPU), numpy 43.1 s (14.5 s).
 
-Each part alone, 10^6 agents (best of 3 x 20 rounds; CPU time, the wall being about three times
-it at this load; at load 4.6, 07:36 UTC, wall and CPU were equal, and are given in brackets):
+Each part alone, 10^6 agents (best of 3 x 20 rounds), printed by the two runs above; CPU
+time, wall in brackets:
 
 | part | compiled | numpy |
 |---|---|---|
-| draw: the pairs (``shuffle`` of 10^6), a round | 8.4 ms (7.6) | 11.9 ms |
-| draw: the reach (5 x 10^5 uniforms), a round | 1.0 ms (0.9) | 0.9 ms |
-| play, a round | 10.5 ms (5.3) | 20.2 ms |
-| update (selection), a generation | 63 ms (58) | 76 ms |
+| draw: the pairs (``shuffle`` of 10^6), a round | 7.6 ms (13.2) | 10.3 ms (15.1) |
+| draw: the reach (5 x 10^5 uniforms), a round | 0.8 ms (1.4) | 0.9 ms (1.1) |
+| play, a round | 5.2 ms (7.2) | 13.3 ms (22.8) |
+| update (selection), a generation | 53 ms (54) | 59 ms (79) |
 
 For the record, 2026-12-04 (numpy only, load 3.0 to 3.7, before the kernels): one population
 23.2 s; 20 x 50,000 split in two processes 8.7 s. Not re-measured today:
@@ -65,26 +66,29 @@ For the record, 2026-12-04 (numpy only, load 3.0 to 3.7, before the kernels): on
 How one population is played. A round is drawn, then played. The draw is the pairing
 permutation, which must stay numpy's (the donation env's random schedule, which the society
 follows draw for draw so that both give the same generations): the compiled ``shuffle``
-reproduces ``Generator.shuffle`` from the bit generator's raw outputs, and takes 7.4 ms of
+reproduces ``Generator.shuffle`` from the bit generator's raw outputs, and takes 7.4-7.6 ms of
 10^6 where numpy's takes 10-12 ms (int32 orders: half the bytes to move; the rejection draws
 and the swaps in one loop, as a two-pass version was no faster). The play is one compiled pass
-over the pairs (the key, the donation, the tone), 5.3 ms against about twenty array passes in
+over the pairs (the key, the donation, the tone), 5.2-5.3 ms against about twenty array passes in
 12-20 ms. A thread draws the next round's pairs while the main thread draws this round's reach,
 plays it and puts its buffer back in order, so the two threads carry about 7.4 and 6.6 ms a
 round. Selection is one compiled pass after numpy's partition, with the permutation compiled
-too (58 ms a generation with its mutation and the draws, 20 a run).
+too (53-58 ms a generation with its mutation and the draws, 20 a run).
 
-**Verdict on the 10 s goal for one population: not shown.** At load 7 the run took 84 s. From
-the parts measured alone at load 4.6, a quiet machine should play a round in about the drawing
-thread's 7.4 ms (the two threads overlapping) and a run in about 7.4 s of rounds plus 20
-updates of 60-100 ms with the statistics, 9 s or so: near the goal, not under it by a margin.
-That is an estimate, not a measurement; at this load, drawing ahead in a thread did not help at
-all (50 rounds: 3.6-4.8 s wall drawing ahead, 3.1-3.5 s in one thread, the same CPU time), as
-every hand-over between the threads waits for a core. What is left: the shuffle is the
-floor of a round (the permutation cannot be drawn by two threads: each shuffle starts where the
-last left the Generator), so a faster run needs the updates overlapped with the next
-generation's first draws, or (the compiled play is not the limit) an interleaved
-[state, helps received] array, measured 10-15% faster a round, for the serial path.
+**Verdict on the 10 s goal for one population: not shown.** The best run here took 32.9 s at
+load 4 to 5 (the numpy path 46.2 s just after), with 20 s of CPU. From the parts measured
+alone, a quiet machine should play a round in about the drawing thread's 7.4-7.6 ms (the two
+threads overlapping) and a run in about 7.5 s of rounds plus 20 updates of 55-100 ms with the
+statistics, 9 s or so: near the goal, not under it by a margin. That is an estimate, not a
+measurement, and an optimistic one: the whole run's 20 s of CPU is more than its parts alone
+add up to (about 15 s), the difference being the shared caches or the threads' hand-overs. On a loaded machine drawing ahead does not help (at load 4, 07:29 UTC, 50 rounds:
+3.6-4.8 s wall drawing ahead, 3.1-3.5 s in one thread, the same CPU time): every hand-over
+between the threads waits for a core. What is left: the shuffle is the floor of a round (the
+permutation cannot be drawn by two threads: each shuffle starts where the last left the
+Generator), so a faster run needs the updates overlapped with the next generation's first
+draws (its Generators do not depend on the update), and, for the serial path, an interleaved
+[state, helps received] array (measured 10-15% faster a round; not done, since the play is
+not the limit when drawing ahead).
 """
 
 from __future__ import annotations
