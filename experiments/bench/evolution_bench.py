@@ -14,7 +14,7 @@ for value). Rows:
   one population, and of numpy on 100 (10^3) or 10 (10^4) replicates in one array program,
   with the ratios to Mesa;
 * the scale goal: 10^6 agents for 10^3 rounds (20 generations), as one population and as 20
-  replicates of 5 x 10^4, with the wall time, the time spent in the updates, and the goal.
+  replicates of 5 x 10^4, with the wall time and the CPU time of all threads (and forks).
 
 Trials are interleaved and the best is kept (noise on a shared machine only slows a run down).
 The script prints; it asserts nothing.
@@ -24,45 +24,71 @@ The script prints; it asserts nothing.
     python experiments/bench/evolution_bench.py --rounds 300   # fewer rounds at scale
     python experiments/bench/evolution_bench.py --no-sizes --forms one   # 10^6 x 10^3, one population
 
-**Printed on 2026-12-04**, on 2 cores shared with about five other engineers' test runs, a
-local LLM server and an RLlib training; ``uptime``'s load average is given with each run, and
-every figure is slowed by it (the two runs of the same code below differ by 4.6x).
+Which path ran is printed: the society's kernels compiled by numba (the ``fast`` extra) or
+numpy (no numba, or ``SOCIALSIM_NUMBA=0``); both give the same generations. Besides the rows,
+the scale run prints each part of a round of 10^6 agents timed alone (wall and CPU).
 
-At 18:02-18:04 UTC, load average 3.0 to 3.7:
+**Printed on 2026-12-05**, on 2 cores shared with five other engineers' test runs (LLM servers,
+a profiler): ``uptime``'s load average is given with each run. This process had a third to a
+half of the machine (wall times are 1.5 to 3 times CPU times; CPU times are inflated too, by
+the caches being shared), so every figure is slowed by it; the goal's measurement on a quiet
+machine is still to be made.
 
-``python experiments/bench/evolution_bench.py --rounds 100 --forms batched`` (best of 2):
+``--no-sizes --forms one`` (10^6 agents, 10^3 rounds, 20 generations, one trial), one after
+the other, 08:22-08:24 UTC:
+
+| 10^6 agents, 10^3 rounds, one population | load | wall | CPU (both threads) |
+|---|---|---|---|
+| compiled (numba 0.68) | 3.9 to 5.2 | **32.9 s** | 20.0 s |
+| numpy (``SOCIALSIM_NUMBA=0``) | 5.1 to 5.2 | 46.2 s | 35.3 s |
+
+Earlier, at load 6.3 to 7.7 (07:40 UTC), the compiled run took 84.1 s; ``--rounds 300``, one
+after the other at load 7.4 to 7.7: compiled 27.4 s wall (9.2 s CPU), numpy 43.1 s (14.5 s).
+
+Each part alone, 10^6 agents (best of 3 x 20 rounds), printed by the two runs above; CPU
+time, wall in brackets:
+
+| part | compiled | numpy |
+|---|---|---|
+| draw: the pairs (``shuffle`` of 10^6), a round | 7.6 ms (13.2) | 10.3 ms (15.1) |
+| draw: the reach (5 x 10^5 uniforms), a round | 0.8 ms (1.4) | 0.9 ms (1.1) |
+| play, a round | 5.2 ms (7.2) | 13.3 ms (22.8) |
+| update (selection), a generation | 53 ms (54) | 59 ms (79) |
+
+For the record, 2026-12-04 (numpy only, load 3.0 to 3.7, before the kernels): one population
+23.2 s; 20 x 50,000 split in two processes 8.7 s. Not re-measured today:
 
 | agents | Mesa | numpy, one population | batched (replicates) | numpy / Mesa | batched / Mesa |
 |---|---|---|---|---|---|
 | 10^3 | 0.868 M/s | 18.2 M/s | 52.5 M/s (100) | 21x | 60x |
 | 10^4 | 0.519 M/s | 49.6 M/s | 43.3 M/s (10) | 95x | 83x |
 
-``--no-sizes --forms batched`` (twice) and ``--no-sizes --forms one``, one trial each:
+How one population is played. A round is drawn, then played. The draw is the pairing
+permutation, which must stay numpy's (the donation env's random schedule, which the society
+follows draw for draw so that both give the same generations): the compiled ``shuffle``
+reproduces ``Generator.shuffle`` from the bit generator's raw outputs, and takes 7.4-7.6 ms of
+10^6 where numpy's takes 10-12 ms (int32 orders: half the bytes to move; the rejection draws
+and the swaps in one loop, as a two-pass version was no faster). The play is one compiled pass
+over the pairs (the key, the donation, the tone), 5.2-5.3 ms against about twenty array passes in
+12-20 ms. A thread draws the next round's pairs while the main thread draws this round's reach,
+plays it and puts its buffer back in order, so the two threads carry about 7.4 and 6.6 ms a
+round. Selection is one compiled pass after numpy's partition, with the permutation compiled
+too (53-58 ms a generation with its mutation and the draws, 20 a run).
 
-| 10^6 agents, 10^3 rounds (20 generations of 50) | wall | agent-rounds/s |
-|---|---|---|
-| 20 x 50,000, split in two processes for the whole run | **8.7 s**, 12.1 s | 115 M, 83 M |
-| one population, the next round drawn in a thread | 23.2 s | 43 M |
-
-One update (selection) of 10^6 agents alone: 65-85 ms.
-
-At 17:45-17:47 UTC, load average 5.9 to 7.4, the same commands: Mesa 0.386 and 0.220 M/s, numpy
-9.5 and 27.6 M/s, batched 19.9 and 30.4 M/s (10^3 and 10^4 agents); at scale 40.1 s (batched)
-and 84.2 s (one population).
-
-**The goal (10 s) is met by the batched form when the machine is not crowded (8.7 s at load
-3.7), not by one population of 10^6 (23 s).** A batch splits its replicates between two
-processes once for the whole run (updates included) and plays each in cache-sized blocks; one
-population of 10^6 can only draw its next round in a thread while this one is played, and its
-arrays (8 MB of state, randomly gathered and scattered by 5 x 10^5 pairs a round) do not fit a
-core's cache. Timed alone on one core (load 2.8), a round of 10^6 draws in 10-12 ms (the
-permutation, ``shuffle``, is 10 of them; the reach draws 2) and plays in 10-12 ms (about twenty
-array passes over the pairs, once the evolving society stopped keeping per-round counts and the
-reach marked the key without a masked loop: the bincount and the masked loop were a third of the
-play, timed at load 7.7). The permutation must stay (it is the donation env's random schedule,
-which the society follows draw for draw so that both give the same generations), so one
-population of 10^6 in 10 s needs a round played in fewer passes (the pair's key and its effects
-fused in one compiled loop).
+**Verdict on the 10 s goal for one population: not shown.** The best run here took 32.9 s at
+load 4 to 5 (the numpy path 46.2 s just after), with 20 s of CPU. From the parts measured
+alone, a quiet machine should play a round in about the drawing thread's 7.4-7.6 ms (the two
+threads overlapping) and a run in about 7.5 s of rounds plus 20 updates of 55-100 ms with the
+statistics, 9 s or so: near the goal, not under it by a margin. That is an estimate, not a
+measurement, and an optimistic one: the whole run's 20 s of CPU is more than its parts alone
+add up to (about 15 s), the difference being the shared caches or the threads' hand-overs. On a loaded machine drawing ahead does not help (at load 4, 07:29 UTC, 50 rounds:
+3.6-4.8 s wall drawing ahead, 3.1-3.5 s in one thread, the same CPU time): every hand-over
+between the threads waits for a core. What is left: the shuffle is the floor of a round (the
+permutation cannot be drawn by two threads: each shuffle starts where the last left the
+Generator), so a faster run needs the updates overlapped with the next generation's first
+draws (its Generators do not depend on the update), and, for the serial path, an interleaved
+[state, helps received] array (measured 10-15% faster a round; not done, since the play is
+not the limit when drawing ahead).
 """
 
 from __future__ import annotations
@@ -85,6 +111,7 @@ from socialsim.society.generations import (
     statistics_table,
     update_generator,
 )
+from socialsim.society.kernels import compiled
 from socialsim.society.mesa_model import SocietyModel
 from socialsim.society.population import STRATEGIES, strategy_names
 
@@ -201,25 +228,57 @@ def size_rows(trials: int) -> None:
 FORMS = {"one": (1, 1_000_000), "batched": (20, 50_000)}
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process's threads and its ended children (the split's fork)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def scale_rows(rounds: int, trials: int, forms: list[str]) -> None:
     generations = rounds // ROUNDS
     print(
         f"\n10^6 agents, {rounds} rounds ({generations} generations of {ROUNDS}); goal for 10^3"
-        " rounds: <= 10 s\n\n| form | wall | agent-rounds/s |\n|---|---|---|"
+        " rounds: <= 10 s\n\n| form | wall | CPU (all threads) | agent-rounds/s |\n|---|---|---|---|"
     )
     for replicates, n in (FORMS[form] for form in forms):
-        best = min(
-            timed(lambda r=replicates, n=n: numpy_generations(population(n), range(r), generations))
-            for _ in range(trials)
-        )
+        best = (np.inf, np.inf)
+        for _ in range(trials):
+            cpu = cpu_seconds()
+            wall = timed(
+                lambda r=replicates, n=n: numpy_generations(population(n), range(r), generations)
+            )
+            best = min(best, (wall, cpu_seconds() - cpu))
         form = "one population" if replicates == 1 else f"{replicates} x {n:,}"
-        print(f"| {form} | {best:.1f} s | {replicates * n * rounds / best / 1e6:.0f} M |")
+        rate = replicates * n * rounds / best[0] / 1e6
+        print(f"| {form} | {best[0]:.1f} s | {best[1]:.1f} s | {rate:.0f} M |")
+    component_rows()
+
+
+def component_rows(trials: int = 3, rounds: int = 20) -> None:
+    """Each part of a round of one population of 10^6, and an update, timed alone (best of
+    ``trials``; wall and this process's CPU time)."""
     run = numpy_generations(population(1_000_000), range(1), 1)
     evolution, society = run.evolution, run.society
-    update = timed(
-        lambda: evolution.update(society.strategy[0], society.payoff[0], np.random.default_rng(0))
-    )
-    print(f"\n(one update of 10^6 agents alone: {update * 1e3:.0f} ms)")
+    parts = {
+        "draw: the pairs (shuffle), a round": lambda: society._draw_pairs(0),
+        "draw: the reach, a round": lambda: society._draw_reach(0),
+        "play, a round": lambda: society._play(0),
+    }
+    print("\n| part (10^6 agents, timed alone) | wall | CPU |\n|---|---|---|")
+    for name, part in parts.items():
+        best = (np.inf, np.inf)
+        for _ in range(trials):
+            started, cpu = time.perf_counter(), time.process_time()
+            for _ in range(rounds):
+                part()
+            best = min(best, (time.perf_counter() - started, time.process_time() - cpu))
+        print(f"| {name} | {best[0] / rounds * 1e3:.1f} ms | {best[1] / rounds * 1e3:.1f} ms |")
+    best = (np.inf, np.inf)
+    for _ in range(trials):
+        started, cpu = time.perf_counter(), time.process_time()
+        evolution.update(society.strategy[0], society.payoff[0], np.random.default_rng(0))
+        best = min(best, (time.perf_counter() - started, time.process_time() - cpu))
+    print(f"| update (selection), a generation | {best[0] * 1e3:.0f} ms | {best[1] * 1e3:.0f} ms |")
 
 
 def main() -> None:
@@ -230,6 +289,9 @@ def main() -> None:
     parser.add_argument("--no-sizes", action="store_true", help="only the scale rows")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}, {len(os.sched_getaffinity(0))} CPUs")
+    kernels = compiled()
+    print(f"society kernels: {'compiled by numba' if kernels else 'numpy (no numba)'}")
+    numpy_generations(population(1_000), range(1), 2)  # loads (or compiles) the kernels
     trials = 1 if args.quick else 2
     if not args.no_sizes:
         check_agreement()

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from socialsim.society.kernels import permutation, selection_lineage
 from socialsim.society.population import STRATEGIES
 
 RULES = ("selection", "imitation")
@@ -127,18 +128,13 @@ def select(
     mutation: float,
     pool: np.ndarray,
 ) -> Generation:
-    """Selection with mutation (see the module docstring). No sort: the cut is a partition."""
+    """Selection with mutation (see the module docstring). No sort: the cut is a partition, the
+    rest one pass (:func:`~socialsim.society.kernels.selection_lineage`)."""
     n = len(strategies)
     kept = survivors(n, survive)
-    order = rng.permutation(n)
+    order = permutation(rng, n)
     cut = np.partition(fitness, n - kept)[n - kept]  # the kept-th highest fitness
-    alive = fitness > cut
-    tied = order[fitness[order] == cut]  # in the permutation's order
-    alive[tied[: kept - np.count_nonzero(alive)]] = True
-    parents = order[alive[order]]
-    places = np.flatnonzero(~alive)
-    lineage = np.arange(n)
-    lineage[places] = parents[np.arange(len(places)) % kept]
+    lineage, places = selection_lineage(fitness, order, cut, kept)
     new = strategies[lineage]
     if mutation > 0:
         new[places] = mutate(new[places], rng, mutation, pool)

@@ -8,8 +8,9 @@ Replicates are independent, so a batch parallelises without any exchange between
 agent-rounds, forks a process that plays the first half of the replicates while this one plays
 the second half; at the end the fork sends back its half's state, round counts and Generators'
 states. A lone replicate of :data:`DRAW_AHEAD_MIN_AGENTS` agents or more has a thread draw its
-next round while this one is played instead. Each replicate's draws are made from its own
-Generator in order, so the results are the same either way. (Drawing ahead does not pay for
+next round's pairs while this one draws the round's reach and plays it instead. Each
+replicate's draws are made from its own Generator in order, so the results are the same either
+way. (Drawing ahead does not pay for
 many small replicates: in a thread their draw calls are too short to overlap under the GIL, in
 a process reading the other core's draws line by line costs as much as drawing them; see the
 benchmark.)
@@ -25,16 +26,21 @@ from typing import Any
 
 
 def run_drawing_ahead(society: Any, rounds: int) -> None:
-    """Play ``rounds`` rounds, a thread drawing each next round while this one is played
-    (``shuffle`` and ``random`` release the GIL)."""
+    """Play ``rounds`` rounds, a thread drawing each next round's pairs while this one draws
+    the round's reach, plays it and puts its buffer back in order for the round after next (the
+    shuffle, ``random`` and the compiled kernels release the GIL; the reach and the reordering
+    are done here so that the two threads' work is about even)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="society-draws") as pool:
-        pending = pool.submit(society._draw, 0)
+        pending = pool.submit(society._draw_pairs, 0)
+        society._arrange(1)
         for played in range(rounds):
             buffer = played % 2
+            society._draw_reach(buffer)
             pending.result()
             if played + 1 < rounds:
-                pending = pool.submit(society._draw, 1 - buffer)
+                pending = pool.submit(society._draw_pairs, 1 - buffer, True)
             society._play(buffer)
+            society._arrange(buffer)
 
 
 def run_split(society: Any, rounds: int, block_agents: int) -> None:

@@ -30,9 +30,12 @@ its reach child) as above, so it is exactly ``VectorSociety(population, seed=see
 
 Every agent's reputation under every norm is one int64 state per agent, and what a pair does
 is a lookup by its key, in tables built from ``norms.decide`` and ``norms.assess``
-(:mod:`socialsim.society.pair_tables`); a round's statistics are one ``bincount``.
-A round is about twenty array calls into buffers allocated once, and no Python loop over
-agents (one over replicates, for their draws: see the benchmark).
+(:mod:`socialsim.society.pair_tables`); a round's statistics are counts of the pairs' bins.
+A round is drawn (its pairs: :func:`~socialsim.society.kernels.shuffle`, numpy's shuffle
+exactly; its reach) and then played (:func:`~socialsim.society.kernels.play_pairs`): one
+compiled pass over the pairs with numba (the ``fast`` extra), about twenty array calls into
+buffers allocated once without it, the same results either way; no Python loop over agents
+(one over replicates, for their draws: see the benchmark).
 
 ``run(parallel=None)`` may use a second CPU, with the same results: see :mod:`.parallel`.
 
@@ -41,8 +44,8 @@ agents (one over replicates, for their draws: see the benchmark).
 | Import | `from socialsim.society.vectorised import ReplicatedSociety, VectorSociety` |
 | Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
 | Replicates | `ReplicatedSociety(population, seeds=[...])`: replicate `r` is the run seeded `seeds[r]` |
-| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 45 of round buffers |
-| Benchmark | `experiments/bench/society_bench.py` (its docstring has the figures) |
+| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 45 of round buffers (about 30 compiled) |
+| Benchmark | `experiments/bench/society_bench.py`, with evolution `evolution_bench.py` (their docstrings have the figures) |
 """
 
 from __future__ import annotations
@@ -56,15 +59,8 @@ from typing import Any
 import numpy as np
 
 from socialsim.envs.gossip.reach import reach_generator
-from socialsim.society.pair_tables import (
-    BINS,
-    CODE,
-    COUNTS,
-    PAIR_TABLES,
-    RECORD,
-    SLIPPED,
-    UNAWARE,
-)
+from socialsim.society.kernels import PairBuffers, compiled, play_pairs, shuffle
+from socialsim.society.pair_tables import BINS, CODE, COUNTS, PAIR_TABLES, RECORD
 from socialsim.society.parallel import run_drawing_ahead, run_split
 from socialsim.society.population import (
     STRATEGIES,
@@ -135,26 +131,19 @@ class ReplicatedSociety:
         self._effect, self._count_bin = PAIR_TABLES[gossip]
         # Per round, (replicates, COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
-        # Preallocated per-round buffers; the draws have two, the second for drawing ahead in a
-        # thread. An agent's index into the flat arrays is replicate * n_agents + agent.
-        self._agents = np.arange(self.replicates * self.n_agents).reshape(shape)
-        self._order = [np.empty(shape, dtype=np.intp) for _ in range(2)]
+        # Per-round buffers, allocated once; the draws have two, the second for drawing ahead
+        # in a thread. An agent's index into the flat arrays is replicate * n_agents + agent
+        # (int32 when compiled: half the bytes for the shuffle to move).
+        small = compiled() is not None and self.replicates * self.n_agents < 2**31
+        self._agents = np.arange(
+            self.replicates * self.n_agents, dtype=np.int32 if small else np.intp
+        ).reshape(shape)
+        self._order = [np.empty_like(self._agents) for _ in range(2)]
         self._uniforms = [np.empty((self.replicates, half)) for _ in range(2)]
         self._reach = [np.empty((self.replicates, half)) for _ in range(2)]
         self.use_generators(rngs, [reach_generator(rng) for rng in rngs])
-        # The round's pairs, replicate after replicate: (replicates, half) arrays. Donors and
-        # recipients are copied out contiguous: np.add.at's fast path needs flat indices.
-        pairs = (self.replicates, half)
-        self._donors = np.empty(pairs, dtype=np.intp)
-        self._recipients = np.empty(pairs, dtype=np.intp)
-        self._key = np.empty(pairs, dtype=np.intp)
-        self._bits = np.empty(pairs, dtype=np.intp)
-        self._slipped = np.empty(pairs, dtype=bool)
-        self._unaware = np.empty(pairs, dtype=bool)
-        self._helped = np.empty(pairs, dtype=np.int64)
-        self._bin_offset = np.repeat(np.arange(self.replicates) * math.prod(BINS), half)
+        self._buffers = PairBuffers(self.replicates, half) if compiled() is None else None
         self._flat = [a.reshape(-1) for a in (self.state, self.helps_received)]
-        self._flat_pairs = (self._donors.reshape(-1), self._recipients.reshape(-1))
 
     def use_generators(
         self, rngs: list[np.random.Generator], reach_rngs: list[np.random.Generator]
@@ -211,60 +200,52 @@ class ReplicatedSociety:
         return self.helps_received * self.benefit - self.helps_given * self.cost
 
     def _draw(self, buffer: int = 0) -> None:
-        """Draw the next round of every replicate into ``buffer``: in each replicate's
-        Generator the pairing permutation (``shuffle`` of ``arange`` is ``permutation``), then
-        (only with ``error > 0``) one slip draw per pair; in its reach Generator (only with
-        ``gossip_reach < 1``) one draw per pair."""
+        """Draw the next round of every replicate into ``buffer``: its pairs, then its reach."""
+        self._draw_pairs(buffer)
+        self._draw_reach(buffer)
+
+    def _arrange(self, buffer: int) -> None:
+        """Put the agents in order in ``buffer``: what the next shuffle starts from."""
         self._order[buffer][...] = self._agents
-        slips, unsure = self.error > 0, self.gossip_reach < 1
-        for rng, reach_rng, agents, uniforms, reach in self._draw_rows[buffer]:
-            rng.shuffle(agents)
+
+    def _draw_pairs(self, buffer: int = 0, arranged: bool = False) -> None:
+        """In each replicate's Generator, the pairing permutation (``shuffle`` of ``arange`` is
+        ``permutation``; ``arranged``: :meth:`_arrange` was called), then (only with
+        ``error > 0``) one slip draw per pair."""
+        if not arranged:
+            self._arrange(buffer)
+        slips = self.error > 0
+        for rng, _, agents, uniforms, _ in self._draw_rows[buffer]:
+            shuffle(rng, agents)
             if slips:
                 rng.random(out=uniforms)
-            if unsure:
+
+    def _draw_reach(self, buffer: int = 0) -> None:
+        """In each replicate's reach Generator (only with ``gossip_reach < 1``), one draw per
+        pair."""
+        if self.gossip_reach < 1:
+            for _, reach_rng, _, _, reach in self._draw_rows[buffer]:
                 reach_rng.random(out=reach)
 
     def _play(self, buffer: int = 0) -> None:
-        """Play one round of every replicate with the draws in ``buffer``."""
-        paired = 2 * (self.n_agents // 2)
-        order = self._order[buffer]
-        # as the env's random schedule pairs a permutation: (order[0], order[1]), (order[2], ...)
-        np.copyto(self._donors, order[:, 0:paired:2])
-        np.copyto(self._recipients, order[:, 1:paired:2])
-        donors, recipients = self._flat_pairs
-        state, helps_received = self._flat
-
-        # Everything is read from the start of the round: the round is simultaneous. Every
-        # index is in range by construction, so take's modes agree: "wrap" is the cheapest.
-        key, bits = self._key.reshape(-1), self._bits.reshape(-1)
-        donor, recipient = state.take(donors, mode="wrap"), state.take(recipients, mode="wrap")
-        # unsigned views where only bits are moved: numpy's logical shifts are SIMD loops
-        np.right_shift(donor.view(np.uint64), 32 - 5, out=key.view(np.uint64))
-        key &= CODE << 5  # (the donor's record & CODE) * VALENCE
-        np.right_shift(recipient.view(np.uint64), 32, out=bits.view(np.uint64))
-        bits &= CODE
-        key |= bits
-        np.right_shift(recipient.view(np.uint64), 63, out=bits.view(np.uint64))  # bad image
-        key |= bits
-        if self.error > 0:
-            slipped = np.less(self._uniforms[buffer], self.error, out=self._slipped)
-            key |= np.multiply(slipped.reshape(-1), SLIPPED, out=bits)  # no masked loop: faster
-        if self.gossip_reach < 1:
-            unaware = np.greater_equal(self._reach[buffer], self.gossip_reach, out=self._unaware)
-            key |= np.multiply(unaware.reshape(-1), UNAWARE, out=bits)
-        effect = self._effect.take(key, mode="wrap")
-        np.add.at(state, donors, effect)
-        helped = np.bitwise_and(effect, 1, out=self._helped.reshape(-1))
-        np.add.at(helps_received, recipients, helped)
-
+        """Play one round of every replicate with the draws in ``buffer``
+        (:func:`~socialsim.society.kernels.play_pairs`)."""
+        counts = np.zeros((self.replicates, math.prod(BINS) if self.counting else 0), np.int64)
+        play_pairs(
+            self._order[buffer],
+            *self._flat,
+            self._effect,
+            self._uniforms[buffer],
+            self.error,
+            self._reach[buffer],
+            self.gossip_reach,
+            self._count_bin,
+            counts,
+            buffers=self._buffers,
+        )
         self.round += 1
-        if not self.counting:
-            return
-        count_bin = self._count_bin.take(key, mode="wrap")
-        if self.replicates > 1:
-            count_bin += self._bin_offset
-        counts = np.bincount(count_bin, minlength=self.replicates * math.prod(BINS))
-        self._counts.append(counts.reshape(self.replicates, -1) @ COUNTS)
+        if self.counting:
+            self._counts.append(counts @ COUNTS)
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
