@@ -33,9 +33,7 @@ from socialsim.seeding import episode_seed
 
 #: the game names of ``socialsim play GAME`` and ``socialsim serve`` -> their env ids (from the
 #: games' view modules)
-GAME_ENVS: Mapping[str, str] = {
-    g: e for m in view_modules(browser=True) for g, e in m.ENVS.items()
-}
+GAME_ENVS: Mapping[str, str] = {g: e for m in view_modules(browser=True) for g, e in m.ENVS.items()}
 #: the games only the terminal shows (the browser's seat pages do not know them)
 TERMINAL_GAMES: Mapping[str, str] = {
     g: e for m in view_modules() for g, e in m.ENVS.items() if g not in GAME_ENVS
