@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from socialsim.envs.decrypto.protocol import CODE_INDEX, CODES, GUESS, HINTS, SEATS, TOKENS_TO_LOSE
+from socialsim.envs.decrypto.words import Lexicon
 
 #: the decision's code at slot ``decision``: none, hints, guess
 DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
@@ -106,10 +107,12 @@ class Board:
     one Python int at a time (numpy's item and slice assignments convert each value, at several
     times the cost)."""
 
-    def __init__(self, max_turns: int, words: dict[str, int], n_words: int, n_hints: int):
+    def __init__(self, max_turns: int, lexicon: Lexicon):
         self.layout = parts = layout(max_turns)
-        self._word_index, self._n_words = words, n_words
-        self._no_hint = n_hints + 1
+        n_words, n_hints = len(lexicon.words), len(lexicon.hint_vocabulary)
+        self._word_index, self._n_words = lexicon.word_index, n_words
+        #: a hint's place: its vocabulary index, V for a word outside it, V + 1 for none yet
+        self._vocab_index, self._outside, self._no_hint = lexicon.vocab_index, n_hints, n_hints + 1
         size = parts.size
         # the vector, then the values a hidden slot shows instead of its own: 0, 1, 2 and N
         self.values = np.zeros(size + 4, dtype=np.int64)
@@ -144,10 +147,11 @@ class Board:
         code = self.code
         code[0], code[1], code[2] = game.code
 
-    def hint(self, indices: list[int]) -> None:
-        """This turn's hints, as hint-vocabulary indices."""
+    def hint(self, words: list[str]) -> None:
+        """This turn's hints, shown as their hint-vocabulary indices (V: outside it)."""
+        index, outside = self._vocab_index, self._outside
         hints = self.hints
-        hints[0], hints[1], hints[2] = indices
+        hints[0], hints[1], hints[2] = [index.get(word.casefold(), outside) for word in words]
 
     def reveal(self, game: Any, result: Any) -> None:
         """The turn of ``result`` is over: its hints join their keywords' histories, its code

@@ -88,10 +88,8 @@ class DecryptoEnv(DecisionEnv):
         lexicon = words.lexicon(wordlist, hint_vocabulary, max_hint_words, max_hint_chars)
         self.words, self.hint_vocabulary = lexicon.words, lexicon.hint_vocabulary
         self.max_turns = max_turns
-        self._vocab_index = lexicon.vocab_index
         #: every vocabulary index of a word, ignoring case (a keyword's are all masked)
         self._spellings = lexicon.spellings
-        self._word_index = lexicon.word_index
         # the vocabulary words the hint limits allow; the keywords are taken out at each reset
         self._hint_fits = lexicon.hint_fits
         #: the encoder's masks, one per hint position, of a game none of whose keywords is in
@@ -107,7 +105,7 @@ class DecryptoEnv(DecisionEnv):
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
         #: the observation vector with nothing hidden, written where the game moves; each
         #: observation is this board read through its seat's view
-        self._board = Board(max_turns, self._word_index, len(self.words), len(self.hint_vocabulary))
+        self._board = Board(max_turns, lexicon)
         #: the info of a seat without a decision until the next reveal; each seat's info is a
         #: copy with its own entries, and what they share is immutable
         self._info: dict[str, Any] = {}
@@ -243,7 +241,7 @@ class DecryptoEnv(DecisionEnv):
         if self.phase == HINTS:
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
-            self._board.hint([self._hint_index(h) for h in self.hints])
+            self._board.hint(self.hints)
             self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
         else:
             turn = game.turn
@@ -401,10 +399,6 @@ class DecryptoEnv(DecisionEnv):
             if agent != "encoder" and decision == GUESS:
                 info["hints"] = hints
         return infos
-
-    def _hint_index(self, hint: str) -> int:
-        """A hint's place in the observation: its vocabulary index, V for a word outside it."""
-        return self._vocab_index.get(hint.casefold(), len(self.hint_vocabulary))
 
     # -- global views -------------------------------------------------------------------------
 
