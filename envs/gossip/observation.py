@@ -25,11 +25,11 @@ from socialsim.envs.gossip.protocol import TONES
 
 
 def tones_seen(game: core.GossipGame) -> np.ndarray:
-    """``(N, N, 5)``: the tone counts each agent's observation holds (a broadcast view when
-    gossip is public: everyone sees every tone)."""
+    """The tone counts the observations hold, one row of ``N x 5`` per agent, or one row that
+    every agent sees when gossip is public (no ``Hearsay``)."""
     if game.hearsay is None:
-        return np.broadcast_to(game.tone_counts, (game.n, *game.tone_counts.shape))
-    return game.hearsay.known
+        return game.tone_counts.reshape(1, -1)
+    return game.hearsay.known.reshape(game.n, -1)
 
 
 class Layout:
@@ -65,7 +65,8 @@ class Layout:
         """One agent's observation now; ``mask(agent, decision)`` gives a decision's mask."""
         seat = None if game.done else game.seats.get(agent)
         head = self.seat_table[0] if seat is None else self.heads[seat]
-        vector = np.concatenate((head, tones_seen(game)[agent].ravel()))
+        tones = game.tone_counts if game.hearsay is None else game.hearsay.known[agent]
+        vector = np.concatenate((head, tones.ravel()))
         vector[0] = game.resources[agent]
         due = game.pending().get(agent)
         if due is None:
@@ -87,7 +88,7 @@ class Layout:
                 rows[agent] = 1 + position * n + counterpart
             vectors[:, : self.tone_offset] = self.seat_table.take(rows, axis=0)
         vectors[:, 0] = game.resources
-        vectors[:, self.tone_offset :] = tones_seen(game).reshape(game.n, -1)
+        vectors[:, self.tone_offset :] = tones_seen(game)  # one row: the same for everyone
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
         for agent, (decision, _, _) in game.pending().items():
             masks[agent] = mask(agent, decision)
