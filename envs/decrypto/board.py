@@ -14,11 +14,14 @@ decision's code, a hidden keyword's ``N``, a hidden code digit's 0), so one nump
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from socialsim.envs.decrypto.protocol import CODE_INDEX, CODES, GUESS, HINTS, SEATS, TOKENS_TO_LOSE
 from socialsim.envs.decrypto.words import Lexicon
+
+if TYPE_CHECKING:
+    from socialsim.envs.decrypto.core import DecryptoGame, TurnResult
 
 #: the decision's code at slot ``decision``: none, hints, guess
 DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
@@ -137,7 +140,7 @@ class Board:
         ``decision``'s phase), a new array."""
         return self.values[self._views[seat, decision]]
 
-    def start(self, game: Any) -> None:
+    def start(self, game: DecryptoGame) -> None:
         """A new game: its turn, keywords and first code; no hint, code played or guess yet."""
         self.values[:] = self._empty
         self.turn[0] = game.turn
@@ -153,13 +156,13 @@ class Board:
         hints = self.hints
         hints[0], hints[1], hints[2] = [index.get(word.casefold(), outside) for word in words]
 
-    def reveal(self, game: Any, result: Any) -> None:
+    def reveal(self, game: DecryptoGame, result: TurnResult) -> None:
         """The turn of ``result`` is over: its hints join their keywords' histories, its code
         and guesses are played, and the next turn's counters and code (0s once over) show."""
         T, turn = self.layout.max_turns, result.turn - 1
-        history, hints, lengths = self.hint_history, self.hints, game.hint_history
-        for hint, digit in zip(hints, result.code, strict=True):
-            history[(digit - 1) * T + len(lengths[digit - 1]) - 1] = hint
+        history, hints, by_keyword = self.hint_history, self.hints, game.hint_history
+        for hint, digit in zip(hints, result.code, strict=True):  # the game has added them
+            history[(digit - 1) * T + len(by_keyword[digit - 1]) - 1] = hint
         played, guesses = self.codes_played, self.guesses
         played[3 * turn], played[3 * turn + 1], played[3 * turn + 2] = result.code
         interceptor = result.interceptor_guess
