@@ -16,8 +16,9 @@ only the agent asked (:meth:`~DecisionEnv.observe`).
 A shim gets all three PettingZoo entry points from :func:`entry_points`: ``raw_env`` (the AEC
 class, as in PettingZoo), ``env`` and ``parallel_env``, each with the Parallel class's signature
 and docstring. The AEC class keeps the order checks of PettingZoo's ``OrderEnforcingWrapper``
-itself (the same errors and warning: step, observe, render, state and ``agent_iter`` before
-``reset``; a step once every agent is done; a loop over ``agent_iter`` that does not step), so
+itself (the same errors and warning, raised through PettingZoo's ``EnvLogger``: step, observe,
+render, state and ``agent_iter`` before ``reset``, in one ``_check_order``; a step once every
+agent is done; a loop over ``agent_iter`` that does not step), so
 ``env()`` needs no wrapper layer between a training loop and the game.
 """
 
@@ -148,19 +149,22 @@ class DecisionAEC(AECEnv):
     def summary(self) -> dict[str, Any]:
         return self.parallel.summary()
 
-    def state(self) -> Any:
+    def _check_order(self, call: str) -> None:
+        """PettingZoo's ``OrderEnforcingWrapper`` check before ``call``: its error (through
+        PettingZoo's ``EnvLogger``) if the env has not been reset."""
         if not self._has_reset:
-            EnvLogger.error_state_before_reset()
+            _BEFORE_RESET[call]()
+
+    def state(self) -> Any:
+        self._check_order("state")
         return self.parallel.state()
 
     def render(self) -> str | None:
-        if not self._has_reset:
-            EnvLogger.error_render_before_reset()
+        self._check_order("render")
         return self.parallel.render()
 
     def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
-        if not self._has_reset:
-            EnvLogger.error_agent_iter_before_reset()
+        self._check_order("agent_iter")
         return _CheckedIterable(self, max_iter)
 
     def close(self) -> None:
@@ -173,8 +177,7 @@ class DecisionAEC(AECEnv):
         return self.parallel.action_space(agent)
 
     def observe(self, agent: str) -> Any:
-        if not self._has_reset:
-            EnvLogger.error_observe_before_reset()
+        self._check_order("observe")
         return self.parallel.observe(agent)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -208,14 +211,13 @@ class DecisionAEC(AECEnv):
         self.agent_selection = self._queue[0]
 
     def step(self, action: Any) -> None:
-        if not self._has_reset:
-            EnvLogger.error_step_before_reset()
+        self._check_order("step")
         self._has_updated = True
         queue = self._queue
         if not queue:  # nobody is due once the episode is over: its agents leave, all done
             if self.agents:
                 self._done_step(action)
-            else:
+            else:  # as PettingZoo's OrderEnforcingWrapper warns
                 EnvLogger.warn_step_after_terminated_truncated()
             return
         agent = self.agent_selection
@@ -268,6 +270,16 @@ class DecisionAEC(AECEnv):
         self.agents.remove(agent)
         self.agent_selection = self.agents[0] if self.agents else self._first_done
         self.rewards = dict.fromkeys(self.agents, 0)
+
+
+#: PettingZoo's error for each call made before ``reset`` (its ``OrderEnforcingWrapper``'s)
+_BEFORE_RESET: Mapping[str, Callable[[], None]] = {
+    "step": EnvLogger.error_step_before_reset,
+    "observe": EnvLogger.error_observe_before_reset,
+    "state": EnvLogger.error_state_before_reset,
+    "render": EnvLogger.error_render_before_reset,
+    "agent_iter": EnvLogger.error_agent_iter_before_reset,
+}
 
 
 class _CheckedIterable(AECIterable):

@@ -683,7 +683,8 @@ def test_factories_show_the_envs_arguments():
 
 def test_the_aec_form_keeps_pettingzoos_order_checks_without_a_wrapper():
     env = donation_v0.env(n_agents=3)
-    for call in (lambda: env.step(0), lambda: env.observe("agent_0"), env.render, env.state):
+    calls = (lambda: env.step(0), lambda: env.observe("agent_0"), env.render, env.state)
+    for call in (*calls, env.agent_iter):
         with pytest.raises(AssertionError, match="reset\\(\\) needs to be called before"):
             call()
     with pytest.raises(AttributeError):

@@ -4,9 +4,10 @@ The rules are :mod:`socialsim.envs.decrypto.core`, the vocabulary
 :mod:`socialsim.envs.decrypto.protocol`; the documentation page (spaces, observation layout,
 actions, rewards) is the docstring of :mod:`socialsim.envs.decrypto_v0`. :class:`DecryptoEnv`
 is the Parallel env, a :class:`~socialsim.envs.aec.DecisionEnv`, so its one AEC form is
-:class:`~socialsim.envs.aec.DecisionAEC`. The board that observations read through each
-seat's view is written where the game moves, so they stay in one class; the views' tables and
-the text render are :mod:`socialsim.envs.decrypto.views`.
+:class:`~socialsim.envs.aec.DecisionAEC`. The numeric observation is a
+:class:`~socialsim.envs.decrypto.board.Board` (named parts of the vector, written where the game
+moves, read through each seat's view); the decisions by phase and the text render are
+:mod:`socialsim.envs.decrypto.views`.
 """
 
 from __future__ import annotations
@@ -21,26 +22,19 @@ import numpy as np
 from gymnasium import spaces
 from socialsim.envs.aec import DecisionEnv
 from socialsim.envs.decrypto import protocol, words
+from socialsim.envs.decrypto.board import Board
 from socialsim.envs.decrypto.core import DecryptoGame
 from socialsim.envs.decrypto.protocol import (
-    CODE_INDEX,
     CODES,
     GUESS,
     GUESSERS,
     HINTS,
     SEATS,
     TEAMS,
-    TOKENS_TO_LOSE,
     Options,
     Rules,
 )
-from socialsim.envs.decrypto.views import (
-    DECISIONS,
-    FrozenMapping,
-    board_views,
-    read_only,
-    render_text,
-)
+from socialsim.envs.decrypto.views import DECISIONS, FrozenMapping, read_only, render_text
 
 from socialsim.bus import EVERYONE, MessageBus, plain, team
 
@@ -94,10 +88,8 @@ class DecryptoEnv(DecisionEnv):
         lexicon = words.lexicon(wordlist, hint_vocabulary, max_hint_words, max_hint_chars)
         self.words, self.hint_vocabulary = lexicon.words, lexicon.hint_vocabulary
         self.max_turns = max_turns
-        self._vocab_index = lexicon.vocab_index
         #: every vocabulary index of a word, ignoring case (a keyword's are all masked)
         self._spellings = lexicon.spellings
-        self._word_index = lexicon.word_index
         # the vocabulary words the hint limits allow; the keywords are taken out at each reset
         self._hint_fits = lexicon.hint_fits
         #: the encoder's masks, one per hint position, of a game none of whose keywords is in
@@ -111,20 +103,9 @@ class DecryptoEnv(DecisionEnv):
         self._rules = plain(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
-        #: the observation vector with nothing hidden, written as the game moves (see _board_*),
-        #: then the values a slot may show instead of its own: 0, 1, 2 and N (a hidden keyword)
-        size = 14 + 9 * max_turns
-        self._board = np.zeros(size + 4, dtype=np.int64)
-        self._board[size:] = (0, 1, 2, len(self.words))
-        #: the board's cells, which the game's moves write one Python int at a time (numpy's
-        #: item and slice assignments convert each value, at several times the cost)
-        self._cells = memoryview(self._board)
-        #: the board before the first hint: no hint (V + 1), no code played (0), no guess (24)
-        self._empty_board = self._board.copy()
-        self._empty_board[11 : 14 + 4 * max_turns] = len(self.hint_vocabulary) + 1
-        self._empty_board[14 + 7 * max_turns : size] = len(CODES)
-        #: the board cell each slot shows, by seat and decision (seat None: the global state)
-        self._views = board_views(size)
+        #: the observation vector with nothing hidden, written where the game moves; each
+        #: observation is this board read through its seat's view
+        self._board = Board(max_turns, lexicon)
         #: the info of a seat without a decision until the next reveal; each seat's info is a
         #: copy with its own entries, and what they share is immutable
         self._info: dict[str, Any] = {}
@@ -146,17 +127,8 @@ class DecryptoEnv(DecisionEnv):
     def _spaces(self) -> tuple[dict[str, spaces.Dict], dict[str, spaces.Space], spaces.Box]:
         """The observation and action spaces by seat and the state's, made when first asked for
         (an env played by language or scripted seats never is)."""
-        V, T = len(self.hint_vocabulary), self.max_turns
-        high = np.concatenate(
-            [
-                [T, 2, TOKENS_TO_LOSE, TOKENS_TO_LOSE],
-                [len(self.words)] * 4,
-                [4] * 3,
-                [V + 1] * (3 + 4 * T),
-                [4] * (3 * T),
-                [len(CODES)] * (2 * T),
-            ]
-        ).astype(np.int64)
+        V = len(self.hint_vocabulary)
+        high = self._board.layout.high(len(self.words), V)
         vector = spaces.Box(low=np.zeros_like(high), high=high, dtype=np.int64)
         guess_mask = spaces.Box(0, 1, shape=(len(CODES),), dtype=np.int8)
         # one mask per hint position: MultiDiscrete.sample takes a tuple of per-position masks
@@ -224,7 +196,7 @@ class DecryptoEnv(DecisionEnv):
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
         self._enter_phase(HINTS)
         self.hints = None
-        self._board_reset()
+        self._board.start(game)
         self._share()
         self.bus.post(1, EVERYONE, "public", Rules.kind, self._rules)
         self._publish(team("encoders"), "team", protocol.Keywords(game.keywords))
@@ -269,8 +241,7 @@ class DecryptoEnv(DecisionEnv):
         if self.phase == HINTS:
             self.hints = choices["encoder"]
             self._enter_phase(GUESS)
-            cells = self._cells
-            cells[11], cells[12], cells[13] = [self._hint_index(h) for h in self.hints]
+            self._board.hint(self.hints)
             self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
         else:
             turn = game.turn
@@ -282,7 +253,7 @@ class DecryptoEnv(DecisionEnv):
             )
             self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
-            self._board_reveal(result)
+            self._board.reveal(game, result)
             self._share(FrozenMapping(result._asdict()))
             if game.done:
                 self._enter_phase(None)
@@ -296,7 +267,7 @@ class DecryptoEnv(DecisionEnv):
 
     def observe(self, agent: str) -> dict[str, Any]:
         decision = self._decisions[agent]
-        vector = self._board[self._views[agent, decision]]  # a new array
+        vector = self._board.show(agent, decision)  # a new array
         if agent == "encoder":
             mask: Any = self._hint_masks if decision else self._no_hints
         else:
@@ -429,42 +400,6 @@ class DecryptoEnv(DecisionEnv):
                 info["hints"] = hints
         return infos
 
-    def _hint_index(self, hint: str) -> int:
-        """A hint's place in the observation: its vocabulary index, V for a word outside it."""
-        return self._vocab_index.get(hint.casefold(), len(self.hint_vocabulary))
-
-    # The board is the observation vector with nothing hidden (the layout is in decrypto_v0's
-    # docstring): [turn, phase, miscommunications, interceptions, keywords (4), code (3), this
-    # turn's hints (3), hint history by keyword (4 x T), codes played (3 x T), guesses (2 x T)].
-    # It is written where the game moves (reset, hints, reveal); an observation is the board read
-    # through its seat's view (see _view).
-
-    def _board_reset(self) -> None:
-        game = self.game
-        assert game is not None
-        self._board[:] = self._empty_board
-        cells, index, hidden = self._cells, self._word_index, len(self.words)
-        cells[0] = game.turn
-        for slot, keyword in enumerate(game.keywords, 4):
-            cells[slot] = index.get(keyword, hidden)
-        cells[8], cells[9], cells[10] = game.code
-
-    def _board_reveal(self, result: Any) -> None:
-        game = self.game
-        assert game is not None
-        T, cells, index = self.max_turns, self._cells, result.turn - 1
-        # this turn's hints, as the hints step wrote them, join their keywords' histories
-        for digit, slot in zip(result.code, (11, 12, 13), strict=True):
-            cells[14 + (digit - 1) * T + len(game.hint_history[digit - 1]) - 1] = cells[slot]
-        played = 14 + 4 * T + 3 * index
-        cells[played], cells[played + 1], cells[played + 2] = result.code
-        interceptor, guesses = result.interceptor_guess, 14 + 7 * T + 2 * index
-        cells[guesses] = CODE_INDEX[result.decoder_guess]
-        cells[guesses + 1] = len(CODES) if interceptor is None else CODE_INDEX[interceptor]
-        cells[11] = cells[12] = cells[13] = len(self.hint_vocabulary) + 1  # no hint yet
-        cells[0], cells[2], cells[3] = game.turn, game.miscommunications, game.interceptions
-        cells[8], cells[9], cells[10] = (0, 0, 0) if game.code is None else game.code
-
     # -- global views -------------------------------------------------------------------------
 
     def state(self) -> np.ndarray:
@@ -473,7 +408,7 @@ class DecryptoEnv(DecisionEnv):
         phase (0 over, 1 hints, 2 guess)."""
         if self.game is None:
             raise ValueError("state: no game yet; call reset() first")
-        return self._board[self._views[None, self.phase]]
+        return self._board.show(None, self.phase)
 
     def render(self) -> str | None:
         """The public state in a few lines (never a keyword or an unrevealed code)."""

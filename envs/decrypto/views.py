@@ -1,21 +1,19 @@
-"""What Decrypto shows: which board cell each slot of a seat's observation reads, by seat and
-decision, each seat's decision by phase, and the public state as text (``render()``). Tables
-made once and shared, read-only, by every :class:`~socialsim.envs.decrypto.env.DecryptoEnv`."""
+"""What Decrypto shows besides the numeric observation (:mod:`.board`): each seat's decision by
+phase, the read-only containers its infos and masks are handed in, and the public state as text
+(``render()``). Tables made once and shared, read-only, by every
+:class:`~socialsim.envs.decrypto.env.DecryptoEnv`."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
-from socialsim.envs.decrypto.protocol import GUESS, HINTS, SEATS, TOKENS_TO_LOSE
+from socialsim.envs.decrypto.protocol import GUESS, HINTS, TOKENS_TO_LOSE
 
 if TYPE_CHECKING:
     from socialsim.envs.decrypto.env import DecryptoEnv
-
-DECISION_CODE = {None: 0, HINTS: 1, GUESS: 2}
 
 
 class FrozenMapping(Mapping):
@@ -60,33 +58,9 @@ DECISIONS: dict[tuple[str | None, bool], Mapping[str, str | None]] = {
             "interceptor": GUESS if phase == GUESS and interceptor_guesses else None,
         }
     )
-    for phase in DECISION_CODE
+    for phase in (None, HINTS, GUESS)
     for interceptor_guesses in (True, False)
 }
-
-
-def seat_view(seat: str | None, decision: str | None, size: int) -> np.ndarray:
-    """The board cell each of the ``size`` slots of ``seat``'s observation shows while it has
-    ``decision`` (``seat`` None: the global state, ``decision`` the phase): its own cell but for
-    slot 1, the decision's code, and the slots hidden from the seat (see ``DecryptoEnv._board``)."""
-    view = np.arange(size)
-    view[1] = size + DECISION_CODE[decision]
-    if seat == "interceptor":
-        view[4:8] = size + 3  # the keywords, hidden: N
-    if seat is not None and (seat != "encoder" or decision != HINTS):
-        view[8:11] = size  # the code, hidden: 0
-    return view
-
-
-@functools.cache
-def board_views(size: int) -> dict[tuple[str | None, str | None], np.ndarray]:
-    """The board cell each slot shows, by seat and decision (seat None: the global state), for
-    a board of ``size`` slots; shared by the envs of that size, read-only."""
-    return {
-        (seat, decision): read_only(seat_view(seat, decision, size))
-        for seat in (*SEATS, None)
-        for decision in DECISION_CODE
-    }
 
 
 def render_text(env: DecryptoEnv) -> str:

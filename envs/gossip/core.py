@@ -95,14 +95,10 @@ class GossipGame:
         self.pairs: list[Pair] = self.schedule[last] if self.schedule else []
         #: agent -> (position in its pair, counterpart) this round; absent when sitting out
         self.seats: dict[int, tuple[int, int]] = {}
-        #: the same as one code per agent: 0 sitting out, else 1 + position * n + counterpart
-        self.seat_codes = [0] * self.n
-        seats, codes, n = self.seats, self.seat_codes, self.n
+        seats = self.seats
         for first, second in self.pairs:
             seats[first] = (0, second)
             seats[second] = (1, first)
-            codes[first] = 1 + second
-            codes[second] = 1 + n + first
 
     def pending(self) -> dict[int, tuple[str, int, int]]:
         """agent -> ``(decision, counterpart, position in its pair)`` for the decisions due now."""

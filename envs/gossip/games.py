@@ -10,9 +10,10 @@ import math
 import numpy as np
 from socialsim.envs.gossip import core, market, protocol
 from socialsim.envs.gossip.env import RENDER_MODES, GossipEnv
+from socialsim.envs.gossip.options import check_number, market_options, matching_options
 from socialsim.envs.gossip.reach import check_gossip_reach
 
-#: the options of :func:`protocol.matching_options` that the game core's matching takes
+#: the options of :func:`.options.matching_options` that the game core's matching takes
 MATCHING = ("schedule", "rounds", "pairs_per_round", "entrant", "entrant_round")
 
 
@@ -40,10 +41,9 @@ class PeerEnv(GossipEnv):
         """``numbers`` maps each of the game's own options to ``(value, least allowed)``;
         ``stated`` holds checked options that the rules state only when given (so that the
         records of the games without them stay as they were)."""
-        options = protocol.matching_options(reference, **matching)
+        options = matching_options(reference, **matching)
         checked = {
-            name: protocol.check_number(name, value, least)
-            for name, (value, least) in numbers.items()
+            name: check_number(name, value, least) for name, (value, least) in numbers.items()
         }
         checked.update(stated or {})
         game = game_class(
@@ -201,7 +201,7 @@ class MarketEnv(GossipEnv):
         rounds: int | None = None,
         render_mode: str | None = None,
     ):
-        options = protocol.market_options(n_sellers, n_buyers, discount, gossip, schedule, rounds)
+        options = market_options(n_sellers, n_buyers, discount, gossip, schedule, rounds)
         game = market.MarketGame(
             _ids(options["n_agents"]),
             n_sellers=options["n_sellers"],

@@ -9,9 +9,9 @@ counterpart parts are zero for an agent sitting out and once the game is over. T
 the actions legal for the decision due; it is all zeros for an agent without a decision.
 
 Nothing here is kept in step with the game: every observation is computed from the core's
-``resources``, ``seat_codes``, ``tone_counts`` and ``pending()`` at the moment it is asked for,
-into a fresh array that later steps never write to; the role and counterpart one-hots are rows
-of a constant table indexed by the core's seat codes.
+``resources``, ``seats``, ``tone_counts`` and ``pending()`` at the moment it is asked for, into
+a fresh array that later steps never write to; the role and counterpart one-hots are rows of a
+constant table indexed by a seat's ``(position, counterpart)``.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from socialsim.envs.gossip.protocol import TONES
 
 
 def tones_seen(game: core.GossipGame) -> np.ndarray:
-    """``(N, N, 5)``: the tone counts each agent's observation holds (a broadcast view when
-    gossip is public: everyone sees every tone)."""
+    """The tone counts the observations hold, one row of ``N x 5`` per agent, or one row that
+    every agent sees when gossip is public (no ``Hearsay``)."""
     if game.hearsay is None:
-        return np.broadcast_to(game.tone_counts, (game.n, *game.tone_counts.shape))
-    return game.hearsay.known
+        return game.tone_counts.reshape(1, -1)
+    return game.hearsay.known.reshape(game.n, -1)
 
 
 class Layout:
@@ -43,12 +43,14 @@ class Layout:
         self.tone_offset = self.counterpart_offset + n
         self.size = self.tone_offset + n * len(TONES)
         self.n_actions = n_actions
-        # the vector's head (a 0 for the resources, the role and counterpart one-hots) for every
-        # seat code of the core (row 0: sitting out)
+        # the vector's head (a 0 for the resources, the role and counterpart one-hots): row 0
+        # for an agent sitting out, row 1 + position * n + counterpart for a seat of the core's
+        # ``seats`` (``heads[position, counterpart]`` is that row)
         self.seat_table = np.zeros((1 + 2 * n, self.tone_offset), dtype=np.float32)
+        self.heads = self.seat_table[1:].reshape(2, n, self.tone_offset)
         for position, column in enumerate(self.role_column):
             for counterpart in range(n):
-                row = self.seat_table[1 + position * n + counterpart]
+                row = self.heads[position, counterpart]
                 row[column] = row[self.counterpart_offset + counterpart] = 1.0
         self.space = spaces.Dict(
             {
@@ -61,8 +63,10 @@ class Layout:
         self, game: core.GossipGame, agent: int, mask: Callable[[int, str], np.ndarray]
     ) -> dict[str, np.ndarray]:
         """One agent's observation now; ``mask(agent, decision)`` gives a decision's mask."""
-        head = self.seat_table[0 if game.done else game.seat_codes[agent]]
-        vector = np.concatenate((head, tones_seen(game)[agent].ravel()))
+        seat = None if game.done else game.seats.get(agent)
+        head = self.seat_table[0] if seat is None else self.heads[seat]
+        tones = game.tone_counts if game.hearsay is None else game.hearsay.known[agent]
+        vector = np.concatenate((head, tones.ravel()))
         vector[0] = game.resources[agent]
         due = game.pending().get(agent)
         if due is None:
@@ -76,11 +80,15 @@ class Layout:
     ) -> dict[str, dict[str, np.ndarray]]:
         """Every agent's observation now, filled for all of them at once (one row each)."""
         vectors = np.empty((game.n, self.size), dtype=np.float32)
-        vectors[:, : self.tone_offset] = (
-            self.seat_table[0] if game.done else self.seat_table.take(game.seat_codes, axis=0)
-        )
+        if game.done:
+            vectors[:, : self.tone_offset] = self.seat_table[0]
+        else:  # each agent's row of the seat table: 0 sitting out, else its seat's
+            rows, n = [0] * game.n, game.n
+            for agent, (position, counterpart) in game.seats.items():
+                rows[agent] = 1 + position * n + counterpart
+            vectors[:, : self.tone_offset] = self.seat_table.take(rows, axis=0)
         vectors[:, 0] = game.resources
-        vectors[:, self.tone_offset :] = tones_seen(game).reshape(game.n, -1)
+        vectors[:, self.tone_offset :] = tones_seen(game)  # one row: the same for everyone
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
         for agent, (decision, _, _) in game.pending().items():
             masks[agent] = mask(agent, decision)

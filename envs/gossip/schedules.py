@@ -12,7 +12,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from socialsim.envs.gossip.protocol import default_random_rounds
+from socialsim.envs.gossip.options import default_random_rounds
 
 Pair = tuple[int, int]
 Schedule = list[list[Pair]]

@@ -206,6 +206,32 @@ call): the reveal step (the interceptor's, ending each turn: the turn played, it
 board, the next code, the infos) 64 us an episode, the reset 54 (36 without the timers: the
 reference's ``RandomState`` seeded and its 680-word shuffle, 12.6 of them, fixed by the
 reference-compatible draws), the hints step 31, ``last()`` 21, this loop's random picks 27.
+
+Issue 27's env side, 2026-12-05 08:07-08:16 UTC, 2 shared cores under a load of 4 to 8 (six
+sessions' work): the branch (Decrypto's observation from a ``Board`` of named parts, the gossip
+core without ``seat_codes``, the AEC form's one ``_check_order``, the gossip observation reading
+the tone counts without a ``broadcast_to`` view per observe) and main (d416f47, through a copy
+of the editable install's mapping pointed at a detached checkout) in alternation, branch first,
+two rounds each of ``--agent-steps 10000 --trials 3``; ratios to rps_v2, branch / main:
+
+| env | Parallel branch | Parallel main | AEC branch | AEC main |
+|---|---|---|---|---|
+| donation_v0 | 1.29, 1.30 | 1.12, 1.05 | 1.28, 1.32 | 0.93, 0.97 |
+| prisoners_v0 | 2.35, 2.26 | 1.96, 1.87 | 1.85, 1.77 | 1.25, 1.24 |
+| trust_v0 | 1.75, 1.66 | 1.43, 1.34 | 1.38, 1.38 | 1.07, 1.10 |
+| market_v0 | 1.73, 1.72 | 1.47, 1.43 | 1.56, 1.59 | 1.16, 1.20 |
+| decrypto_v0 | 1.55, 1.60 | 1.58, 1.54 | 1.01, 1.00 | 1.02, 1.02 |
+| matching_pennies_v0 | 4.20, 4.07 | 4.32, 4.07 | 2.57, 2.76 | 2.58, 2.76 |
+
+N=243 / N=9: Parallel 0.95, 0.99 (main 0.81, 0.81), AEC 0.96, 1.00 (main 0.96, 0.96). In
+instructions (``valgrind --tool=callgrind``, ``OPENBLAS_NUM_THREADS=1``, a loop of random legal
+actions like this one's, 5,000 agent-steps less 1,000), main -> branch per agent-step: donation
+AEC 215,646 -> 183,527, Parallel 289,548 -> 260,096; trust AEC 193,256 -> 162,847, Parallel
+219,703 -> 197,495 (the ``broadcast_to`` view of the tone counts made at every observation was
+about 30,000 of them); Decrypto AEC 202,587 -> 199,427, Parallel 205,764 -> 202,480 (the
+``Board`` costs nothing measurable). Every gossip env now clears 1.0x in the AEC form with a
+margin (donation was at 0.93-0.99x under this load before); Decrypto's AEC form is unchanged at
+about 1.0x under this load, met, not with a margin.
 """
 
 from __future__ import annotations
