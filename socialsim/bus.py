@@ -186,8 +186,9 @@ class MessageBus:
     Plain data, by message id (its place in the log): the log of entries (a tuple of scalars
     each), their payloads as :func:`json_copy` makes them (plain dicts and tuples, never handed
     out) and their :class:`Message` views once made (payloads read-only). A stream is the list of
-    the ids sent to one audience (``"*"``, ``"team:NAME"``, or one agent); an inbox is a dict
-    from each stream its agent follows to how many of that stream's ids it has read.
+    the ids sent to one audience (``"*"``, ``"team:NAME"``, or one agent), appended to only; an
+    inbox holds, for each stream its agent follows, that stream (the list itself, no copy) and
+    how many of its ids the agent has read.
 
     Kept so, a message with a flat payload (every value a JSON scalar) holds no object the
     garbage collector tracks (it untracks a tuple of scalars, and never a tuple holding a dict),
@@ -233,8 +234,9 @@ class MessageBus:
             self._streams[team(name)] = []
         for agent in self.agents:
             self._streams[agent] = []
-        # by agent, made at its first read: each stream it follows -> how many ids it has read
-        self._inboxes: dict[str, dict[str, int]] = {}
+        # by agent, made at its first read: [stream, how many of its ids the agent has read]
+        # for each stream it follows
+        self._inboxes: dict[str, list[list[Any]]] = {}
 
     def _followed(self, agent: str) -> tuple[str, ...]:
         """The streams ``agent`` follows: the public one, its teams' and its own."""
@@ -243,9 +245,13 @@ class MessageBus:
         teams = [team(n) for n, members in self.teams.items() if agent in members]
         return (EVERYONE, *teams, agent)
 
-    def _inbox(self, agent: str) -> dict[str, int]:
-        """A new inbox for ``agent``, nothing read yet."""
-        inbox = self._inboxes[agent] = dict.fromkeys(self._followed(agent), 0)
+    def _inbox(self, agent: str) -> list[list[Any]]:
+        """A new inbox for ``agent``, nothing read yet. The first makes every message logged so
+        far: from then on, each is made as it is posted."""
+        inbox = [[self._streams[key], 0] for key in self._followed(agent)]
+        if not self._inboxes:
+            self._views(range(len(self._log)))
+        self._inboxes[agent] = inbox
         return inbox
 
     # -- publishing -------------------------------------------------------------------------
@@ -312,11 +318,11 @@ class MessageBus:
             if not self._everyone.issuperset(to):
                 self.resolve(to)
         index = len(self._log)
-        self._log.append((index, int(turn), sender, to, channel, kind))
+        entry = (index, int(turn), sender, to, channel, kind)
+        self._log.append(entry)
         self._payloads.append(payload)
-        self._messages.append(None)
-        if self._inboxes:  # a bus with readers makes the message now, once, for them
-            self._make(index)
+        # a bus with readers makes the message now, once, for them
+        self._messages.append(self._message(entry, payload) if self._inboxes else None)
         for key in keys:
             stream = streams[key]
             if not stream or stream[-1] != index:  # an agent named twice gets it once
@@ -326,19 +332,20 @@ class MessageBus:
 
     def read(self, agent: str) -> list[Message]:
         """Messages ``agent`` may see that are new since its last ``read``, oldest first."""
-        inbox = self._inboxes.get(agent) or self._inbox(agent)
-        streams = self._streams
         new: list[int] = []
         sources = 0
-        for key, seen in inbox.items():
-            stream = streams[key]
+        for place in self._inboxes.get(agent) or self._inbox(agent):
+            stream, seen = place
             if len(stream) > seen:
                 new += stream[seen:]
-                inbox[key] = len(stream)
+                place[1] = len(stream)
                 sources += 1
+        if not sources:
+            return new
         if sources > 1:
             new.sort()  # several streams interleave: ids are publication order
-        return self._views(new)
+        messages = self._messages  # all made: the bus has a reader
+        return [messages[index] for index in new]
 
     def rewind(self, agent: str) -> None:
         """Move ``agent``'s read counts back to the start: its next :meth:`read` returns all
@@ -347,10 +354,12 @@ class MessageBus:
 
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the read counts as they were."""
-        counts = dict(self._inboxes.get(agent) or self._inbox(agent))
-        new = self.read(agent)
-        self._inboxes[agent] = counts
-        return new
+        inbox = self._inboxes.get(agent) or self._inbox(agent)
+        self._inboxes[agent] = [[stream, seen] for stream, seen in inbox]  # counts for read
+        try:
+            return self.read(agent)
+        finally:
+            self._inboxes[agent] = inbox
 
     @property
     def log(self) -> tuple[Message, ...]:
@@ -363,13 +372,15 @@ class MessageBus:
         return [messages[index] or make(index) for index in ids]
 
     def _make(self, index: int) -> Message:
-        """Make and keep the :class:`Message` of a logged entry: its payload seen through the
-        env's view of its kind (an env's own message) or :func:`read_only`."""
-        entry = self._log[index]
-        sender, kind = entry[2], entry[5]
-        shown = self._kind_views.get(kind, read_only) if sender == ENV else read_only
-        message = self._messages[index] = _message((*entry, shown(self._payloads[index])))
+        """Make and keep the :class:`Message` of a logged message."""
+        message = self._messages[index] = self._message(self._log[index], self._payloads[index])
         return message
+
+    def _message(self, entry: Entry, payload: Any) -> Message:
+        """The :class:`Message` of a logged entry: its payload seen through the env's view of
+        its kind (an env's own message) or :func:`read_only`."""
+        shown = self._kind_views.get(entry[5], read_only) if entry[2] == ENV else read_only
+        return _message((*entry, shown(payload)))
 
     def fields(self) -> list[dict[str, Any]]:
         """Every logged message as the episode record holds it, a dict of its fields by name
