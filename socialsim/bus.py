@@ -193,9 +193,9 @@ class MessageBus:
     Kept so, a message with a flat payload (every value a JSON scalar) holds no object the
     garbage collector tracks (it untracks a tuple of scalars, and never a tuple holding a dict),
     so an episode's log, a few hundred thousand messages at a few hundred agents, does not make
-    every full collection walk it. A message is made once, for all its readers: at its first
-    reading while nobody has read the bus (an RL loop never does), and as it is posted once
-    someone has. ``views`` maps a payload kind to the function that shows such a payload
+    every full collection walk it. A message is made once, for all its readers: while nobody
+    reads the bus (an RL loop never does), only when asked for (:attr:`log`, :meth:`visible_to`);
+    once someone does, as it is posted (the first reader makes those logged before). ``views`` maps a payload kind to the function that shows such a payload
     read-only, for a trusted publisher that knows its shape (``MappingProxyType`` for a dict of
     scalars and tuples of them), used for the env's own messages (sender :data:`ENV`); other
     messages are inspected by :func:`read_only`.
@@ -366,8 +366,7 @@ class MessageBus:
         return tuple(self._views(range(len(self._log))))
 
     def _views(self, ids: Iterable[int]) -> list[Message]:
-        """The :class:`Message` of each id, made at its first reading unless it was made when
-        posted: a message read by many is made once, one never read never is."""
+        """The :class:`Message` of each id, made now unless it was made before."""
         messages, make = self._messages, self._make
         return [messages[index] or make(index) for index in ids]
 
