@@ -69,7 +69,8 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     what orjson refuses (keys that are not strings, integers beyond 64 bits, lone surrogates),
     and floats below 1e-4 in magnitude, which orjson writes ``1e-5`` or ``0.00001`` where
     ``json`` writes ``1e-05`` (found in orjson's text, with a false alarm now and then for a string
-    holding ``0.0000`` or a digit before ``e-``). ``tests/test_plain_json.py`` checks the two
+    holding ``0.0000`` or a digit before ``e-``; a rule on the values costs more, see
+    ``experiments/bench/canonical_json_bench.py``). ``tests/test_plain_json.py`` checks the two
     agree on generated values of every kind.
     """
     try:
