@@ -236,7 +236,7 @@ class MessageBus:
             self._streams[agent] = []
         # by agent, made at its first read: [stream, how many of its ids the agent has read]
         # for each stream it follows
-        self._inboxes: dict[str, list[list[Any]]] = {}
+        self._inboxes: dict[str, tuple[list[Any], ...]] = {}
 
     def _followed(self, agent: str) -> tuple[str, ...]:
         """The streams ``agent`` follows: the public one, its teams' and its own."""
@@ -245,10 +245,10 @@ class MessageBus:
         teams = [team(n) for n, members in self.teams.items() if agent in members]
         return (EVERYONE, *teams, agent)
 
-    def _inbox(self, agent: str) -> list[list[Any]]:
+    def _inbox(self, agent: str) -> tuple[list[Any], ...]:
         """A new inbox for ``agent``, nothing read yet. The first makes every message logged so
         far: from then on, each is made as it is posted."""
-        inbox = [[self._streams[key], 0] for key in self._followed(agent)]
+        inbox = tuple([[self._streams[key], 0] for key in self._followed(agent)])
         if not self._inboxes:
             self._views(range(len(self._log)))
         self._inboxes[agent] = inbox
@@ -344,8 +344,7 @@ class MessageBus:
             return new
         if sources > 1:
             new.sort()  # several streams interleave: ids are publication order
-        messages = self._messages  # all made: the bus has a reader
-        return [messages[index] for index in new]
+        return list(map(self._messages.__getitem__, new))  # all made: the bus has a reader
 
     def rewind(self, agent: str) -> None:
         """Move ``agent``'s read counts back to the start: its next :meth:`read` returns all
@@ -355,7 +354,7 @@ class MessageBus:
     def peek(self, agent: str) -> list[Message]:
         """Like :meth:`read` but leaves the read counts as they were."""
         inbox = self._inboxes.get(agent) or self._inbox(agent)
-        self._inboxes[agent] = [[stream, seen] for stream, seen in inbox]  # counts for read
+        self._inboxes[agent] = tuple([[stream, seen] for stream, seen in inbox])  # counts for read
         try:
             return self.read(agent)
         finally:

@@ -139,13 +139,11 @@ default), loaded machine: before 1.05 / 1.29 s / 1.22x CPU (wall 1.24x, load 7.4
 count] pair per stream followed, the messages a list by id (no per-stream lists of made
 messages kept in step with the streams). Instructions (callgrind, ``episodes=3`` less
 ``episodes=1``: 108 episodes) per episode: before (d416f47) bare loop 15.62 M, ``socialsim
-run`` 18.25 M (1.17x); after 15.38 M, 18.06 M (**1.17x**). The bus alone, 9 agents and a team,
-instructions per step: two posts and four reads (two of them empty) 56.1 k before, 55.8 k
-after; two posts alone 35.8 k before, 30.6 k after; an empty read 3.5 k before, 3.6 k after (an
-inbox as a dict stream -> read count, tried, read in 4.8 k: a lookup per stream). CPU time,
-``--trials 3``, before and after alternately, three rounds, load average 4-6: before 1.30 /
-1.53 s / 1.17x, 1.30 / 1.52 s / 1.18x, 1.27 / 1.56 s / 1.22x; after 1.26 / 1.50 s / **1.19x**,
-1.19 / 1.45 s / **1.21x**, 1.29 / 1.49 s / **1.16x**. The goal is met.
+run`` 18.25 M (1.17x); after 15.40 M, 18.14 M (**1.18x**: both sides cheaper, the bare loop a
+little more). The bus alone: ``bus_bench.py``. CPU time, ``--trials 3``, before and after
+alternately, three rounds, load average 4-6: before 1.30 / 1.53 s / 1.17x, 1.30 / 1.52 s /
+1.18x, 1.27 / 1.56 s / 1.22x; after 1.26 / 1.50 s / **1.19x**, 1.19 / 1.45 s / **1.21x**, 1.29
+/ 1.49 s / **1.16x**. The goal is met.
 """
 
 from __future__ import annotations
