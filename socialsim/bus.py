@@ -6,14 +6,13 @@ A :class:`Message` is immutable once published. Its audience ``to`` is one of
 * ``"team:NAME"`` — every member of a team the bus was created with,
 * a tuple of agent ids.
 
-The bus keeps one append-only log, and each message in one *stream* by its audience: the public
-stream, a team's stream, or the streams of the agents it names. An agent follows the public
-stream, its teams' and its own, with a read cursor on each, so publishing to everyone costs the
-same whatever the number of agents. ``read(agent)`` returns the messages new since that agent
-last looked. The log holds plain values that the garbage collector need not walk, and a
-:class:`Message` is made once, for the first of its audience to read it (see
-:class:`MessageBus`). The log answers
-the two questions theory-of-mind analysis and the information-hiding tests ask:
+The bus keeps one append-only log, and each message's id in one *stream* by its audience: the
+public stream, a team's stream, or the streams of the agents it names. An agent follows the
+public stream, its teams' and its own, counting how many of each it has read, so publishing to
+everyone costs the same whatever the number of agents. ``read(agent)`` returns the messages new
+since that agent last looked. The log holds plain values that the garbage collector need not
+walk, and a :class:`Message` is made once, for all of its audience (see :class:`MessageBus`).
+The log answers the two questions theory-of-mind analysis and the information-hiding tests ask:
 ``audience_of(m)`` (which agents could see message ``m``) and ``visible_to(agent, turn)`` (what
 could ``agent`` see up to turn ``t``).
 """
@@ -37,7 +36,7 @@ def team(name: str) -> str:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def plain(value: Any, where: str = "payload") -> Any:
+def json_copy(value: Any, where: str = "payload") -> Any:
     """Return a deep copy of a JSON-like value in the form the bus keeps, or raise ``TypeError``.
 
     Dicts stay dicts, lists become tuples, numpy scalars are converted; any other type is
@@ -45,19 +44,19 @@ def plain(value: Any, where: str = "payload") -> Any:
     episode log.
     """
     try:
-        return _plain(value)
+        return _json_copy(value)
     except TypeError:
         raise TypeError(_first_bad(value, where)) from None
 
 
 def freeze(value: Any, where: str = "payload") -> Any:
     """Return a deeply immutable copy of a JSON-like value, or raise ``TypeError``: as
-    :func:`plain`, with every dict a read-only mapping."""
-    return read_only(plain(value, where))
+    :func:`json_copy`, with every dict a read-only mapping."""
+    return read_only(json_copy(value, where))
 
 
-def _plain(value: Any) -> Any:
-    # Raises a bare TypeError: the path of the bad part is only worked out on failure.
+def _json_copy(value: Any) -> Any:
+    # json_copy, raising a bare TypeError: the path of the bad part is only worked out on failure.
     kind = type(value)
     if kind in _SCALARS:
         return value
@@ -66,23 +65,23 @@ def _plain(value: Any) -> Any:
         for key, item in value.items():
             if type(key) is not str:
                 raise TypeError
-            copy[key] = item if type(item) in _SCALARS else _plain(item)
+            copy[key] = item if type(item) in _SCALARS else _json_copy(item)
         return copy
     if kind is list or kind is tuple:
         items = tuple(value)
         if _SCALARS.issuperset(map(type, items)):  # the common list of numbers or words
             return items
-        return tuple([item if type(item) in _SCALARS else _plain(item) for item in items])
+        return tuple([item if type(item) in _SCALARS else _json_copy(item) for item in items])
     if isinstance(value, (bool, str, int, float)):
         return value
     item = getattr(value, "item", None)  # numpy scalar
     if callable(item) and getattr(value, "shape", None) == ():
-        return _plain(item())
+        return _json_copy(item())
     raise TypeError
 
 
 def read_only(value: Any) -> Any:
-    """A read-only view of a value of :func:`plain`'s form: each dict wrapped (not copied) in a
+    """A read-only view of a value of :func:`json_copy`'s form: each dict wrapped (not copied) in a
     read-only mapping, tuples of scalars as they are. Nothing may change ``value`` after."""
     kind = type(value)
     if kind is dict:
@@ -106,13 +105,13 @@ def _first_bad(value: Any, where: str) -> str:
             if not isinstance(key, str):
                 return f"{where}: keys must be strings, got {key!r}"
             try:
-                _plain(item)
+                _json_copy(item)
             except TypeError:
                 return _first_bad(item, f"{where}.{key}")
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
             try:
-                _plain(item)
+                _json_copy(item)
             except TypeError:
                 return _first_bad(item, f"{where}[{i}]")
     return f"{where}: {type(value).__name__} is not JSON-serialisable"
@@ -184,18 +183,22 @@ class MessageBus:
 
     ``agents`` are the ids that can receive messages; ``teams`` maps a team name to its members.
 
-    The log keeps each message as a tuple of scalars and, apart (by id), its payload as plain
-    dicts and tuples (what :func:`plain` makes), never handed out: readers get :class:`Message`
-    views whose payloads are read-only. Kept so, a message with a flat payload (every value a
-    JSON scalar) holds no object the garbage collector tracks (it untracks a tuple of scalars,
-    and never a tuple holding a dict), so an episode's log, a few hundred thousand messages at
-    a few hundred agents, does not make every full collection walk it. A message is made once:
-    at its first reading while nobody has read the bus (an RL loop never does), and as it is
-    posted once someone has, so that readers slice the messages made for them. ``views`` maps a
-    payload kind to the function that shows such a payload read-only, for a trusted publisher
-    that knows its shape (``MappingProxyType`` for a dict of scalars and tuples of them), used
-    for the env's own messages (sender :data:`ENV`); other messages are inspected by
-    :func:`read_only`.
+    Plain data, by message id (its place in the log): the log of entries (a tuple of scalars
+    each), their payloads as :func:`json_copy` makes them (plain dicts and tuples, never handed
+    out) and their :class:`Message` views once made (payloads read-only). A stream is the list of
+    the ids sent to one audience (``"*"``, ``"team:NAME"``, or one agent), appended to only; an
+    inbox holds, for each stream its agent follows, that stream (the list itself, no copy) and
+    how many of its ids the agent has read.
+
+    Kept so, a message with a flat payload (every value a JSON scalar) holds no object the
+    garbage collector tracks (it untracks a tuple of scalars, and never a tuple holding a dict),
+    so an episode's log, a few hundred thousand messages at a few hundred agents, does not make
+    every full collection walk it. A message is made once, for all its readers: while nobody
+    reads the bus (an RL loop never does), only when asked for (:attr:`log`, :meth:`visible_to`);
+    once someone does, as it is posted (the first reader makes those logged before). ``views`` maps a payload kind to the function that shows such a payload
+    read-only, for a trusted publisher that knows its shape (``MappingProxyType`` for a dict of
+    scalars and tuples of them), used for the env's own messages (sender :data:`ENV`); other
+    messages are inspected by :func:`read_only`.
     """
 
     def __init__(
@@ -221,21 +224,19 @@ class MessageBus:
                     f"teams.{name}: unknown agents {unknown}; agents are {list(self.agents)}"
                 )
             self.teams[name] = members
+        # by message id: its entry, its payload, and its Message or None until one is made
         self._log: list[Entry] = []
-        # by message id: its payload, and its Message once one is made (see _views)
         self._payloads: list[Any] = []
-        self._messages: dict[int, Message] = {}
-        # the entries by audience: "*", "team:NAME" and one stream per agent id
-        self._streams: dict[str, list[Entry]] = {EVERYONE: []}
+        self._messages: list[Message | None] = []
+        # by audience ("*", "team:NAME", an agent id): the ids of the messages sent to it
+        self._streams: dict[str, list[int]] = {EVERYONE: []}
         for name in self.teams:
             self._streams[team(name)] = []
         for agent in self.agents:
             self._streams[agent] = []
-        # each stream's messages made so far (its first entries' Messages; see read)
-        self._made: dict[str, list[Message]] = {key: [] for key in self._streams}
-        # each agent's [stream, its messages made, how many it has read] cursors, made at its
-        # first read
-        self._inboxes: dict[str, tuple[list, ...]] = {}
+        # by agent, made at its first read: [stream, how many of its ids the agent has read]
+        # for each stream it follows
+        self._inboxes: dict[str, tuple[list[Any], ...]] = {}
 
     def _followed(self, agent: str) -> tuple[str, ...]:
         """The streams ``agent`` follows: the public one, its teams' and its own."""
@@ -244,8 +245,12 @@ class MessageBus:
         teams = [team(n) for n, members in self.teams.items() if agent in members]
         return (EVERYONE, *teams, agent)
 
-    def _inbox(self, agent: str) -> tuple[list, ...]:
-        inbox = tuple([self._streams[key], self._made[key], 0] for key in self._followed(agent))
+    def _inbox(self, agent: str) -> tuple[list[Any], ...]:
+        """A new inbox for ``agent``, nothing read yet. The first makes every message logged so
+        far: from then on, each is made as it is posted."""
+        inbox = tuple([[self._streams[key], 0] for key in self._followed(agent)])
+        if not self._inboxes:
+            self._views(range(len(self._log)))
         self._inboxes[agent] = inbox
         return inbox
 
@@ -283,14 +288,14 @@ class MessageBus:
     ) -> Message:
         """Append a message to the log and to the streams of its audience ``to``; return it.
 
-        ``payload`` is copied into the log (:func:`plain`: a deep copy, JSON values only). A
+        ``payload`` is copied into the log (:func:`json_copy`: a deep copy, JSON values only). A
         trusted publisher whose payload is in that form already and that nothing else holds or
         changes passes ``frozen=True``, and the bus keeps it as it is (see :meth:`post`).
         """
         if not frozen:
-            payload = plain(payload or {})
+            payload = json_copy(payload or {})
         self.post(turn, to, channel, kind, payload, sender)
-        return self._views(self._log[-1:])[0]
+        return self._views([len(self._log) - 1])[0]
 
     def post(
         self,
@@ -312,74 +317,68 @@ class MessageBus:
             keys = to = tuple(to)
             if not self._everyone.issuperset(to):
                 self.resolve(to)
-        log = self._log
-        index = len(log)
+        index = len(self._log)
         entry = (index, int(turn), sender, to, channel, kind)
-        log.append(entry)
+        self._log.append(entry)
         self._payloads.append(payload)
         # a bus with readers makes the message now, once, for them
-        message = self._make(entry) if self._inboxes else None
-        made = self._made
+        self._messages.append(self._message(entry, payload) if self._inboxes else None)
         for key in keys:
             stream = streams[key]
-            if not stream or stream[-1] is not entry:  # an agent named twice gets it once
-                stream.append(entry)
-                if message is not None:
-                    ready = made[key]
-                    if len(ready) == len(stream) - 1:  # made up to this one: it joins them
-                        ready.append(message)
+            if not stream or stream[-1] != index:  # an agent named twice gets it once
+                stream.append(index)
 
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, agent: str) -> list[Message]:
         """Messages ``agent`` may see that are new since its last ``read``, oldest first."""
-        new: list[Message] = []
+        new: list[int] = []
         sources = 0
-        for cursor in self._inboxes.get(agent) or self._inbox(agent):
-            stream, made, seen = cursor
-            end = len(stream)
-            if end > seen:
-                if len(made) < end:  # the first reader of these entries makes their messages
-                    made += self._views(stream[len(made) :])
-                new += made[seen:]
+        for place in self._inboxes.get(agent) or self._inbox(agent):
+            stream, seen = place
+            if len(stream) > seen:
+                new += stream[seen:]
+                place[1] = len(stream)
                 sources += 1
-                cursor[2] = end
+        if not sources:
+            return new
         if sources > 1:
-            new.sort()  # several streams interleave; a message's id, its first field, is its order
-        return new
+            new.sort()  # several streams interleave: ids are publication order
+        return list(map(self._messages.__getitem__, new))  # all made: the bus has a reader
 
     def rewind(self, agent: str) -> None:
-        """Move ``agent``'s read cursors back to the start: its next :meth:`read` returns all
+        """Move ``agent``'s read counts back to the start: its next :meth:`read` returns all
         it could see (an agent that takes a seat in the middle of an episode: a fork)."""
-        for cursor in self._inboxes.get(agent) or self._inbox(agent):
-            cursor[2] = 0
+        self._inbox(agent)
 
     def peek(self, agent: str) -> list[Message]:
-        """Like :meth:`read` but leaves the cursors where they are."""
+        """Like :meth:`read` but leaves the read counts as they were."""
         inbox = self._inboxes.get(agent) or self._inbox(agent)
-        seen = [cursor[2] for cursor in inbox]
-        new = self.read(agent)
-        for cursor, count in zip(inbox, seen, strict=True):
-            cursor[2] = count
-        return new
+        self._inboxes[agent] = tuple([[stream, seen] for stream, seen in inbox])  # counts for read
+        try:
+            return self.read(agent)
+        finally:
+            self._inboxes[agent] = inbox
 
     @property
     def log(self) -> tuple[Message, ...]:
-        return tuple(self._views(self._log))
+        return tuple(self._views(range(len(self._log))))
 
-    def _views(self, entries: Iterable[Entry]) -> list[Message]:
-        """The :class:`Message` of each logged entry, made at its first reading unless it was
-        made when posted: a message read by many is made once, one never read never is."""
-        messages = self._messages
-        return [messages.get(entry[0]) or self._make(entry) for entry in entries]
+    def _views(self, ids: Iterable[int]) -> list[Message]:
+        """The :class:`Message` of each id, made now unless it was made before."""
+        messages, make = self._messages, self._make
+        return [messages[index] or make(index) for index in ids]
 
-    def _make(self, entry: Entry) -> Message:
-        """Make and keep the :class:`Message` of a logged entry: its payload seen through the
-        env's view of its kind (an env's own message) or :func:`read_only`."""
-        index, sender, kind = entry[0], entry[2], entry[5]
-        shown = self._kind_views.get(kind, read_only) if sender == ENV else read_only
-        message = self._messages[index] = _message((*entry, shown(self._payloads[index])))
+    def _make(self, index: int) -> Message:
+        """Make and keep the :class:`Message` of a logged message."""
+        message = self._messages[index] = self._message(self._log[index], self._payloads[index])
         return message
+
+    def _message(self, entry: Entry, payload: Any) -> Message:
+        """The :class:`Message` of a logged entry: its payload seen through the env's view of
+        its kind (an env's own message) or :func:`read_only`."""
+        shown = self._kind_views.get(entry[5], read_only) if entry[2] == ENV else read_only
+        return _message((*entry, shown(payload)))
 
     def fields(self) -> list[dict[str, Any]]:
         """Every logged message as the episode record holds it, a dict of its fields by name
@@ -407,9 +406,9 @@ class MessageBus:
 
     def visible_to(self, agent: str, turn: int | None = None) -> list[Message]:
         """Everything ``agent`` could see up to and including ``turn`` (all turns if ``None``)."""
-        streams = self._streams
-        seen = sorted(entry for key in self._followed(agent) for entry in streams[key])
-        return self._views(entry for entry in seen if turn is None or entry[1] <= turn)
+        streams, log = self._streams, self._log
+        seen = sorted(index for key in self._followed(agent) for index in streams[key])
+        return self._views(index for index in seen if turn is None or log[index][1] <= turn)
 
 
 def audience_of(

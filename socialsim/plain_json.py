@@ -69,7 +69,8 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     what orjson refuses (keys that are not strings, integers beyond 64 bits, lone surrogates),
     and floats below 1e-4 in magnitude, which orjson writes ``1e-5`` or ``0.00001`` where
     ``json`` writes ``1e-05`` (found in orjson's text, with a false alarm now and then for a string
-    holding ``0.0000`` or a digit before ``e-``). ``tests/test_plain_json.py`` checks the two
+    holding ``0.0000`` or a digit before ``e-``; a rule on the values costs more, see
+    ``experiments/bench/canonical_json_bench.py``). ``tests/test_plain_json.py`` checks the two
     agree on generated values of every kind.
     """
     try:
@@ -88,8 +89,8 @@ def orjson_text(value: Any) -> str | None:
     encoder must write it: a key not a string (a ``str`` subclass included), an integer beyond 64
     bits, a lone surrogate, a float below 1e-4 in magnitude, or a value it cannot encode."""
     try:
-        data = orjson.dumps(value, default=_plain, option=_ORJSON)
-    except TypeError as error:  # orjson.JSONEncodeError: refused, or _plain's own error
+        data = orjson.dumps(value, default=_encodable, option=_ORJSON)
+    except TypeError as error:  # orjson.JSONEncodeError: refused, or _encodable's own error
         if not isinstance(error.__cause__, Exception | None):
             # orjson wraps whatever its callback raises, a Ctrl-C landing there too: not a refusal
             raise error.__cause__ from None
@@ -108,7 +109,8 @@ def _standard(value: Any) -> str:
         return _FINITE.encode(nulled)
 
 
-def _plain(value: Any) -> Any:
+def _encodable(value: Any) -> Any:
+    """The encoders' ``default``: a value they can encode for one they cannot, or ``TypeError``."""
     if type(value) is MappingProxyType:  # a frozen bus payload: its dict, read by the encoder
         return value.copy()
     plain = jsonable(value)
@@ -123,7 +125,7 @@ _OPTIONS = {
     "check_circular": False,  # JSON data are trees: a cycle is a bug, and recurses until it raises
     "separators": (",", ":"),
     "ensure_ascii": False,
-    "default": _plain,
+    "default": _encodable,
 }
 _CANONICAL = json.JSONEncoder(allow_nan=True, **_OPTIONS)
 _FINITE = json.JSONEncoder(allow_nan=False, **_OPTIONS)

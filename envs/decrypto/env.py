@@ -36,7 +36,7 @@ from socialsim.envs.decrypto.protocol import (
 )
 from socialsim.envs.decrypto.views import DECISIONS, FrozenMapping, read_only, render_text
 
-from socialsim.bus import EVERYONE, MessageBus, plain, team
+from socialsim.bus import EVERYONE, MessageBus, json_copy, team
 
 RENDER_MODES = ("ansi", "human")
 #: the kinds whose payloads hold only scalars and tuples of them, which the bus shows as they
@@ -100,7 +100,7 @@ class DecryptoEnv(DecisionEnv):
         #: this game's masks (made at reset), and the hints check_action allows, as bytes
         self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
         # the settings never change, so neither does the message: made plain once
-        self._rules = plain(self.rules().to_payload())
+        self._rules = json_copy(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
         self._stream = np.random.RandomState(0)  # noqa: NPY002 - paper compatibility
         #: the observation vector with nothing hidden, written where the game moves; each

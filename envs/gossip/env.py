@@ -46,7 +46,7 @@ from socialsim.envs.gossip.protocol import (
     RulesPayload,
 )
 
-from socialsim.bus import EVERYONE, MessageBus, plain, thaw
+from socialsim.bus import EVERYONE, MessageBus, json_copy, thaw
 
 RENDER_MODES = ("ansi", "human")
 
@@ -91,7 +91,7 @@ class GossipEnv(DecisionEnv):
         # the settings the rules message states, renamed as there (the entrant's mode under
         # "entrant_mode": "entrant" is its id) and made JSON once
         self._settings = thaw(
-            plain(
+            json_copy(
                 {
                     "game": game.game,
                     **{
@@ -138,7 +138,7 @@ class GossipEnv(DecisionEnv):
         self.bus = MessageBus(self.possible_agents, views=_VIEWS)
         self.turn = self.game.round
         rules = self.rules()
-        rules["agents"] = tuple(rules["agents"])  # as plain() makes it; the rest is JSON scalars
+        rules["agents"] = tuple(rules["agents"])  # as json_copy makes it; the rest is JSON scalars
         self.bus.post(self.turn, EVERYONE, "public", "rules", rules)
         self._announce_round()
         return self._infos()

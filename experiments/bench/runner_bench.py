@@ -134,6 +134,16 @@ on this fast machine.
 by its synchronous driver (``Episode.play`` over ``choose``/``advance``), ``--trials 3`` (the
 default), loaded machine: before 1.05 / 1.29 s / 1.22x CPU (wall 1.24x, load 7.4); after
 1.03 / 1.27 s / **1.23x** CPU (wall 1.25x, load 3.7). The goal is met.
+
+2026-12-05, the bus as plain data: a stream is a list of message ids, an inbox a [stream, read
+count] pair per stream followed, the messages a list by id (no per-stream lists of made
+messages kept in step with the streams). Instructions (callgrind, ``episodes=3`` less
+``episodes=1``: 108 episodes) per episode: before (d416f47) bare loop 15.62 M, ``socialsim
+run`` 18.25 M (1.17x); after 15.40 M, 18.14 M (**1.18x**: both sides cheaper, the bare loop a
+little more). The bus alone: ``bus_bench.py``. CPU time, ``--trials 3``, before and after
+alternately, two rounds, load average 2: before 1.13 / 1.40 s / 1.23x, 1.13 / 1.38 s / 1.23x;
+after 1.13 / 1.39 s / **1.23x**, 1.14 / 1.38 s / **1.20x** (wall 1.24x, 1.22x). The goal is
+met; the seconds do not tell the two apart.
 """
 
 from __future__ import annotations

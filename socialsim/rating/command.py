@@ -163,7 +163,9 @@ def _finish(args, who, rated, pool, seed, groups, out: Path, title: str, unit: s
     return 0
 
 
-def _plain(triple: tuple[float, float, float]) -> list[float | None]:
+def _rounded(triple: tuple[float, float, float]) -> list[float | None]:
+    """An estimate and its interval to 6 places for the ratings file; an undefined one (NaN)
+    as ``None``."""
     return [None if math.isnan(v) else round(v, 6) for v in triple]
 
 
@@ -178,8 +180,8 @@ def _entry(who, game, rated, version, seed, episodes, out) -> dict[str, Any]:
         "seed": seed,
         "episodes": episodes,
         "games": rated.games,
-        "rating": _plain(rated.rating),
-        "scores": {k: _plain(v) for k, v in rated.scores.items()},
+        "rating": _rounded(rated.rating),
+        "scores": {k: _rounded(v) for k, v in rated.scores.items()},
         "results": str(out),
         "rated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
