@@ -28,40 +28,40 @@ Which path ran is printed: the society's kernels compiled by numba (the ``fast``
 numpy (no numba, or ``SOCIALSIM_NUMBA=0``); both give the same generations. Besides the rows,
 the scale run prints each part of a round of 10^6 agents timed alone (wall and CPU).
 
-**Printed on 2026-12-05**, on 2 cores shared with five other engineers' test runs (LLM servers,
-a profiler): ``uptime``'s load average is given with each run. This process had a third to a
-half of the machine (wall times are 1.5 to 3 times CPU times; CPU times are inflated too, by
-the caches being shared), so every figure is slowed by it; the goal's measurement on a quiet
-machine is still to be made.
+**Printed on 2026-12-05, 08:41-08:47 UTC, on a quiet machine** (load average 0.4 to 0.9, the
+only other work an idle editor), one trial each:
 
-``--no-sizes --forms one`` (10^6 agents, 10^3 rounds, 20 generations, one trial), one after
-the other, 08:22-08:24 UTC:
+``--no-sizes --forms one`` (10^6 agents, 10^3 rounds, 20 generations of 50, one population):
 
-| 10^6 agents, 10^3 rounds, one population | load | wall | CPU (both threads) |
-|---|---|---|---|
-| compiled (numba 0.68) | 3.9 to 5.2 | **32.9 s** | 20.0 s |
-| numpy (``SOCIALSIM_NUMBA=0``) | 5.1 to 5.2 | 46.2 s | 35.3 s |
+| 10^6 agents, 10^3 rounds, one population | load | wall | CPU (both threads) | agent-rounds/s |
+|---|---|---|---|---|
+| compiled (numba 0.68), three runs | 0.4 to 1.0 | **8.7 s**, 9.0 s, 9.1 s | 15.3-15.7 s | 110-114 M |
+| numpy (``SOCIALSIM_NUMBA=0``) | 0.7 to 0.9 | 16.8 s | 28.0 s | 59 M |
 
-Earlier, at load 6.3 to 7.7 (07:40 UTC), the compiled run took 84.1 s; ``--rounds 300``, one
-after the other at load 7.4 to 7.7: compiled 27.4 s wall (9.2 s CPU), numpy 43.1 s (14.5 s).
-
-Each part alone, 10^6 agents (best of 3 x 20 rounds), printed by the two runs above; CPU
-time, wall in brackets:
-
-| part | compiled | numpy |
-|---|---|---|
-| draw: the pairs (``shuffle`` of 10^6), a round | 7.6 ms (13.2) | 10.3 ms (15.1) |
-| draw: the reach (5 x 10^5 uniforms), a round | 0.8 ms (1.4) | 0.9 ms (1.1) |
-| play, a round | 5.2 ms (7.2) | 13.3 ms (22.8) |
-| update (selection), a generation | 53 ms (54) | 59 ms (79) |
-
-For the record, 2026-12-04 (numpy only, load 3.0 to 3.7, before the kernels): one population
-23.2 s; 20 x 50,000 split in two processes 8.7 s. Not re-measured today:
+``--rounds 100 --forms batched`` (the sizes Mesa can play; 2 generations at scale):
 
 | agents | Mesa | numpy, one population | batched (replicates) | numpy / Mesa | batched / Mesa |
 |---|---|---|---|---|---|
-| 10^3 | 0.868 M/s | 18.2 M/s | 52.5 M/s (100) | 21x | 60x |
-| 10^4 | 0.519 M/s | 49.6 M/s | 43.3 M/s (10) | 95x | 83x |
+| 10^3 | 0.874 M/s | 9.2 M/s | 99.0 M/s (100) | 11x | 113x |
+| 10^4 | 0.511 M/s | 55.1 M/s | 159.4 M/s (10) | 108x | 312x |
+
+(The same rows from the code before the kernels, d416f47, run just after: numpy 8.0 and
+46.6 M/s, batched 100.0 and 119.7 M/s; with ``SOCIALSIM_NUMBA=0`` now: 7.1 and 51.4 M/s, 98.1
+and 120.0 M/s. One population of 10^3 is bound by the calls a round makes, not by the work.)
+20 x 50,000 at scale: 0.7 s for 100 rounds (145 M agent-rounds/s).
+
+Each part alone, 10^6 agents, printed by the runs above (CPU time; wall the same alone):
+
+| part | compiled | numpy |
+|---|---|---|
+| draw: the pairs (``shuffle`` of 10^6), a round | 7.2 ms | 10.3 ms |
+| draw: the reach (5 x 10^5 uniforms), a round | 0.9 ms | 0.9 ms |
+| play, a round | 5.1-5.6 ms | 13.3 ms |
+| update (selection), a generation | 40-49 ms | 59 ms |
+
+(Earlier the same day, with five other engineers' test runs on the machine: compiled 32.9 s at
+load 4 to 5, numpy 46.2 s; at load 6 to 8 the compiled run took 84 s. On a loaded machine
+drawing ahead does not help: every hand-over between the threads waits for a core.)
 
 How one population is played. A round is drawn, then played. The draw is the pairing
 permutation, which must stay numpy's (the donation env's random schedule, which the society
@@ -75,20 +75,13 @@ plays it and puts its buffer back in order, so the two threads carry about 7.4 a
 round. Selection is one compiled pass after numpy's partition, with the permutation compiled
 too (53-58 ms a generation with its mutation and the draws, 20 a run).
 
-**Verdict on the 10 s goal for one population: not shown.** The best run here took 32.9 s at
-load 4 to 5 (the numpy path 46.2 s just after), with 20 s of CPU. From the parts measured
-alone, a quiet machine should play a round in about the drawing thread's 7.4-7.6 ms (the two
-threads overlapping) and a run in about 7.5 s of rounds plus 20 updates of 55-100 ms with the
-statistics, 9 s or so: near the goal, not under it by a margin. That is an estimate, not a
-measurement, and an optimistic one: the whole run's 20 s of CPU is more than its parts alone
-add up to (about 15 s), the difference being the shared caches or the threads' hand-overs. On a loaded machine drawing ahead does not help (at load 4, 07:29 UTC, 50 rounds:
-3.6-4.8 s wall drawing ahead, 3.1-3.5 s in one thread, the same CPU time): every hand-over
-between the threads waits for a core. What is left: the shuffle is the floor of a round (the
-permutation cannot be drawn by two threads: each shuffle starts where the last left the
-Generator), so a faster run needs the updates overlapped with the next generation's first
-draws (its Generators do not depend on the update), and, for the serial path, an interleaved
-[state, helps received] array (measured 10-15% faster a round; not done, since the play is
-not the limit when drawing ahead).
+**Verdict on the 10 s goal for one population: met on a quiet machine, with little margin**
+(8.7-9.1 s; the numpy path 16.8 s). The shuffle is the floor of a round (the permutation cannot
+be drawn by two threads: each shuffle starts where the last left the Generator), so more margin
+needs the updates overlapped with the next generation's first draws (its Generators do not
+depend on the update: about 1 s of the 9), and, for the serial path, an interleaved [state,
+helps received] array (measured 10-15% faster a round; not done, since the play is not the
+limit when drawing ahead).
 """
 
 from __future__ import annotations
