@@ -246,15 +246,14 @@ class DecryptoEnv(DecisionEnv):
         else:
             turn = game.turn
             result = game.play_turn(self.hints, choices["decoder"], choices.get("interceptor"))
-            reveal = protocol.Reveal(  # the turn's result (its fields, tuples) and the counters
-                **result._asdict(),
-                miscommunications=game.miscommunications,
-                interceptions=game.interceptions,
+            played = result._asdict()  # the turn's fields (tuples), for the reveal and the infos
+            reveal = protocol.Reveal(
+                **played, miscommunications=game.miscommunications, interceptions=game.interceptions
             )
             self._publish(EVERYONE, "public", reveal, turn=turn)
             self.hints = None
             self._board.reveal(game, result)
-            self._share(FrozenMapping(result._asdict()))
+            self._share(FrozenMapping(played))
             if game.done:
                 self._enter_phase(None)
                 rewards = game.rewards()
