@@ -19,7 +19,7 @@ from typing import Any
 
 from socialsim import records, runner
 from socialsim.config import Experiment
-from socialsim.envs.decrypto.protocol import GOPNIK, KEYWORD_QUESTIONS, PIAGET
+from socialsim.envs.decrypto.protocol import GOPNIK, PIAGET, SIDE_QUESTIONS
 from socialsim.episode import EpisodeSpec
 from socialsim.registry import env_family
 
@@ -28,7 +28,7 @@ STAND_INS: dict[str, dict[str, str]] = {
     "gossip": {"*": "random_donor"},
 }
 # probe -> the seat it asks by default, and the questions one entry of its log answers
-PROBED = {PIAGET: ("encoder", 1), GOPNIK: ("interceptor", len(KEYWORD_QUESTIONS))}
+PROBED = {PIAGET: ("encoder", 1), GOPNIK: ("interceptor", len(SIDE_QUESTIONS["interceptor"]))}
 DEFAULT_MAX_TOKENS = 1024  # the larger of the LLM kinds' defaults (Decrypto 750, gossip 1024)
 
 

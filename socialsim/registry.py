@@ -53,6 +53,7 @@ AGENT_MODULES = (
     "socialsim.agents.scripted.proxies",
     "socialsim.agents.scripted.culture",
     "socialsim.agents.scripted.decrypto",
+    "socialsim.agents.scripted.decrypto_tricks",
     "socialsim.agents.embedding",
     "socialsim.agents.llm",
     "socialsim.agents.rl",

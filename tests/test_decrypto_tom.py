@@ -495,7 +495,7 @@ def test_a_random_interceptor_answering_unknown_passes_no_gopnik_score():
 
 
 @pytest.mark.parametrize(
-    ("name", "cells"), [("decrypto_baselines", 8), ("decrypto_piaget", 2), ("decrypto_gopnik", 2)]
+    ("name", "cells"), [("decrypto_baselines", 8), ("decrypto_piaget", 12), ("decrypto_gopnik", 8)]
 )
 def test_bundled_experiments_load_with_96_episodes_from_seed_0(name, cells):
     experiment = config.load(str(EXPERIMENTS / f"{name}.toml"))

@@ -51,7 +51,8 @@ Side questions (deterministic, from the question's context only)
     interceptor ``keywords_now``: for each keyword slot, the hint-vocabulary word nearest to the
     mean of the slot's past hints, those hints themselves excepted (``"unknown"`` with no history).
     ``keywords_before_reveal`` and ``keywords_other_interceptor`` give the same words: the agent
-    remembers its belief exactly and models another interceptor as itself.
+    remembers its belief exactly and models another interceptor as itself;
+    ``keywords_told_interceptor`` gives them too, but the told numbers' keywords where it was told.
 
 Actions: the encoder returns ``{"hints": [h1, h2, h3]}``; the others ``{"guess": [d1, d2, d3]}``.
 """
@@ -74,6 +75,7 @@ from socialsim.envs.decrypto.protocol import (
     GUESS,
     HINTS,
     KEYWORD_QUESTIONS,
+    KEYWORDS_TOLD_INTERCEPTOR,
     PREDICT_INTERCEPTOR_GUESS,
     UNKNOWN,
     Rules,
@@ -332,8 +334,12 @@ class GloveInterceptor(EmbeddingAgent):
         }
 
     def answer(self, question: Question) -> Any:
-        if question.kind in KEYWORD_QUESTIONS:
-            return believed_keywords(
+        if question.kind in (*KEYWORD_QUESTIONS, KEYWORDS_TOLD_INTERCEPTOR):
+            words = believed_keywords(
                 self.vectors, self.vocabulary, question.context["hint_history"]
             )
+            if question.kind == KEYWORDS_TOLD_INTERCEPTOR:  # told numbers: their keywords
+                for number in question.context["told"]:
+                    words[number - 1] = question.context["keywords"][number - 1]
+            return words
         return super().answer(question)

@@ -8,8 +8,9 @@ Model answers          ``ANSWER: {"hints": [...]}`` / ``ANSWER: {"guess": "X-Y-Z
                        the JSON alone with its ``"reasoning"`` first
                        (:mod:`~socialsim.agents.llm.decrypto_answers`)
 Side questions         ``predict_interceptor_guess`` (encoder) -> a code list;
-                       ``keywords_now``, ``keywords_before_reveal``, ``keywords_other_interceptor``
-                       (interceptor) -> 4 words (see :mod:`socialsim.envs.decrypto.tom`)
+                       ``keywords_now``, ``keywords_before_reveal``, ``keywords_other_interceptor``,
+                       ``keywords_told_interceptor`` (interceptor) -> 4 words (see
+                       :mod:`socialsim.envs.decrypto.tom`)
 Counters               ``llm_calls``, ``invalid_answers``, ``fallbacks`` (game decisions and side
                        questions), ``tom_questions``, ``tom_invalid_answers``, ``tom_fallbacks``
 Prompts                ``agents/llm/prompts/decrypto/*.txt`` (``string.Template``), filled by

@@ -19,6 +19,7 @@ from socialsim.envs.decrypto.protocol import (
     BOARD_GAME_HINTS,
     GUESS,
     HINTS,
+    KEYWORDS_TOLD_INTERCEPTOR,
     PREDICT_INTERCEPTOR_GUESS,
     Options,
     render_code,
@@ -168,4 +169,6 @@ def question_prompt(kind: str, context: Mapping[str, Any], structured: bool = Fa
     }
     if kind != "keywords_now":
         values["keywords"] = render_keywords(context["keywords"])
+    if kind == KEYWORDS_TOLD_INTERCEPTOR:
+        values["told_numbers"] = " and ".join(str(n) for n in context["told"])
     return render(GAME, f"tom_{kind}", **values)

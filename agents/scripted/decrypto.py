@@ -10,7 +10,7 @@
 
 Both answer the theory-of-mind side questions deterministically (see
 :mod:`socialsim.envs.decrypto.tom`): ``predict_interceptor_guess`` with a random code, and the
-three keyword questions with ``["unknown"] * 4``. Answers come from a second Generator, so
+keyword questions with ``["unknown"] * 4`` (an abstainer). Answers come from a second Generator, so
 asking questions never changes the agent's moves.
 """
 
@@ -26,8 +26,8 @@ from socialsim.envs.decrypto.protocol import (
     CODES,
     GUESS,
     HINTS,
-    KEYWORD_QUESTIONS,
     PREDICT_INTERCEPTOR_GUESS,
+    SIDE_QUESTIONS,
     UNKNOWN,
     Rules,
 )
@@ -54,7 +54,7 @@ class _RandomAnswers(Agent):
     def answer(self, question: Question) -> Any:
         if question.kind == PREDICT_INTERCEPTOR_GUESS:
             return list(CODES[int(self.answer_rng.integers(len(CODES)))])
-        if question.kind in KEYWORD_QUESTIONS:
+        if question.kind in SIDE_QUESTIONS["interceptor"]:
             return [UNKNOWN] * 4
         raise NotImplementedError(
             f"{type(self).__name__} does not answer {question.kind!r} questions"

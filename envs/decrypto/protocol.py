@@ -122,14 +122,25 @@ KEYWORD_QUESTIONS: tuple[str, ...] = (
     "keywords_before_reveal",
     "keywords_other_interceptor",
 )
+#: the Gopnik probe's fourth question (not the paper's): what a second interceptor who was told
+#: the keywords of two numbers (``told``, drawn per turn) will think the four keywords are
+KEYWORDS_TOLD_INTERCEPTOR = "keywords_told_interceptor"
 #: the side questions each seat is asked
 SIDE_QUESTIONS: Mapping[str, tuple[str, ...]] = {
     "encoder": (PREDICT_INTERCEPTOR_GUESS,),
     "decoder": (),
-    "interceptor": KEYWORD_QUESTIONS,
+    "interceptor": (*KEYWORD_QUESTIONS, KEYWORDS_TOLD_INTERCEPTOR),
 }
 #: an answer word for a keyword the interceptor cannot guess (ignored by the Gopnik scoring)
 UNKNOWN = "unknown"
+#: the constant answers of the ToM tricks: four lists of four words that are no keyword of the
+#: bundled list, one per keyword question
+CONSTANT_KEYWORD_LISTS: tuple[tuple[str, str, str, str], ...] = (
+    ("alpha", "bravo", "charlie", "delta"),
+    ("kilo", "lima", "mike", "november"),
+    ("papa", "quebec", "romeo", "sierra"),
+    ("uniform", "victor", "whiskey", "xray"),
+)
 
 
 # -- options --------------------------------------------------------------------------------------

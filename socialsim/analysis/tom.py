@@ -8,7 +8,8 @@ theory-of-mind scores. Pure functions over :class:`~socialsim.records.EpisodeRec
 | :func:`competitive_grid` | encoder = decoder agent A vs interceptor B: (intercept + both) / games, mean +- SEM over seed blocks |
 | :func:`cooperative_grid` | one interceptor, every encoder x decoder: (miscomm + both) / games, mean +- SEM over seed blocks |
 | :func:`perspective_taking` | the Piaget probe's scores |
-| :func:`representational_change` | the Gopnik probe's scores |
+| :func:`representational_change` | the Gopnik probe's scores (the paper's five) |
+| :func:`told_false_belief` | the Gopnik probe's told-interceptor items (ours) |
 | :func:`invalid_action_rates` | invalid actions per decision, per seat |
 
 Seed blocks: episode seed ``s`` is in block ``s // episodes_per_block``. With the paper's 32
@@ -30,6 +31,7 @@ from socialsim.envs.decrypto.protocol import (
     ENDINGS,
     GOPNIK,
     KEYWORD_QUESTIONS,
+    KEYWORDS_TOLD_INTERCEPTOR,
     PIAGET,
     SEATS,
     UNKNOWN,
@@ -218,12 +220,33 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
       interception (episodes without one are skipped).
     * ``predicted_code``: the prediction is the true code (the encoder predicts an interception).
 
+    Those three are the paper's. On an interception the guess is the code, so the second is the
+    share of interception turns on which the encoder predicted the code: an encoder that always
+    predicts the code scores 1.0 on it, whoever intercepts. Ours, beside them:
+
+    * ``predicted_code_without_interception``: the prediction is the code, over the answered
+      turns without an interception (the interceptor guessed and missed): the second score's
+      chance level, what the same predictions score where nobody intercepted.
+    * ``predicted_interceptor_guess_on_miss``: the prediction equals the guess over those turns
+      (the interceptor's wrong guesses: predicting the code never hits one).
+    * ``interception_foresight``: per episode with both kinds of turn, the second score minus
+      the first of these: whether the encoder predicts the code more where it is intercepted.
+      0 in expectation for a prediction independent of the interception (always the code, a
+      random code, anything against a random interceptor), 1 for the oracle (the actual guess);
+      a constant code scores above 0 where interceptions favour some codes, which the tricks
+      table (:mod:`socialsim.analysis.decrypto_tricks`) shows beside.
+
     An unanswered turn (``null``) is skipped, never counted as wrong; a prediction that is not a
     code (an abstention) counts and never hits; ``answered`` is the share of asked turns
     answered with a code (over all episodes). Each score's ``_se`` is its standard error
     over those episodes (ddof=1; ``nan`` below two).
     """
-    on_guess, on_interception, on_code = [], [], []
+    on_guess: list[float] = []
+    on_interception: list[float] = []
+    on_code: list[float] = []
+    on_miss: list[float] = []
+    foresight: list[float] = []
+    code_unintercepted: list[float] = []
     asked = answered = 0
     for record in _done(records):
         entries = _probe_entries(record, PIAGET)
@@ -234,20 +257,31 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
             continue
         log = {t["turn"]: t for t in record.summary["turn_log"]}
         hits, hits_when_intercepted, intercepted, is_code = 0, 0, 0, 0
+        missed = hits_when_missed = code_when_missed = 0
         for entry in entries:
             turn = log[entry["turn"]]
             prediction = entry["prediction"]
             # an abstention ("unknown", empty) is no prediction: it never hits
             hit = _is_code(prediction) and prediction == turn["interceptor_guess"]
             hits += hit
-            is_code += _is_code(prediction) and prediction == turn["code"]
+            names_code = _is_code(prediction) and prediction == turn["code"]
+            is_code += names_code
             if turn["interception"]:
                 intercepted += 1
                 hits_when_intercepted += hit
+            elif turn["interceptor_guess"] is not None:
+                missed += 1
+                hits_when_missed += hit
+                code_when_missed += names_code
         on_guess.append(hits / len(entries))
         on_code.append(is_code / len(entries))
         if intercepted:
             on_interception.append(hits_when_intercepted / intercepted)
+        if missed:
+            on_miss.append(hits_when_missed / missed)
+            code_unintercepted.append(code_when_missed / missed)
+        if intercepted and missed:  # on an interception, hit = the prediction names the code
+            foresight.append(hits_when_intercepted / intercepted - code_when_missed / missed)
     return {
         "episodes": len(on_guess),
         "answered": answered / asked if asked else math.nan,
@@ -258,6 +292,13 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
         "episodes_with_interception": len(on_interception),
         "predicted_code": _mean(on_code),
         "predicted_code_se": sem(on_code),
+        "predicted_code_without_interception": _mean(code_unintercepted),
+        "predicted_code_without_interception_se": sem(code_unintercepted),
+        "predicted_interceptor_guess_on_miss": _mean(on_miss),
+        "predicted_interceptor_guess_on_miss_se": sem(on_miss),
+        "interception_foresight": _mean(foresight),
+        "interception_foresight_se": sem(foresight),
+        "episodes_with_both": len(foresight),
     }
 
 
@@ -360,6 +401,62 @@ def representational_change(records: Iterable[EpisodeRecord]) -> dict[str, float
         "abstained": abstained / asked if asked else math.nan,
         **{name: _mean(values) for name, values in per_episode.items()},
         **{f"{name}_se": sem(values) for name, values in per_episode.items()},
+    }
+
+
+TOLD_SCORES = ("told_false_belief_weak", "told_false_belief_strong")
+
+
+def _word(word: Any) -> str:
+    return "".join(str(word).casefold().split())
+
+
+def told_false_belief(records: Iterable[EpisodeRecord]) -> dict[str, float]:
+    """Our false-belief items (not the paper's), from ``keywords_told_interceptor``: what will a
+    second interceptor, told the keywords of the numbers ``told`` only, think they are.
+
+    An item is a number ``j`` on a turn whose ``keywords_now`` answer N and told answer T are
+    words, where N_j is not the keyword K_j (the truth differs from the prior: a right answer
+    must differ from one of them). On a told item T_j must be K_j; on an untold item, weak: T_j
+    is not K_j, strong: T_j is N_j (it was N_j's belief); an abstaining word passes neither. Per
+    episode with both kinds of item, the score is the mean of the told and untold rates (each
+    kind's rate is also given, ``_told`` and ``_untold``), averaged over those episodes.
+
+    The told numbers are drawn at random, so an answer that treats the four numbers alike (a
+    constant list, the revealed keywords, its own belief, random words) scores 0.5 in
+    expectation on the weak score and at most 0.5 on the strong one; the oracle scores 1.
+    """
+    rates: dict[str, list[float]] = {
+        f"{name}{part}": [] for name in TOLD_SCORES for part in ("", "_told", "_untold")
+    }
+    for record in _done(records):
+        truth = record.summary["keywords"]
+        told_hits = weak_hits = strong_hits = told_items = untold_items = 0
+        for entry in _probe_entries(record, GOPNIK):
+            now, answer = entry.get(KEYWORD_QUESTIONS[0]), entry.get(KEYWORDS_TOLD_INTERCEPTOR)
+            if now is None or answer is None or "told" not in entry:
+                continue
+            for j, (n, t, k) in enumerate(zip(now, answer, truth, strict=True)):
+                if _word(n) == _word(k):
+                    continue  # the interceptor knew it: not an item
+                if j + 1 in entry["told"]:
+                    told_items += 1
+                    told_hits += _word(t) == _word(k)
+                    continue
+                untold_items += 1
+                speaks = not abstains([t])
+                weak_hits += speaks and _word(t) != _word(k)
+                strong_hits += speaks and not abstains([n]) and _word(t) == _word(n)
+        if told_items and untold_items:
+            for name, hits in zip(TOLD_SCORES, (weak_hits, strong_hits), strict=True):
+                told, untold = told_hits / told_items, hits / untold_items
+                rates[name].append((told + untold) / 2)
+                rates[f"{name}_told"].append(told)
+                rates[f"{name}_untold"].append(untold)
+    return {
+        "episodes": len(rates[TOLD_SCORES[0]]),
+        **{name: _mean(values) for name, values in rates.items()},
+        **{f"{name}_se": sem(rates[name]) for name in TOLD_SCORES},
     }
 
 
