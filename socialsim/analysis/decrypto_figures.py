@@ -11,7 +11,10 @@
   outlined; when every interceptor faced one pair, one heatmap of pair x interceptor.
 * ``decrypto_outcomes``: the endings' shares per cell, and the loss shares per cell with their
   95% bootstrap intervals over games.
-* ``decrypto_tom``: the theory-of-mind scores (± SE) with the answered share, when a probe ran.
+* ``decrypto_tom``: the theory-of-mind scores (± SE) with the answered share, when a probe ran,
+  each bar beside its tricks (markers: the answerers that hold no beliefs, scored on the same
+  turns, and the oracle; :mod:`socialsim.analysis.decrypto_tricks`) and its normalised score
+  (``n=``: 0 at the best trick, 1 at the oracle; ``n=–`` where the tricks reach the oracle).
 """
 
 from __future__ import annotations
@@ -46,11 +49,12 @@ def plot_decrypto(
     scores: Mapping[str, Mapping[str, Any]],
     directory: str | Path,
     statistics: pd.DataFrame | None = None,
+    tricks: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Write the Decrypto figures in ``directory``; return the PNGs' paths."""
     with paper():
         return _plot_decrypto(
-            outcomes, competitive, cooperative, scores, Path(directory), statistics
+            outcomes, competitive, cooperative, scores, Path(directory), statistics, tricks
         )
 
 
@@ -60,7 +64,7 @@ def _runs(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return [(f"run {run}", block) for run, block in frame.groupby(RUN, sort=False)]
 
 
-def _plot_decrypto(outcomes, competitive, cooperative, scores, directory, statistics):
+def _plot_decrypto(outcomes, competitive, cooperative, scores, directory, statistics, tricks):
     written = []
     if not competitive.empty:
         panels = _runs(competitive)
@@ -82,7 +86,7 @@ def _plot_decrypto(outcomes, competitive, cooperative, scores, directory, statis
     if not outcomes.empty:
         written.append(_plot_outcomes(outcomes, statistics, directory / "decrypto_outcomes.png"))
     if scores:
-        written.append(_plot_tom(scores, directory / "decrypto_tom.png"))
+        written.append(_plot_tom(scores, directory / "decrypto_tom.png", tricks))
     return written
 
 
@@ -251,18 +255,71 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
     return save(figure, path)
 
 
-def _plot_tom(scores: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
+TRICK_MARKERS = {  # answerer -> marker (the oracle: a black bar)
+    "best constant": "s",
+    "constant list": "s",
+    "a constant list per question": "D",
+    "random (expected)": "x",
+    "random words": "x",
+    "predict the code": "^",
+    "predict the last guess": "v",
+    "repeat the first answer": "<",
+    "copy the revealed keywords": ">",
+    "abstain": "o",
+    "oracle": "|",
+}
+
+
+def _number(row, key: str) -> bool:
+    value = row.get(key) if key in row.index else None
+    return isinstance(value, float | int) and value == value
+
+
+def _trick_lookup(tricks: pd.DataFrame | None, groups: Mapping[str, Any]) -> dict:
+    """(cell, probe, score) -> the tricks row; the pooled group takes a lone cell's rows."""
+    if tricks is None or tricks.empty:
+        return {}
+    lookup = {(r["cell"], r["probe"], r["score"]): r for _, r in tricks.iterrows()}
+    cells = set(tricks["cell"])
+    if list(groups) == ["all episodes"] and len(cells) == 1:
+        lookup = {("all episodes", p, n): r for (_, p, n), r in lookup.items()}
+    return lookup
+
+
+def _mark_tricks(axes, row, y: float, drawn: set[str]) -> float:
+    """The tricks of one score at height ``y``; returns the rightmost value drawn."""
+    right = 0.0
+    for name, marker in TRICK_MARKERS.items():
+        value = row.get(name) if name in row.index else None
+        if value is None or value != value:
+            continue
+        label = None if name in drawn else ("oracle" if name == "oracle" else f"trick: {name}")
+        drawn.add(name)
+        style = {"color": "black", "s": 30} if name == "oracle" else {"s": 10, "color": "0.25"}
+        if marker == "o":
+            style = {"facecolors": "none", "edgecolors": "0.25", "s": 10}
+        axes.scatter([value], [y], marker=marker, linewidths=0.6, zorder=3, label=label, **style)
+        right = max(right, float(value))
+    return right
+
+
+def _plot_tom(
+    scores: Mapping[str, Mapping[str, Any]], path: Path, tricks: pd.DataFrame | None = None
+) -> Path:
     """One row per score, one bar per cell (all cells pooled when there is one), ± SE over
-    episodes; the legend names each cell's answered share and whether the reference scores its
-    probed agent."""
+    episodes, with its tricks as markers and its normalised score; the legend names each cell's
+    answered share and whether the reference scores its probed agent."""
     groups = dict(scores.get("by_cell") or {"all episodes": scores})
+    lookup = _trick_lookup(tricks, groups)
+    drawn: set[str] = set()
+    low = 0.0
     names: list[str] = []
     for table in groups.values():
         for probe, values in table.items():
             for name, value in values.items():
                 label = f"{probe}: {name}".replace("_", " ")
                 skip = name in ("episodes", "answered", "abstained", "probed") or name.endswith(
-                    "_se"
+                    ("_se", "_told", "_untold")  # the told items' parts: in the JSON
                 )
                 if not skip and isinstance(value, float | int) and not isinstance(value, bool):
                     if "episodes" not in name and label not in names:
@@ -295,13 +352,27 @@ def _plot_tom(scores: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
             error_kw={"linewidth": 0.6},
             label=f"{cell} ({answered})",
         )
-        for yy, v, e in zip(positions, values, errors, strict=True):  # a 0 bar is still read
-            x = np.nan_to_num(v) + np.nan_to_num(e) + 0.01
-            axes.annotate(number(v, 2), (x, yy), va="center", fontsize=5)
+        for label, yy, v, e in zip(names, positions, values, errors, strict=True):
+            x = np.nan_to_num(v) + np.nan_to_num(e) + 0.01  # a 0 bar is still read
+            probe, _, name = label.partition(": ")
+            row = lookup.get((cell, probe.replace(" ", "_"), name.replace(" ", "_")))
+            text = number(v, 2)
+            if row is not None:
+                x = max(x, _mark_tricks(axes, row, yy, drawn) + 0.02)
+                scaled = row["normalised"]
+                text += f"  n={number(scaled, 2) if scaled == scaled else '–'}"
+                low = min(low, *(float(row[k]) for k in TRICK_MARKERS if _number(row, k)))
+            low = min(low, float(np.nan_to_num(v)))
+            axes.annotate(text, (x, yy), va="center", fontsize=5)
     axes.set_yticks(y + 0.4 - height / 2, names)
     axes.invert_yaxis()
-    axes.set_xlim(0, 1.05)
-    axes.set_xlabel("score (share of eligible turns, mean ± SE over episodes)")
+    axes.set_xlim(min(0.0, low - 0.05), 1.3 if lookup else 1.05)
+    axes.set_xlabel(
+        "score (share of eligible turns, mean ± SE over episodes)\nmarkers: its tricks on the "
+        "same turns; n: normalised (0 best trick, 1 oracle)"
+        if lookup
+        else "score (share of eligible turns, mean ± SE over episodes)"
+    )
     figure.legend(loc="outside lower center", ncols=1, frameon=False)
     suptitle(figure, "Theory-of-mind scores per cell")
     return save(figure, path)

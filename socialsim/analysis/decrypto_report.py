@@ -1,6 +1,6 @@
 """The Decrypto part of ``socialsim report``: outcomes per cell, the competitive and cooperative
 grids (per run, when runs are compared: never pooled across runs), per-game statistics and the
-theory-of-mind scores."""
+theory-of-mind scores, each beside its tricks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from socialsim import records, registry
-from socialsim.analysis import decrypto_figures, stats, tables, tom
+from socialsim.analysis import decrypto_figures, decrypto_tricks, stats, tables, tom
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.decrypto.protocol import GAME as DECRYPTO_GAME
 
@@ -136,9 +136,14 @@ def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
     the probed seat's agents and ``reference_scores_it``: false when a probed agent is a
     baseline (not a language model), whose scores the Decrypto reference skips."""
     scores = {}
+    told = tom.told_false_belief(recs)
+    told["told_episodes"] = told.pop("episodes")
+    gopnik = tom.representational_change(recs)
+    if told["told_episodes"]:
+        gopnik.update(told)
     for name, table in (
         ("perspective_taking", tom.perspective_taking(recs)),
-        ("representational_change", tom.representational_change(recs)),
+        ("representational_change", gopnik),
     ):
         if not table["episodes"]:
             continue
@@ -150,6 +155,29 @@ def tom_scores(recs: list[records.EpisodeRecord]) -> dict:
             "reference_scores_it": all(k.startswith("llm") for k in kinds),
         }
     return scores
+
+
+TRICKS_NOTE = (
+    "per cell, each score of the tested agent beside the answerers that hold no beliefs, scored "
+    "on the same asked turns (socialsim.analysis.decrypto_tricks), and the oracle; origin: "
+    "paper = the reference's score, new = ours; normalised = (tested - best trick) / (oracle - "
+    "best trick), null where the tricks reach the oracle (the score cannot tell a mind from a "
+    "trick) or the score is descriptive; also in decrypto_tom_tricks.csv"
+)
+
+
+def tom_tricks(recs: list[records.EpisodeRecord]) -> pd.DataFrame:
+    """One row per cell, probe and score: the tested agent, its tricks, the oracle, the best
+    trick and the normalised score (:func:`~socialsim.analysis.decrypto_tricks.tricks_rows`)."""
+    by_cell: dict[str, list[records.EpisodeRecord]] = {}
+    for record in recs:
+        by_cell.setdefault(tables.cell_label(record.cell), []).append(record)
+    rows = [
+        {"cell": cell, **row}
+        for cell, group in by_cell.items()
+        for row in decrypto_tricks.tricks_rows(group)
+    ]
+    return pd.DataFrame(rows)
 
 
 def decrypto_sections(
@@ -201,6 +229,7 @@ def decrypto_sections(
         )
     )
     scores: dict = {}
+    tricks = pd.DataFrame()
     if any(r.probes for r in recs):
         scores = tom_scores(recs)
         by_cell: dict[str, list[records.EpisodeRecord]] = {}
@@ -218,6 +247,15 @@ def decrypto_sections(
                 "which the reference leaves out",
             )
         )
+        tricks = tom_tricks(recs)
+        if not tricks.empty:
+            result.sections.append(
+                Section(
+                    "theory of mind beside its tricks",
+                    tricks,
+                    note=TRICKS_NOTE,
+                )
+            )
     if out is not None:
         outcomes.to_csv(out / "decrypto_outcomes.csv", index=False)
         competitive.to_csv(out / "decrypto_competitive_grid.csv", index=False)
@@ -225,7 +263,9 @@ def decrypto_sections(
         statistics.to_csv(out / "decrypto_statistics.csv", index=False)
         if scores:
             (out / "decrypto_tom.json").write_text(stats.strict_json(scores) + "\n")
+        if not tricks.empty:
+            tricks.to_csv(out / "decrypto_tom_tricks.csv", index=False)
         result.figures += decrypto_figures.plot_decrypto(
-            per_cell, competitive, cooperative, scores, out, statistics
+            per_cell, competitive, cooperative, scores, out, statistics, tricks
         )
     return decrypto_episodes(recs)
