@@ -512,7 +512,7 @@ class Mumbler(RandomGuesser):
         return "no idea"
 
 
-def test_answers_that_are_not_codes_or_four_words_are_kept_and_not_scored():
+def test_answers_that_are_not_codes_or_four_words_are_kept_a_prediction_as_an_abstention():
     agents = {"encoder": RandomEncoder(), "decoder": RandomGuesser(), "interceptor": Mumbler()}
     for seat, agent in agents.items():
         agent.reset(seat, seat, agent_seed(2, seat))
@@ -529,8 +529,9 @@ def test_answers_that_are_not_codes_or_four_words_are_kept_and_not_scored():
         e["keywords_now"] is None and e["keywords_now_answer"] == "no idea" for e in gopnik_entries
     )
     piaget_scores = perspective_taking([played])
-    assert piaget_scores["answered"] == 0.0 and piaget_scores["episodes"] == 0
-    assert math.isnan(piaget_scores["predicted_interceptor_guess"])  # skipped, not wrong
+    # a reply that is no code abstains: it counts and never hits (only no reply is skipped)
+    assert piaget_scores["answered"] == 0.0 and piaget_scores["episodes"] == 1
+    assert piaget_scores["predicted_interceptor_guess"] == 0.0
     assert representational_change([played])["episodes"] == 0
 
 

@@ -10,10 +10,11 @@ def test_check_prints_the_calls_tokens_and_cost_bound_of_each_llm_cell(
     out = tmp_path / "gopnik"
     assert main(["run", "llm_decrypto_gopnik", "--check", "--out", str(out)]) == 0
     text = capsys.readouterr().err  # the plan goes where the progress goes
-    # one stand-in episode (seed 0): 21 decisions and questions of the three LLM seats
-    assert "cell (no grid): 96 episodes, 2,016 calls, 2,016,000 completion tokens" in text
+    # one stand-in episode (seed 0): 24 decisions and questions of the three LLM seats (12
+    # decisions, and 3 turns of the gopnik probe's 4 questions)
+    assert "cell (no grid): 96 episodes, 2,304 calls, 2,304,000 completion tokens" in text
     assert "completion at most max_tokens (1000) per call; prompt tokens unknown" in text
-    assert "total: 2,016 calls" in text
+    assert "total: 2,304 calls" in text
     assert not out.exists()
 
 

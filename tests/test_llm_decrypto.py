@@ -429,15 +429,15 @@ def test_tom_probes_use_side_chats_that_never_enter_the_history(decrypto_server)
         for r in decrypto_server.answered
         if r["messages"][-1]["content"].startswith("Side question")
     ]
-    assert len(side) == 3 + 3 * 2
+    assert len(side) == 3 + 2 * 4  # the encoder's 3, and the interceptor's 4 on turns 2 and 3
     for messages in side:
         seat = "encoder" if "predict" in messages[-1]["content"] else "interceptor"
         history = messages[:-1]
         assert history == list(final[seat][: len(history)])
     counters = record.counters
     assert counters["encoder"]["tom_questions"] == 3
-    assert counters["interceptor"]["tom_questions"] == 6
-    assert counters["interceptor"]["llm_calls"] == 3 + 6
+    assert counters["interceptor"]["tom_questions"] == 8
+    assert counters["interceptor"]["llm_calls"] == 3 + 8
 
 
 def test_side_questions_with_garbled_answers_fall_back_to_none_on_their_own_counters(

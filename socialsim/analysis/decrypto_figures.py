@@ -175,7 +175,8 @@ def _heatmap(axes, frame: pd.DataFrame, row: str, column: str, best: str):
                     Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, linewidth=1.2)
                 )
     # an agent's parameters on a line of their own: upright labels that fit their column
-    axes.set_xticks(range(len(columns)), [str(c).replace("(", "\n(") for c in columns])
+    crowded = {"rotation": 60, "ha": "right", "rotation_mode": "anchor"} if len(columns) > 4 else {}
+    axes.set_xticks(range(len(columns)), [str(c).replace("(", "\n(") for c in columns], **crowded)
     axes.set_yticks(range(len(rows)), [str(r).replace("(", "\n(") for r in rows])
     axes.set_xlabel(column)
     axes.set_ylabel(row)
@@ -202,10 +203,16 @@ def _within_one_sem(
     return marked
 
 
+def _wrapped(cell: Any) -> str:
+    """A cell label a line per axis, an agent's parameters on a line of their own."""
+    return str(cell).replace(", ", "\n").replace("(", "\n(")
+
+
 def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path: Path) -> Path:
     cells = list(outcomes["cell"])
     y = np.arange(len(cells))
-    figure = Figure(figsize=(FULL, 1.3 + 0.3 * len(cells)), layout="constrained")
+    lines = sum(2 + _wrapped(c).count("\n") for c in cells)
+    figure = Figure(figsize=(FULL, 1.3 + 0.17 * lines), layout="constrained")
     left, right = figure.subplots(1, 2, sharey=True)
     games = outcomes["games"].to_numpy(dtype=float)
     start = np.zeros(len(cells))
@@ -217,7 +224,9 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
         start += share
     left.set_xlim(0, 1)
     left.set_xlabel("share of games")
-    left.set_yticks(y, [f"{c} ({int(g)} games)" for c, g in zip(cells, games, strict=True)])
+    # a long cell's parameters on a line of their own, its games on the next
+    labels = [f"{_wrapped(c)}\n({int(g)} games)" for c, g in zip(cells, games, strict=True)]
+    left.set_yticks(y, labels)
     left.invert_yaxis()
     left.set_title("How the games ended")
     losses = (
@@ -361,7 +370,7 @@ def _plot_tom(
                 x = max(x, _mark_tricks(axes, row, yy, drawn) + 0.02)
                 scaled = row["normalised"]
                 text += f"  n={number(scaled, 2) if scaled == scaled else '–'}"
-                low = min(low, *(float(row[k]) for k in TRICK_MARKERS if _number(row, k)))
+                low = min([low, *(float(row[k]) for k in TRICK_MARKERS if _number(row, k))])
             low = min(low, float(np.nan_to_num(v)))
             axes.annotate(text, (x, yy), va="center", fontsize=5)
     axes.set_yticks(y + 0.4 - height / 2, names)

@@ -236,8 +236,9 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
       a constant code scores above 0 where interceptions favour some codes, which the tricks
       table (:mod:`socialsim.analysis.decrypto_tricks`) shows beside.
 
-    An unanswered turn (``null``) is skipped, never counted as wrong; a prediction that is not a
-    code (an abstention) counts and never hits; ``answered`` is the share of asked turns
+    An unanswered turn (``null``, no ``answer`` either) is skipped, never counted as wrong; a
+    prediction that is not a code (an abstention: the probe keeps it as ``answer`` beside a
+    ``null`` prediction) counts and never hits; ``answered`` is the share of asked turns
     answered with a code (over all episodes). Each score's ``_se`` is its standard error
     over those episodes (ddof=1; ``nan`` below two).
     """
@@ -251,7 +252,9 @@ def perspective_taking(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     for record in _done(records):
         entries = _probe_entries(record, PIAGET)
         asked += len(entries)
-        entries = [e for e in entries if e.get("prediction") is not None]
+        # the probe records an answer that is no code as prediction null beside the answer
+        # itself (null too when there was none): an abstention, which counts
+        entries = [e for e in entries if (e.get("prediction"), e.get("answer")) != (None, None)]
         answered += sum(_is_code(e["prediction"]) for e in entries)
         if not entries:
             continue
