@@ -292,3 +292,47 @@ def test_the_llm_told_question_names_the_told_numbers():
     context = {"turn": 3, "hint_history": [["h"], [], [], []], "keywords": K, "told": [1, 3]}
     text = question_prompt(KEYWORDS_TOLD_INTERCEPTOR, context)
     assert "numbers 1 and 3" in text and "apple" in text
+
+
+def test_live_trick_encoders_score_as_their_rules():
+    abstainer = [
+        play({"kind": "glove_interceptor"}, [{"name": "piaget"}], s, "decrypto_abstaining_encoder")
+        for s in range(3)
+    ]
+    scores = perspective_taking(abstainer)
+    assert scores["episodes"] == 3 and scores["answered"] == 0.0
+    assert scores["predicted_interceptor_guess"] == 0.0  # abstaining counts, never hits
+    coder = [
+        play(
+            {"kind": "decrypto_random_guesser"},
+            [{"name": "piaget"}],
+            seed=s,
+            encoder="decrypto_code_predictor",
+        )
+        for s in range(3)
+    ]
+    assert perspective_taking(coder)["predicted_code"] == 1.0
+
+
+@pytest.mark.slow  # a run and a report with its figures: about 25 s
+def test_the_report_puts_every_score_beside_its_tricks(tmp_path, capsys):
+    from socialsim.cli import main
+
+    out = tmp_path / "gopnik"
+    assert (
+        main(["run", "decrypto_gopnik", "--out", str(out), "--quiet", "--set", "episodes=2"]) == 0
+    )
+    assert main(["report", str(out)]) == 0
+    assert "theory of mind beside its tricks" in capsys.readouterr().out
+    import pandas as pd
+
+    table = pd.read_csv(out / "decrypto_tom_tricks.csv")
+    constant = table[table["cell"] == "interceptor=decrypto_constant_interceptor"].set_index(
+        "score"
+    )
+    assert set(constant["origin"]) == {"paper", "new"}
+    assert constant.loc["strong_false_belief", "tested"] == 1.0
+    assert constant.loc["told_false_belief_weak", "normalised"] == 0.0
+    assert {"constant list", "abstain", "random words", "oracle", "best trick"} <= set(
+        table.columns
+    )
