@@ -74,7 +74,9 @@ def calls_per_episode(spec: EpisodeSpec) -> dict[str, int] | None:
     for entry in record.probes:
         name = entry.get("probe")
         if name in seat_of and seat_of[name] in counts:
-            counts[seat_of[name]] += PROBED[name][1]
+            # a gopnik entry holds an answer per question asked (the told one can be off)
+            asked = sum(q in entry for q in SIDE_QUESTIONS["interceptor"])
+            counts[seat_of[name]] += asked if name == GOPNIK else PROBED[name][1]
     return counts
 
 
