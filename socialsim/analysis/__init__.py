@@ -11,6 +11,8 @@ does not load pandas or matplotlib. Undefined values follow one rule everywhere
 | :mod:`~socialsim.analysis.entrant` | cooperation among residents, towards and by the entrant, apart |
 | :mod:`~socialsim.analysis.dynamics` | resources, Gini, reputation accuracy and reputations round by round |
 | :mod:`~socialsim.analysis.tom` | Decrypto's outcomes, grids and theory-of-mind scores |
+| :mod:`~socialsim.analysis.decrypto_tricks` | each Decrypto ToM score beside its tricks (constant, rules, abstaining, random) and the oracle |
+| :mod:`~socialsim.analysis.baselines` | the best trick, and a score normalised between it and the oracle |
 | :mod:`~socialsim.analysis.health` | LLM health per seat, failures by reason |
 | :mod:`~socialsim.analysis.stats` | undefined values, strict JSON, printed numbers, mean / SEM / bootstrap CI |
 | :mod:`~socialsim.analysis.tables` | numbers -> tables per episode, agent, round and grid cell |
