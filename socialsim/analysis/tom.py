@@ -426,8 +426,9 @@ def told_false_belief(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     kind's rate is also given, ``_told`` and ``_untold``), averaged over those episodes.
 
     The told numbers are drawn at random, so an answer that treats the four numbers alike (a
-    constant list, the revealed keywords, its own belief, random words) scores 0.5 in
-    expectation on the weak score and at most 0.5 on the strong one; the oracle scores 1.
+    constant list, the revealed keywords, its own belief, random words) names the keyword as
+    often on told as on untold items, and scores at most 0.5 in expectation on either score
+    (on the weak one exactly 0.5 if it never abstains); the oracle scores 1.
     """
     rates: dict[str, list[float]] = {
         f"{name}{part}": [] for name in TOLD_SCORES for part in ("", "_told", "_untold")
