@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from socialsim.envs.gossip import tom
+from socialsim.envs.gossip import tom, tom_truth
 
 from socialsim.analysis.gossip_tom import probe_scores
 from socialsim.episode import EpisodeSpec
@@ -68,45 +68,47 @@ DONATION = [
 
 
 def test_held_reputation_reads_only_the_tones_the_viewer_could_see():
-    assert tom.held_reputation(DONATION, "a", "c", "image_scoring", 7) == -1
-    assert tom.held_reputation(DONATION, "b", "c", "image_scoring", 7) is None  # hidden from b
-    assert tom.held_reputation(DONATION, "d", "a", "stern_judging", 7) == 1
+    assert tom_truth.held_reputation(DONATION, "a", "c", "image_scoring", 7) == -1
+    assert (
+        tom_truth.held_reputation(DONATION, "b", "c", "image_scoring", 7) is None
+    )  # hidden from b
+    assert tom_truth.held_reputation(DONATION, "d", "a", "stern_judging", 7) == 1
     # before message 6 was delivered, a had heard nothing of b
-    assert tom.held_reputation(DONATION, "a", "b", "image_scoring", 6) is None
-    assert tom.held_reputation(DONATION, "a", "b", "image_scoring", 7) == -1
+    assert tom_truth.held_reputation(DONATION, "a", "b", "image_scoring", 6) is None
+    assert tom_truth.held_reputation(DONATION, "a", "b", "image_scoring", 7) == -1
 
 
 def test_gossip_truth_compares_the_tone_with_what_its_subject_did():
-    assert tom.gossip_truth(DONATION, "donation", 2) is True
-    assert tom.gossip_truth(DONATION, "donation", 4) is True
-    assert tom.gossip_truth(DONATION, "donation", 6) is False
+    assert tom_truth.gossip_truth(DONATION, "donation", 2) is True
+    assert tom_truth.gossip_truth(DONATION, "donation", 4) is True
+    assert tom_truth.gossip_truth(DONATION, "donation", 6) is False
 
 
 def test_has_seen_is_the_audience_of_the_message():
-    assert [tom.has_seen(DONATION, who, 4) for who in AGENTS] == [True, False, True, False]
-    assert all(tom.has_seen(DONATION, who, 2) for who in AGENTS)
+    assert [tom_truth.has_seen(DONATION, who, 4) for who in AGENTS] == [True, False, True, False]
+    assert all(tom_truth.has_seen(DONATION, who, 2) for who in AGENTS)
 
 
 def test_moves_of_each_game_read_as_cooperate_or_defect():
-    assert tom.move_of(DONATION, "donation", "c", "a", 2) == "defect"
-    assert tom.move_of(DONATION, "donation", "a", "b", 1) == "cooperate"
-    assert tom.move_of(DONATION, "donation", "a", "c", 1) is None
+    assert tom_truth.move_of(DONATION, "donation", "c", "a", 2) == "defect"
+    assert tom_truth.move_of(DONATION, "donation", "a", "b", 1) == "cooperate"
+    assert tom_truth.move_of(DONATION, "donation", "a", "c", 1) is None
     trust = [
         _action(0, 1, "x", "y", {"invest": 5.0}),
         _action(1, 1, "y", "x", {"return": 4.0}),
         _action(2, 2, "y", "x", {"invest": 0.0}),
         _action(3, 2, "x", "y", {"return": 0.0}),
     ]
-    assert tom.move_of(trust, "trust", "x", "y", 1) == "cooperate"
-    assert tom.move_of(trust, "trust", "y", "x", 1) == "defect"  # returned 4 of 5
-    assert tom.move_of(trust, "trust", "y", "x", 2) == "defect"
-    assert tom.move_of(trust, "trust", "x", "y", 2) == "cooperate"  # nothing was invested
+    assert tom_truth.move_of(trust, "trust", "x", "y", 1) == "cooperate"
+    assert tom_truth.move_of(trust, "trust", "y", "x", 1) == "defect"  # returned 4 of 5
+    assert tom_truth.move_of(trust, "trust", "y", "x", 2) == "defect"
+    assert tom_truth.move_of(trust, "trust", "x", "y", 2) == "cooperate"  # nothing was invested
     market = [_action(0, 1, "s", "b", "H"), _action(1, 1, "b", "s", "none")]
-    assert tom.move_of(market, "market", "s", "b", 1) == "cooperate"
-    assert tom.move_of(market, "market", "b", "s", 1) == "defect"
+    assert tom_truth.move_of(market, "market", "s", "b", 1) == "cooperate"
+    assert tom_truth.move_of(market, "market", "b", "s", 1) == "defect"
     prisoners = [_action(0, 1, "p", "q", "D"), _action(1, 1, "q", "p", "C")]
-    assert tom.move_of(prisoners, "prisoners", "p", "q", 1) == "defect"
-    assert tom.move_of(prisoners, "prisoners", "q", "p", 1) == "cooperate"
+    assert tom_truth.move_of(prisoners, "prisoners", "p", "q", 1) == "defect"
+    assert tom_truth.move_of(prisoners, "prisoners", "q", "p", 1) == "cooperate"
 
 
 def test_truth_and_informed_of_each_probe_entry():
@@ -177,14 +179,14 @@ def test_truth_and_informed_of_each_probe_entry():
     ]
     for entry, true, informed in cases:
         entry = {**base, **entry}
-        assert tom.truth(record, entry) == true, entry
-        assert tom.informed(record, entry) is informed, entry
+        assert tom_truth.truth(record, entry) == true, entry
+        assert tom_truth.informed(record, entry) is informed, entry
 
 
 def test_a_neutral_gossip_claims_nothing_and_is_not_scored():
     messages = [*DONATION, _gossip(7, 4, "d", "a", "neutral")]
     entry = {"probe": "gossip_true", "seat": "b", "gossip": 7, "seen": 8}
-    assert tom.truth(_record(messages), entry) is None
+    assert tom_truth.truth(_record(messages), entry) is None
     assert probe_scores([_record(messages, [entry])]) == []
 
 
