@@ -8,7 +8,7 @@ import math
 
 from socialsim.envs.gossip import tom, tom_truth
 
-from socialsim.analysis.gossip_tom import probe_scores
+from socialsim.analysis.gossip_tom import probe_scores, scored_entries
 from socialsim.episode import EpisodeSpec
 from socialsim.records import EpisodeRecord
 from socialsim.runner import play_episode
@@ -113,7 +113,7 @@ def test_moves_of_each_game_read_as_cooperate_or_defect():
 
 def test_truth_and_informed_of_each_probe_entry():
     record = _record(DONATION)
-    base = {"seen": 7}
+    base = {"seen": 7, "round": 4}
     cases = [
         ({"probe": "counterpart_move", "seat": "a", "about": "c", "round": 2}, "defect", False),
         ({"probe": "recipient_tone", "seat": "a", "author": "b", "round": 1}, "praising", False),
@@ -174,7 +174,8 @@ def test_truth_and_informed_of_each_probe_entry():
         ),
         ({"probe": "gossip_true", "seat": "a", "gossip": 6}, "false", False),
         ({"probe": "gossip_true", "seat": "b", "gossip": 6}, "false", True),
-        ({"probe": "has_seen", "seat": "a", "gossip": 4, "viewer": "b"}, "no", True),
+        # the question does not show the audience: a narrowed one is not known
+        ({"probe": "has_seen", "seat": "a", "gossip": 4, "viewer": "b"}, "no", False),
         ({"probe": "has_seen", "seat": "d", "gossip": 2, "viewer": "c"}, "yes", True),
     ]
     for entry, true, informed in cases:
@@ -190,26 +191,32 @@ def test_a_neutral_gossip_claims_nothing_and_is_not_scored():
     assert probe_scores([_record(messages, [entry])]) == []
 
 
-def test_scores_keep_abstentions_out_of_the_score_and_in_the_answered_share():
-    entries = [
-        {"probe": "has_seen", "seat": "a", "gossip": 4, "viewer": "b", "seen": 7, "answer": "no"},
-        {"probe": "has_seen", "seat": "a", "gossip": 4, "viewer": "c", "seen": 7, "answer": "no"},
-        {
+def test_scores_credit_abstentions_with_chance_beside_the_tricks():
+    def asked(gossip, viewer, answer):
+        return {
             "probe": "has_seen",
             "seat": "a",
-            "gossip": 2,
-            "viewer": "d",
+            "gossip": gossip,
+            "viewer": viewer,
             "seen": 7,
-            "answer": None,
-            "raw": "unknown",
-        },
-    ]
+            "round": 4,
+            "answer": answer,
+        }
+
+    # truths: no, yes, no, yes; the rule (public gossip: yes) is right on half
+    entries = [asked(4, "b", "no"), asked(4, "c", "no"), asked(4, "d", None), asked(2, "d", "yes")]
     (row,) = probe_scores([_record(DONATION, entries)])
-    assert row["agent"] == "gossip_oracle" and row["asked"] == 3
-    assert row["answered"] == 2 / 3
-    assert row["score"] == 0.5
-    assert row["score_over_asked"] == 1 / 3
-    assert row["informed"] == 1.0
+    assert row["agent"] == "gossip_oracle" and row["asked"] == row["items"] == 4
+    assert row["item_set"] == "all" and row["balanced_on"] == "answer and rule"
+    assert row["answered"] == 3 / 4
+    assert row["score"] == 2 / 3
+    assert row["score_over_asked"] == 2 / 4
+    assert row["credited"] == (2 + 0.5) / 4  # the abstention earns chance
+    assert row["chance"] == row["constant"] == row["rule"] == row["abstainer"] == 0.5
+    assert row["informed"] == 1 / 4  # message 4's narrowed audience is not in the question
+    assert row["oracle"] == (1 + 0.5 * 3) / 4
+    assert row["best_trick"] == 0.5
+    assert row["normalised"] == 1.0  # as good as the informed oracle
 
 
 def test_parse_answer_takes_only_the_probes_words():
@@ -251,17 +258,15 @@ def test_the_oracle_scores_one_wherever_its_inbox_holds_the_answer():
         "agent_3",
         "agent_4",
     }
-    rows = probe_scores([record])
-    oracle = {r["probe"]: r for r in rows if r["agent"] == "gossip_oracle"}
-    randoms = {r["probe"]: r for r in rows if r["agent"] == "gossip_random_answerer"}
-    assert set(oracle) == set(randoms) == set(tom.GOSSIP_PROBES)
-    for probe in (tom.REPUTATION, tom.WILL_HELP, tom.HAS_SEEN):
-        assert oracle[probe]["score"] == oracle[probe]["score_informed"] == 1.0
-        assert oracle[probe]["answered"] == 1.0
-    assert oracle[tom.GOSSIP_TRUE]["score_informed"] == 1.0
-    for probe in (tom.COUNTERPART_MOVE, tom.RECIPIENT_TONE):  # moves not yet made: abstains
-        assert oracle[probe]["answered"] == 0.0 and math.isnan(oracle[probe]["score"])
-    assert all(r["answered"] == 1.0 for r in randoms.values())
+    oracle = [e for e in scored_entries(record) if e["seat"] in ("agent_0", "agent_2", "agent_3")]
+    informed = [e for e in oracle if e["informed"]]
+    assert {e["probe"] for e in informed} >= {tom.REPUTATION, tom.WILL_HELP, tom.HAS_SEEN}
+    assert all(e["hit"] for e in informed)
+    for e in oracle:  # moves not yet made: it abstains
+        if e["probe"] in (tom.COUNTERPART_MOVE, tom.RECIPIENT_TONE):
+            assert e["hit"] is None
+    randoms = [e for e in scored_entries(record) if e["seat"] in ("agent_1", "agent_4")]
+    assert randoms and all(e["hit"] is not None for e in randoms)
 
 
 def test_both_forms_ask_the_same_questions_and_get_the_same_answers():
