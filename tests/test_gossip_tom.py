@@ -4,7 +4,6 @@ and the probes asked of scripted bounds in played games."""
 from __future__ import annotations
 
 import json
-import math
 
 from socialsim.envs.gossip import tom, tom_truth
 

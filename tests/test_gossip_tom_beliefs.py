@@ -171,3 +171,15 @@ def test_a_mixed_population_with_limited_reach_puts_the_tricks_at_chance():
         for seed in range(4)
     ]  # fmt: skip
     _tricks_at_chance(records)
+
+
+def test_under_limited_reach_a_gossip_reached_its_author_and_subject_through_two_copies():
+    messages = [
+        _rules(0.5),
+        _gossip(1, 1, "a", "c", "criticism", to=["a"]),
+        _gossip(2, 1, "a", "c", "criticism", to=["c"]),
+    ]
+    assert [tom_truth.has_seen(messages, who, 2) for who in "abcd"] == [True, False, True, False]
+    entry = {"probe": "has_seen", "seat": "c", "gossip": 2, "viewer": "b", "seen": 3, "round": 2}
+    assert tom_truth.informed(_record(messages), entry) is True  # the rules say who saw it
+    assert tom_truth.rule_answer_of(_record(messages), entry) == "no"

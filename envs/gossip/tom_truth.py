@@ -205,9 +205,28 @@ def true_tone(messages: Sequence[Mapping[str, Any]], game: str, gossip_id: int) 
     return tone
 
 
+def copies(messages: Sequence[Mapping[str, Any]], gossip_id: int) -> list[Mapping[str, Any]]:
+    """The messages that carry gossip ``gossip_id`` (with ``gossip_reach`` < 1 the author and
+    the subject each get their own copy)."""
+    said = messages[gossip_id]["payload"]
+    return [
+        m
+        for m in gossips(messages)
+        if all(m["payload"][k] == said[k] for k in ("round", "author", "about", "tone"))
+    ]
+
+
+def audience(messages: Sequence[Mapping[str, Any]], gossip_id: int) -> Any:
+    """Whom gossip ``gossip_id`` reached: ``"*"``, or the sorted agents of all its copies."""
+    tos = [m["to"] for m in copies(messages, gossip_id)]
+    if "*" in tos:
+        return "*"
+    return sorted({agent for to in tos for agent in to})
+
+
 def has_seen(messages: Sequence[Mapping[str, Any]], viewer: str, gossip_id: int) -> bool:
-    """Whether ``viewer`` is in the audience of message ``gossip_id``."""
-    return saw(messages[gossip_id], viewer)
+    """Whether ``viewer`` is in the audience of gossip ``gossip_id`` (of any of its copies)."""
+    return any(saw(m, viewer) for m in copies(messages, gossip_id))
 
 
 def published_tone(
@@ -295,9 +314,7 @@ def informed(record: Any, entry: Mapping[str, Any]) -> bool:
         payload = messages[entry["gossip"]]["payload"]
         return seat in (payload["author"], payload["about"])
     if probe == HAS_SEEN:  # the question does not show the audience: only the rules tell it
-        to = messages[entry["gossip"]]["to"]
-        default = rules_audience(messages, entry["gossip"])
-        return to == default or (not isinstance(to, str) and sorted(set(to)) == default)
+        return audience(messages, entry["gossip"]) == rules_audience(messages, entry["gossip"])
     return False
 
 
