@@ -10,14 +10,20 @@ Two populations: the bundled ``llm_align_tom`` with its LLM seats played by inbo
 a mixed one under ``gossip_reach`` 0.5 (10 agents: 6 answering seats, a defector, a random
 donor, an inverting liar; random schedule). Every row's ``best const`` equals ``chance`` by the
 balance; ``rule`` is at chance on false-belief items wherever ``balanced_on`` says
-``answer and rule``.
+``answer and rule``. Last, how often ``will_help``'s truth differs from what the discriminator Y
+then did (8 agents, 2 defectors, reach 0.5): by the truth before it counted Y's private
+``reputation`` message (the gossip Y could see) and by today's (``tom_truth.truth``).
+
+Printed on 2026-12-06 (8 episodes): every ``best const`` and ``rule`` equal to ``chance`` in
+both populations (``has_seen`` under limited reach: the rule is the oracle, 1.00); the
+discriminator's move against the old truth 0.124, against today's 0.000 (364 entries).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from socialsim.envs.gossip import tom
+from socialsim.envs.gossip import norms, tom, tom_truth
 
 from socialsim import config
 from socialsim.analysis.gossip_tom import probe_scores, scored_entries
@@ -73,12 +79,47 @@ def report(name: str, records: list) -> None:
         )
 
 
+def discriminators_moves(episodes: int) -> None:
+    seats = {f"agent_{i}": {"kind": "gossip_oracle"} for i in range(8)}
+    seats["agent_6"] = seats["agent_7"] = {"kind": "always_defect"}
+    kwargs = {"n_agents": 8, "rounds": 12, "gossip_reach": 0.5, "schedule": "random"}
+    old = new = asked = 0
+    for seed in range(episodes):
+        spec = EpisodeSpec(
+            env_id="donation_v0",
+            seed=seed,
+            seats=seats,
+            env_kwargs=kwargs,
+            probes=[{"name": "will_help"}],
+        )
+        record = play_episode(spec)
+        messages = record.messages
+        for e in record.probes:
+            if seats[e["viewer"]]["kind"] != "gossip_oracle":
+                continue
+            move = tom_truth.move_of(messages, "donation", e["viewer"], e["about"], e["round"])
+            could_see = [
+                m["payload"]["tone"]
+                for m in tom_truth.gossips(tom_truth.seen_by(messages, e["viewer"], e["seen"]))
+                if m["payload"]["about"] == e["about"]
+            ]
+            before = norms.decide(e["norm"], norms.reputation(could_see, e["norm"]))
+            asked += 1
+            old += before != move
+            new += tom_truth.truth(record, e) != move
+    print(
+        f"\nwill_help's truth against the discriminator's move ({asked} entries): "
+        f"before {old / asked:.3f}, now {new / asked:.3f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=8)
     args = parser.parse_args()
     report("llm_align_tom (LLM seats as oracles)", bundled(args.episodes))
     report("mixed, gossip_reach 0.5", mixed(args.episodes))
+    discriminators_moves(args.episodes)
 
 
 if __name__ == "__main__":

@@ -203,7 +203,9 @@ def plot_gossip_tom(frame: Any, out: Any) -> Any:
     agents = sorted(set(frame["agent"]))
     width = 0.8 / max(len(agents), 1)
     with figure_style.paper():
-        figure, axes = plt.subplots(figsize=(max(6.0, 1.3 * len(groups) + 2), 3.8))
+        figure, axes = plt.subplots(
+            figsize=(max(6.0, 1.3 * len(groups) + 2), 4.2), layout="constrained"
+        )
         for k, agent in enumerate(agents):
             mine = frame[frame["agent"] == agent].set_index(["probe", "item_set"])
             for i, group in enumerate(groups):
