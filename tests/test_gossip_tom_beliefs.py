@@ -146,6 +146,7 @@ def _tricks_at_chance(records):
     return rows
 
 
+@pytest.mark.slow
 def test_llm_align_tom_puts_constant_rule_and_abstaining_answerers_at_chance():
     oracle = '{kind = "gossip_oracle", norm = "simple_standing"}'
     sets = [f"seats.agent_{i}={oracle}" for i in range(3)] + ["episodes=4"]

@@ -24,10 +24,8 @@ published about X, lies corrected) answer differently, else a *true-belief* item
 
 Y's norm is its kind when that is a norm (``image_scoring``, ``simple_standing``,
 ``stern_judging``), else its own ``norm`` (a scripted answerer's), else the probe's ``norm``
-(default ``image_scoring``); the entry names it. The observer A of a second-order question is
-the first agent, in the rules' order rotated by the round, that is neither X nor Y; when Y's
-view of X is not what is so (a false-belief item, read from the record so far), every agent but
-X and Y is asked. ``has_seen`` asks about an agent other than A, rotated by the message (the
+(default ``image_scoring``); the entry names it. A second-order question is asked of every
+agent but X and Y (false beliefs are rare, and which seats are asked must not tell them apart). ``has_seen`` asks about an agent other than A, rotated by the message (the
 author and the subject among them); the question shows the gossip but not its audience. Every
 probe takes ``seats`` (the agents it may ask; default all). "Could see" is the audience of a bus
 message (``tom_truth.saw``).
@@ -38,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from socialsim.envs.gossip import norms, tom_truth
+from socialsim.envs.gossip import norms
 from socialsim.envs.gossip.protocol import GOSSIP
 from socialsim.envs.gossip.tom_truth import (
     ANSWERS,
@@ -203,18 +201,11 @@ class HeldReputation(GossipProbe):
             return []
         norm = norm_of(self._agents[actor], self.norm)
         subjects = {"viewer": actor, "about": counterpart, "norm": norm}
-        # a false-belief item (Y's view is not what is so) is asked of every other agent, a
-        # true-belief one of one observer: false beliefs are rarer, and need a mind
-        log = self._log
-        item = {"probe": self.name, "seen": len(log), "round": info.get("round"), **subjects}
-        view, real = tom_truth.second_order(log, log[0]["payload"]["game"], item)
-        if view != real:
-            return [(a, subjects) for a in agents if a not in (actor, counterpart)]
-        return [(_observer(agents, info.get("round") or 0, {actor, counterpart}), subjects)]
+        # every agent but X and Y, whether Y's view is true or not: who is asked says nothing
+        return [(a, subjects) for a in agents if a not in (actor, counterpart)]
 
     def before_decisions(self, ctx):
         self._agents = ctx.agents  # Y's norm is read from the live agent
-        self._log = [m.to_json() for m in _gossip_env(ctx.env).bus.log]  # the record so far
         return super().before_decisions(ctx)
 
 

@@ -14,9 +14,24 @@ balance; ``rule`` is at chance on false-belief items wherever ``balanced_on`` sa
 then did (8 agents, 2 defectors, reach 0.5): by the truth before it counted Y's private
 ``reputation`` message (the gossip Y could see) and by today's (``tom_truth.truth``).
 
-Printed on 2026-12-06 (8 episodes): every ``best const`` and ``rule`` equal to ``chance`` in
-both populations (``has_seen`` under limited reach: the rule is the oracle, 1.00); the
-discriminator's move against the old truth 0.124, against today's 0.000 (364 entries).
+Printed on 2026-12-06 (8 episodes). ``llm_align_tom``, the first word of each probe as a share
+of every settled question, then on the balanced items (= chance):
+
+| probe | set | asked | first word | items | best constant = rule = chance | oracle |
+|---|---|---|---|---|---|---|
+| counterpart_move | all | 379 | 0.78 | 170 | 0.50 | 0.50 |
+| recipient_tone | all | 389 | 0.81 | 48 | 0.33 | 0.33 |
+| reputation | false_belief | 471 | 0.10 | 135 | 0.33 | 0.72 |
+| reputation | true_belief | 3369 | 0.68 | 126 | 0.33 | 0.66 |
+| will_help | false_belief | 420 | 0.86 | 118 | 0.50 | 0.82 |
+| will_help | true_belief | 3420 | 0.85 | 452 | 0.50 | 0.77 |
+| gossip_true | all | 675 | 0.96 | 58 | 0.50 | 0.53 |
+| has_seen | all | 704 | 0.94 | 86 | 0.50 | 0.72 |
+
+The mixed population: every best constant at chance and every rule too, but ``has_seen`` (the
+rules' audience is the answer under limited reach: rule = oracle = 1.00); no seat is informed of
+a second-order answer (oracle = chance). The discriminator's move against ``will_help``'s old
+truth 0.095 of 294 moves, against today's 0.000.
 """
 
 from __future__ import annotations
@@ -85,6 +100,7 @@ def discriminators_moves(episodes: int) -> None:
     kwargs = {"n_agents": 8, "rounds": 12, "gossip_reach": 0.5, "schedule": "random"}
     old = new = asked = 0
     for seed in range(episodes):
+        moves = set()  # each move once, however many seats were asked about it
         spec = EpisodeSpec(
             env_id="donation_v0",
             seed=seed,
@@ -95,8 +111,10 @@ def discriminators_moves(episodes: int) -> None:
         record = play_episode(spec)
         messages = record.messages
         for e in record.probes:
-            if seats[e["viewer"]]["kind"] != "gossip_oracle":
+            key = (e["round"], e["viewer"], e["about"])
+            if seats[e["viewer"]]["kind"] != "gossip_oracle" or key in moves:
                 continue
+            moves.add(key)
             move = tom_truth.move_of(messages, "donation", e["viewer"], e["about"], e["round"])
             could_see = [
                 m["payload"]["tone"]
@@ -108,7 +126,7 @@ def discriminators_moves(episodes: int) -> None:
             old += before != move
             new += tom_truth.truth(record, e) != move
     print(
-        f"\nwill_help's truth against the discriminator's move ({asked} entries): "
+        f"\nwill_help's truth against the discriminator's move ({asked} moves): "
         f"before {old / asked:.3f}, now {new / asked:.3f}"
     )
 
