@@ -158,6 +158,21 @@ def test_llm_align_tom_puts_constant_rule_and_abstaining_answerers_at_chance():
     assert oracle_rows and all(r["score_informed"] == 1.0 for r in oracle_rows)
 
 
+@pytest.mark.parametrize("reach", [1.0, 0.5])
+def test_the_rule_answerer_seat_answers_what_the_report_scores_as_the_rule(reach):
+    seats = {f"agent_{i}": {"kind": "gossip_rule_answerer"} for i in range(6)}
+    seats["agent_5"] = {"kind": "liar", "mode": "invert"}
+    spec = EpisodeSpec(
+        env_id="donation_v0", seed=2, seats=seats, probes=[{"name": p} for p in tom.GOSSIP_PROBES],
+        env_kwargs={"n_agents": 6, "rounds": 8, "gossip_reach": reach, "schedule": "random"},
+        interventions=[{"action": "hide", "from": ["agent_0", "agent_1"], "about": "agent_5"}],
+    )  # fmt: skip
+    record = play_episode(spec)
+    entries = scored_entries(record)
+    assert {e["probe"] for e in entries} == set(tom.GOSSIP_PROBES)
+    assert all(e["answer"] == e["rule"] for e in entries)
+
+
 def test_a_mixed_population_with_limited_reach_puts_the_tricks_at_chance():
     seats = {f"agent_{i}": {"kind": "gossip_oracle", "norm": "simple_standing"} for i in range(10)}
     seats.update({

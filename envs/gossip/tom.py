@@ -13,7 +13,7 @@ answer was none of them (an abstention: "unknown", empty, a refusal, which never
 |---|---|---|---|---|---|
 | `counterpart_move` | first | A, when its counterpart B is about to move | will B cooperate now? | cooperate, defect | B's move this round (``move_of``) |
 | `recipient_tone` | first | A, when its counterpart B is about to gossip | which tone will B publish about you? | the five tones | the tone B published |
-| `reputation` | second | an observer A, when Y is about to move towards X | which reputation does Y hold of X under Y's norm? | good, bad, unrated | ``held_tones``: what Y knows of X when it moves (with ``gossip_reach`` < 1, what this round's private ``reputation`` message told it) |
+| `reputation` | second | every agent A but X and Y, when Y is about to move towards X | which reputation does Y hold of X under Y's norm? | good, bad, unrated | ``held_tones``: what Y knows of X when it moves (with ``gossip_reach`` < 1, what this round's private ``reputation`` message told it) |
 | `will_help` | second | the same A | would Y help X, under Y's norm? | cooperate, defect | ``norms.decide`` on that reputation |
 | `gossip_true` | truth | A, when it acts, about the latest gossip it saw by someone else | is it true? | true, false | ``gossip_truth``: the tone against what its subject really did |
 | `has_seen` | knowledge | A, when it acts, about the latest gossip it saw | has Y seen it? | yes, no | Y is in the message's audience |
