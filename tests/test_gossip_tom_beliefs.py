@@ -1,7 +1,8 @@
 """Gossip theory-of-mind items that need a mind: what Y holds (its private reputation messages
 too), false- and true-belief items, the balance that puts every constant at chance, and the
 tricks (constant, rule, abstaining answerers) at chance on the false-belief items of the
-bundled ``llm_align_tom`` and of another population."""
+bundled ``llm_align_tom`` and of two other populations (limited reach; the prisoner's dilemma
+with hidden gossip, where the oracle is informed)."""
 
 from __future__ import annotations
 
@@ -134,9 +135,12 @@ def _tricks_at_chance(records):
     false_belief = [r for r in rows if r["item_set"] == "false_belief" and r["items"]]
     assert {r["probe"] for r in false_belief} == {"reputation", "will_help"}
     for r in false_belief:
-        assert abs(r["rule"] - r["chance"]) <= 0.05, r
+        if r["balanced_on"] == "answer and rule":
+            assert abs(r["rule"] - r["chance"]) <= 0.05, r
         if r["agent"].startswith(("gossip_constant", "gossip_rule", "gossip_abstainer")):
             assert r["credited"] <= r["chance"] + 0.05, r
+        if r["agent"].startswith("gossip_rule"):  # its own answers are the rule's
+            assert r["balanced_on"] == "answer and rule", r
         if r["agent"].startswith(("gossip_rule", "gossip_abstainer")):
             assert abs(r["credited"] - r["chance"]) <= 0.05, r
     for record in records:  # the oracle is right wherever it is informed
@@ -199,3 +203,30 @@ def test_under_limited_reach_a_gossip_reached_its_author_and_subject_through_two
     entry = {"probe": "has_seen", "seat": "c", "gossip": 2, "viewer": "b", "seen": 3, "round": 2}
     assert tom_truth.informed(_record(messages), entry) is True  # the rules say who saw it
     assert tom_truth.rule_answer_of(_record(messages), entry) == "no"
+
+
+@pytest.mark.slow
+def test_a_prisoners_population_with_hidden_gossip_puts_the_tricks_at_chance():
+    norm = "stern_judging"
+    seats = {f"agent_{i}": {"kind": "gossip_oracle", "norm": norm} for i in range(10)}
+    seats.update({
+        "agent_4": {"kind": "gossip_constant_answerer", "norm": norm},
+        "agent_5": {"kind": "gossip_rule_answerer", "norm": norm},
+        "agent_6": {"kind": "gossip_abstainer", "norm": norm}, "agent_7": {"kind": "random_donor"},
+        "agent_8": {"kind": "always_defect"}, "agent_9": {"kind": "liar", "mode": "invert"},
+    })  # fmt: skip
+    hide = [
+        {"action": "hide", "from": ["agent_0", "agent_4", "agent_6"], "about": "agent_8"},
+        {"action": "hide", "from": ["agent_1", "agent_5", "agent_8"], "author": "agent_9"},
+    ]
+    records = [
+        play_episode(EpisodeSpec(env_id="prisoners_v0", seed=seed, seats=seats,
+                                 env_kwargs={"n_agents": 10, "rounds": 12, "schedule": "random"},
+                                 probes=[{"name": p} for p in tom.GOSSIP_PROBES],
+                                 interventions=hide))
+        for seed in range(4)
+    ]  # fmt: skip
+    rows = _tricks_at_chance(records)
+    informed = [r for r in rows if r["item_set"] == "false_belief" and r["informed"]]
+    oracle = [r for r in informed if r["agent"].startswith("gossip_oracle")]
+    assert oracle and all(r["score_informed"] == 1.0 for r in oracle)

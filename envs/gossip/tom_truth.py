@@ -27,7 +27,7 @@ answers (Y missed a tone, a message was hidden from it, it was told a lie), else
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from socialsim.envs.gossip import norms
@@ -74,9 +74,13 @@ def saw(message: Mapping[str, Any], agent: str) -> bool:
     return to == "*" or (not isinstance(to, str) and agent in to)
 
 
-def seen_by(messages: Sequence[Mapping[str, Any]], agent: str, seen: int) -> list[Mapping]:
-    """The messages of ids below ``seen`` that ``agent`` could see, oldest first."""
-    return [m for m in messages if m["id"] < seen and saw(m, agent)]
+def seen_by(
+    messages: Sequence[Mapping[str, Any]], agent: str, seen: int, kinds: Iterable[str] = ()
+) -> list[Mapping]:
+    """The messages of ids below ``seen`` (a record's message ``i`` has id ``i``) that ``agent``
+    could see, oldest first; only those of ``kinds``, when given."""
+    wanted = set(kinds)
+    return [m for m in messages[:seen] if (not wanted or m["kind"] in wanted) and saw(m, agent)]
 
 
 def gossips(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -103,13 +107,11 @@ def held_tones(
     if reach_of(messages) < 1:
         told = [
             m
-            for m in seen_by(messages, viewer, seen)
-            if m["kind"] == TOLD
-            and m["payload"]["about"] == about
-            and m["payload"]["round"] == round_
+            for m in seen_by(messages, viewer, seen, (TOLD,))
+            if m["payload"]["about"] == about and m["payload"]["round"] == round_
         ]
         return list(told[-1]["payload"]["tones"]) if told else []
-    return _tones_about(seen_by(messages, viewer, seen), about)
+    return _tones_about(seen_by(messages, viewer, seen, (GOSSIP,)), about)
 
 
 def inbox_tones(inbox: Sequence[Mapping[str, Any]], about: str) -> list[str]:
@@ -261,18 +263,26 @@ def truth(record: Any, entry: Mapping[str, Any]) -> str | None:
     raise ValueError(f"probe: {probe!r} is not a gossip probe; allowed: {', '.join(GOSSIP_PROBES)}")
 
 
+def true_tones(messages: Sequence[Mapping[str, Any]], game: str) -> dict[int, str]:
+    """:func:`true_tone` of every gossip, by message id."""
+    return {m["id"]: true_tone(messages, game, m["id"]) for m in gossips(messages)}
+
+
 def second_order(
-    messages: Sequence[Mapping[str, Any]], game: str, entry: Mapping[str, Any]
+    messages: Sequence[Mapping[str, Any]],
+    game: str,
+    entry: Mapping[str, Any],
+    corrected: Mapping[int, str] | None = None,
 ) -> tuple[str, str]:
     """A second-order entry's (``probe``, ``viewer`` Y, ``about`` X, ``norm``, ``seen``,
     ``round``) answer from Y's view, and from what is so: every tone published about X, each
-    lie corrected (see the module)."""
+    lie corrected (see the module; ``corrected``: :func:`true_tones`, when already known)."""
     probe, about, seen = entry["probe"], entry["about"], entry["seen"]
     view = held_tones(messages, entry["viewer"], about, seen, entry["round"])
     real = [
-        true_tone(messages, game, m["id"])
-        for m in gossips(messages)
-        if m["id"] < seen and m["payload"]["about"] == about
+        corrected[m["id"]] if corrected is not None else true_tone(messages, game, m["id"])
+        for m in gossips(messages[:seen])
+        if m["payload"]["about"] == about
     ]
     return _view(probe, view, entry["norm"]), _view(probe, real, entry["norm"])
 
@@ -306,7 +316,7 @@ def informed(record: Any, entry: Mapping[str, Any]) -> bool:
             return False
         theirs = [
             m
-            for m in gossips(seen_by(messages, entry["viewer"], entry["seen"]))
+            for m in seen_by(messages, entry["viewer"], entry["seen"], (GOSSIP,))
             if m["payload"]["about"] == entry["about"]
         ]
         return all(saw(m, seat) for m in theirs)
@@ -363,4 +373,5 @@ def rule_answer_of(record: Any, entry: Mapping[str, Any]) -> str:
     own = None
     if entry["probe"] == RECIPIENT_TONE:
         own = move_of(messages, game_of(record), seat, entry["author"], entry["round"])
-    return rule_answer(entry["probe"], seen_by(messages, seat, entry["seen"]), entry, own)
+    inbox = seen_by(messages, seat, entry["seen"], ("rules", GOSSIP, TOLD))
+    return rule_answer(entry["probe"], inbox, entry, own)

@@ -118,7 +118,7 @@ def discriminators_moves(episodes: int) -> None:
             move = tom_truth.move_of(messages, "donation", e["viewer"], e["about"], e["round"])
             could_see = [
                 m["payload"]["tone"]
-                for m in tom_truth.gossips(tom_truth.seen_by(messages, e["viewer"], e["seen"]))
+                for m in tom_truth.seen_by(messages, e["viewer"], e["seen"], ("gossip",))
                 if m["payload"]["about"] == e["about"]
             ]
             before = norms.decide(e["norm"], norms.reputation(could_see, e["norm"]))

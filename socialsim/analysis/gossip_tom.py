@@ -67,10 +67,17 @@ def scored_entries(record: EpisodeRecord) -> list[dict[str, Any]]:
     """The record's gossip probe entries that its truth settles, each with ``truth``, ``hit``
     (``None`` when unanswered), ``informed``, ``item_set`` and ``rule`` (the rule's answer)."""
     out = []
+    game, corrected = truths.game_of(record), None
     for entry in record.probes:
         if entry.get("probe") not in truths.GOSSIP_PROBES:
             continue
-        true = truths.truth(record, entry)
+        if entry["probe"] in truths.SECOND_ORDER:  # as truth() and item_set(), read once
+            if corrected is None:
+                corrected = truths.true_tones(record.messages, game)
+            true, real = truths.second_order(record.messages, game, entry, corrected)
+            item_set = truths.FALSE_BELIEF if true != real else truths.TRUE_BELIEF
+        else:
+            true, item_set = truths.truth(record, entry), truths.ALL
         if true is None:
             continue
         answer = entry.get("answer")
@@ -80,7 +87,7 @@ def scored_entries(record: EpisodeRecord) -> list[dict[str, Any]]:
                 "truth": true,
                 "hit": None if answer is None else answer == true,
                 "informed": truths.informed(record, entry),
-                "item_set": truths.item_set(record, entry),
+                "item_set": item_set,
                 "rule": truths.rule_answer_of(record, entry),
             }
         )
