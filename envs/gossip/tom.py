@@ -24,11 +24,12 @@ published about X, lies corrected) answer differently, else a *true-belief* item
 
 Y's norm is its kind when that is a norm (``image_scoring``, ``simple_standing``,
 ``stern_judging``), else its own ``norm`` (a scripted answerer's), else the probe's ``norm``
-(default ``image_scoring``); the entry names it. A second-order question is asked of every
-agent but X and Y (false beliefs are rare, and which seats are asked must not tell them apart). ``has_seen`` asks about an agent other than A, rotated by the message (the
-author and the subject among them); the question shows the gossip but not its audience. Every
-probe takes ``seats`` (the agents it may ask; default all). "Could see" is the audience of a bus
-message (``tom_truth.saw``).
+(default ``image_scoring``); the entry names it. A second-order question is asked of every agent
+but X and Y (false beliefs are rare, and which seats are asked must not tell them apart).
+``has_seen`` asks about an agent other than A, rotated by the message (the author and the
+subject among them); the question shows the gossip but not its audience. Every probe takes
+``seats`` (the agents it may ask; default all). "Could see" is the audience of a bus message
+(``tom_truth.saw``).
 """
 
 from __future__ import annotations

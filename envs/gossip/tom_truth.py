@@ -9,9 +9,9 @@ this round told Y (every tone published about X so far), and none when Y was not
 That is the view a scripted discriminator acts on, so ``will_help``'s truth is its move.
 
 **What is so** (:func:`second_order`): the tones of every gossip published about X, each lie (a
-tone :func:`gossip_truth` finds false) turned into the tone of what X really did. A ``reputation`` or
-``will_help`` item is a *false-belief* item when Y's view and the reality give different
-answers (Y missed a tone, a message was hidden from it, it was told a lie), else a
+tone :func:`gossip_truth` finds false) turned into the tone of what X really did. A
+``reputation`` or ``will_help`` item is a *false-belief* item when Y's view and the reality give
+different answers (Y missed a tone, a message was hidden from it, it was told a lie), else a
 *true-belief* item (:func:`item_set`).
 
 **The tricks** (:func:`rule_answer`): answers that need no model of another mind, one per probe:

@@ -7,8 +7,9 @@ One row per probe, item set and asking agent (its label, :func:`socialsim.analys
 the model's name for an LLM seat). A second-order probe's entries are split into false-belief
 and true-belief items (Y's view is not / is what is so); the other probes' are one set, ``all``.
 Each set is balanced per row (:func:`~socialsim.analysis.baselines.balance`): every answer class
-equally often and, where the items allow, the probe's rule right on a share ``1/k`` of each, so
-that every constant answer and the rule score chance; the tricks are scored on the same items.
+equally often and, where the items allow, the probe's rule right on a share ``1/k`` of them, so
+that no constant answer, nor the rule, beats chance (the best constant scores it exactly); the
+tricks are scored on the same items.
 
 | column | what |
 |---|---|
@@ -186,7 +187,7 @@ def gossip_tom_sections(report: Any, recs: list[EpisodeRecord], out: Any) -> Non
             "gossip theory of mind: probe scores",
             frame,
             note="per probe, item set (false/true belief for the second-order probes) and "
-            "asked agent, over items balanced so that every constant answer scores chance; "
+            "asked agent, over items balanced so that no constant answer beats chance; "
             "credited = right / items with each abstention credited chance; the tricks "
             "(best constant, the probe's rule, abstaining, a uniform guess) and the informed "
             "oracle are scored on the same items; normalised = 0 at the best trick, 1 at the "
