@@ -108,6 +108,8 @@ def test_the_constant_answerer_takes_only_the_probes_words():
     assert ConstantAnswerer().answers["has_seen"] == "yes"
     with pytest.raises(ValueError, match="answers: 'reputation' = 'maybe' is not allowed"):
         ConstantAnswerer({"reputation": "maybe"})
+    with pytest.raises(ValueError, match="answers: a table of probe = word, got 'good'"):
+        ConstantAnswerer("good")
 
 
 def test_will_help_truth_is_the_discriminators_own_move_under_limited_reach():

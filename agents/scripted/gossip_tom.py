@@ -105,6 +105,8 @@ class ConstantAnswerer(_Answerer):
 
     def __init__(self, answers: Mapping[str, str] | None = None, norm: str = "image_scoring"):
         super().__init__(norm)
+        if answers is not None and not isinstance(answers, Mapping):
+            raise ValueError(f"answers: a table of probe = word, got {answers!r}")
         answers = dict(answers or {})
         for probe, word in answers.items():
             if probe not in tom.ANSWERS or word not in tom.ANSWERS[probe]:
