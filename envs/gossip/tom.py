@@ -42,16 +42,60 @@ from socialsim.envs.gossip.protocol import GOSSIP
 from socialsim.envs.gossip.tom_truth import (
     ANSWERS,
     COUNTERPART_MOVE,
-    GOSSIP_PROBES,  # noqa: F401 (the probes' names, read as tom.GOSSIP_PROBES)
+    GOSSIP_PROBES,
     GOSSIP_TRUE,
     HAS_SEEN,
+    ORDERS,
     RECIPIENT_TONE,
     REPUTATION,
     WILL_HELP,
+    gossip_truth,
+    gossips,
+    has_seen,
+    held_reputation,
+    informed,
+    move_of,
+    reputation_word,
     saw,
+    seen_by,
+    truth,
 )
 
 from socialsim.agent import Agent, Question
+
+# the probes' words and their ground truth stay readable here, where they always were
+__all__ = [
+    "ANSWERS",
+    "COUNTERPART_MOVE",
+    "GOSSIP_PROBES",
+    "GOSSIP_TRUE",
+    "HAS_SEEN",
+    "ORDERS",
+    "PROBES",
+    "RECIPIENT_TONE",
+    "REPUTATION",
+    "WILL_HELP",
+    "CounterpartMove",
+    "GossipProbe",
+    "GossipTrue",
+    "HasSeen",
+    "HeldReputation",
+    "RecipientTone",
+    "WillHelp",
+    "answers",
+    "gossip_truth",
+    "gossips",
+    "has_seen",
+    "held_reputation",
+    "informed",
+    "move_of",
+    "norm_of",
+    "parse_answer",
+    "reputation_word",
+    "saw",
+    "seen_by",
+    "truth",
+]
 
 DEFAULT_NORM = "image_scoring"
 
