@@ -37,8 +37,9 @@ def test_a_probe_reply_is_a_probe_word_or_an_abstention():
     assert tom.parse_answer("will_help", "unknown") is None  # recorded as an abstention
 
 
-def test_the_question_shows_the_gossip_with_its_audience_by_display_name():
+def test_has_seen_shows_the_gossip_but_not_its_audience():
     gossip = {"round": 1, "author": "a", "about": "b", "tone": "criticism", "message": "no"}
+    other = {"round": 1, "author": "b", "about": "a", "tone": "praising", "message": "yes"}
     question = Question(
         "has_seen",
         {
@@ -47,25 +48,22 @@ def test_the_question_shows_the_gossip_with_its_audience_by_display_name():
             "gossip": 3,
             "viewer": "c",
             "gossip_said": gossip,
-            "gossip_to": ["a", "b"],
-            "inbox_gossip": [{"id": 3, "to": ["a", "b"], "payload": gossip}],
+            # the probe leaves the asked gossip out of the inbox it shows
+            "inbox_gossip": [{"id": 4, "to": ["a", "b"], "payload": other}],
         },
     )
     names = {"a": "John", "b": "Kate", "c": "Jack"}.get
     text = question_prompt(question, names)
     assert text.startswith("Side question: has_seen\n")
-    assert 'Round 1: John about Kate (criticism): "no" [sent to John, Kate]' in text
-    assert "sent to John, Kate. Has Jack seen it?" in text
+    assert 'Round 1: Kate about John (praising): "yes" [sent to John, Kate]' in text
+    assert 'John about Kate (criticism): "no". Has Jack seen it?' in text
+    assert text.count("[sent to") == 1  # the other gossip's audience only
     assert "agent" not in text and "{" in text  # the JSON form only
-    assert (
-        GossipPolicy()(
-            [
-                {"role": "system", "content": "You are John, one of"},
-                {"role": "user", "content": text},
-            ]
-        )
-        == '{"answer": "no"}'
-    )
+    chat = [{"role": "user", "content": text}]
+    public = [{"role": "system", "content": "You are John, one of"}, *chat]
+    assert GossipPolicy()(public) == '{"answer": "yes"}'  # public gossip: everyone saw it
+    limited = "You are John, one of. Gossip: a message reaches only its author and the agent"
+    assert GossipPolicy()([{"role": "system", "content": limited}, *chat]) == '{"answer": "no"}'
 
 
 @pytest.mark.slow
@@ -89,7 +87,7 @@ def test_llm_align_tom_against_the_test_server_reports_every_probe(
     (record,) = read_records(out)
     assert record.status == "done", record.error
     asked_seats = {e["seat"] for e in record.probes}
-    assert asked_seats == {f"agent_{i}" for i in range(6)}
+    assert asked_seats == {f"agent_{i}" for i in range(8)}  # the others answer nothing
     capsys.readouterr()
     assert main(["report", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -97,12 +95,16 @@ def test_llm_align_tom_against_the_test_server_reports_every_probe(
     with open(out / "gossip_tom.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert (out / "gossip_tom.png").exists()
-    by = {(r["probe"], r["agent"]): r for r in rows}
-    for probe in tom.GOSSIP_PROBES:
-        llm = by[(probe, LLM)]
-        assert float(llm["answered"]) == 1.0 and not math.isnan(float(llm["score"]))
-        assert float(by[(probe, "gossip_random_answerer")]["answered"]) == 1.0
-    for probe in (tom.REPUTATION, tom.WILL_HELP, tom.HAS_SEEN):
-        assert float(by[(probe, "gossip_oracle")]["score"]) == 1.0
-    # the scripted player reads the audiences the question shows: it knows who saw what
-    assert float(by[(tom.HAS_SEEN, LLM)]["score"]) == 1.0
+    assert {r["probe"] for r in rows if r["agent"] == LLM} == set(tom.GOSSIP_PROBES)
+    assert {r["item_set"] for r in rows if r["probe"] == tom.REPUTATION} == {
+        "false_belief",
+        "true_belief",
+    }
+    for r in (r for r in rows if int(r["items"])):
+        if r["agent"] == LLM:
+            assert float(r["answered"]) == 1.0 and not math.isnan(float(r["score"]))
+        if r["agent"].startswith("gossip_oracle") and float(r["informed"]) > 0:
+            assert float(r["score_informed"]) == 1.0, r
+        # every score beside its tricks, on balanced items
+        assert float(r["constant"]) == float(r["chance"]), r
+        assert float(r["best_trick"]) >= float(r["chance"])

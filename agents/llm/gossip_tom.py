@@ -71,7 +71,6 @@ def question_prompt(question: Question, name: Callable[[str], str] = str) -> str
     values.update({k: name(context[k]) for k in AGENT_FIELDS if k in context})
     if context.get("gossip_said") is not None:
         values.update({f"gossip_{k}": v for k, v in said(context["gossip_said"]).items()})
-        values["gossip_to"] = audience(context.get("gossip_to", "*"), name)
     intro = parts["intro"].substitute(
         probe=question.kind,
         round=context.get("round"),

@@ -9,22 +9,27 @@ question's subjects, ``seen`` (the bus log's length when it was asked: messages 
 had been delivered), the ``answer`` in the probe's words, or ``None`` with ``raw`` kept when the
 answer was none of them (an abstention: "unknown", empty, a refusal, which never scores).
 
-| probe | order | asked | question | answers | ground truth (:func:`truth`) |
+| probe | order | asked | question | answers | ground truth (:mod:`.tom_truth`) |
 |---|---|---|---|---|---|
-| `counterpart_move` | first | A, when its counterpart B is about to move | will B cooperate now? | cooperate, defect | B's move this round (:func:`move_of`) |
+| `counterpart_move` | first | A, when its counterpart B is about to move | will B cooperate now? | cooperate, defect | B's move this round (``move_of``) |
 | `recipient_tone` | first | A, when its counterpart B is about to gossip | which tone will B publish about you? | the five tones | the tone B published |
-| `reputation` | second | an observer A, when Y is about to move towards X | which reputation does Y hold of X under Y's norm? | good, bad, unrated | :func:`held_reputation`: the tones about X that Y could see |
+| `reputation` | second | every agent A but X and Y, when Y is about to move towards X | which reputation does Y hold of X under Y's norm? | good, bad, unrated | ``held_tones``: what Y knows of X when it moves (with ``gossip_reach`` < 1, what this round's private ``reputation`` message told it) |
 | `will_help` | second | the same A | would Y help X, under Y's norm? | cooperate, defect | ``norms.decide`` on that reputation |
-| `gossip_true` | truth | A, when it acts, about the latest gossip it saw by someone else | is it true? | true, false | :func:`gossip_truth`: the tone against what its subject really did |
-| `has_seen` | knowledge | A, when it acts, about the latest gossip it saw | has Y seen it? | yes, no | :func:`has_seen`: Y is in the message's audience |
+| `gossip_true` | truth | A, when it acts, about the latest gossip it saw by someone else | is it true? | true, false | ``gossip_truth``: the tone against what its subject really did |
+| `has_seen` | knowledge | A, when it acts, about the latest gossip it saw | has Y seen it? | yes, no | Y is in the message's audience |
+
+A second-order entry is a *false-belief* item when Y's view and what is so (every tone
+published about X, lies corrected) answer differently, else a *true-belief* item
+(``tom_truth.item_set``); the analysis scores the two sets apart.
 
 Y's norm is its kind when that is a norm (``image_scoring``, ``simple_standing``,
-``stern_judging``), else the probe's ``norm`` (default ``image_scoring``); the entry names it.
-The observer A of a second-order question is the first agent, in the rules' order rotated by
-the round, that is neither X nor Y. ``has_seen`` asks about the gossip's subject when that is
-not A, else about the rotated observer. Every probe takes ``seats`` (the agents it may ask;
-default all). "Could see" is the audience of a bus message (:func:`saw`); the private
-``reputation`` messages of ``gossip_reach`` < 1 are not counted as seen tones.
+``stern_judging``), else its own ``norm`` (a scripted answerer's), else the probe's ``norm``
+(default ``image_scoring``); the entry names it. A second-order question is asked of every agent
+but X and Y (false beliefs are rare, and which seats are asked must not tell them apart).
+``has_seen`` asks about an agent other than A, rotated by the message (the author and the
+subject among them); the question shows the gossip but not its audience. Every probe takes
+``seats`` (the agents it may ask; default all). "Could see" is the audience of a bus message
+(``tom_truth.saw``).
 """
 
 from __future__ import annotations
@@ -33,187 +38,78 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.protocol import GAMES, GOSSIP, TONES
+from socialsim.envs.gossip.protocol import GOSSIP
+from socialsim.envs.gossip.tom_truth import (
+    ANSWERS,
+    COUNTERPART_MOVE,
+    GOSSIP_PROBES,
+    GOSSIP_TRUE,
+    HAS_SEEN,
+    ORDERS,
+    RECIPIENT_TONE,
+    REPUTATION,
+    WILL_HELP,
+    gossip_truth,
+    gossips,
+    has_seen,
+    held_reputation,
+    informed,
+    move_of,
+    reputation_word,
+    saw,
+    seen_by,
+    truth,
+)
 
 from socialsim.agent import Agent, Question
 
-COUNTERPART_MOVE = "counterpart_move"
-RECIPIENT_TONE = "recipient_tone"
-REPUTATION = "reputation"
-WILL_HELP = "will_help"
-GOSSIP_TRUE = "gossip_true"
-HAS_SEEN = "has_seen"
-GOSSIP_PROBES = (COUNTERPART_MOVE, RECIPIENT_TONE, REPUTATION, WILL_HELP, GOSSIP_TRUE, HAS_SEEN)
-ORDERS = {
-    COUNTERPART_MOVE: "first",
-    RECIPIENT_TONE: "first",
-    REPUTATION: "second",
-    WILL_HELP: "second",
-    GOSSIP_TRUE: "truth",
-    HAS_SEEN: "knowledge",
-}
-#: the words each probe's answer is one of (anything else is an abstention)
-ANSWERS: Mapping[str, tuple[str, ...]] = {
-    COUNTERPART_MOVE: norms.ACTIONS,
-    RECIPIENT_TONE: TONES,
-    REPUTATION: ("good", "bad", "unrated"),
-    WILL_HELP: norms.ACTIONS,
-    GOSSIP_TRUE: ("true", "false"),
-    HAS_SEEN: ("yes", "no"),
-}
+# the probes' words and their ground truth stay readable here, where they always were
+__all__ = [
+    "ANSWERS",
+    "COUNTERPART_MOVE",
+    "GOSSIP_PROBES",
+    "GOSSIP_TRUE",
+    "HAS_SEEN",
+    "ORDERS",
+    "PROBES",
+    "RECIPIENT_TONE",
+    "REPUTATION",
+    "WILL_HELP",
+    "CounterpartMove",
+    "GossipProbe",
+    "GossipTrue",
+    "HasSeen",
+    "HeldReputation",
+    "RecipientTone",
+    "WillHelp",
+    "answers",
+    "gossip_truth",
+    "gossips",
+    "has_seen",
+    "held_reputation",
+    "informed",
+    "move_of",
+    "norm_of",
+    "parse_answer",
+    "reputation_word",
+    "saw",
+    "seen_by",
+    "truth",
+]
+
 DEFAULT_NORM = "image_scoring"
-
-
-# -- ground truth: pure functions of a record's messages --------------------------------------------
-
-
-def _to(message: Mapping[str, Any]) -> Any:
-    return message["to"]
-
-
-def saw(message: Mapping[str, Any], agent: str) -> bool:
-    """Whether ``agent`` is in the audience of ``message`` (a record's message: ``to`` is ``"*"``
-    or a list of agent ids)."""
-    to = _to(message)
-    return to == "*" or (not isinstance(to, str) and agent in to)
-
-
-def seen_by(messages: Sequence[Mapping[str, Any]], agent: str, seen: int) -> list[Mapping]:
-    """The messages of ids below ``seen`` that ``agent`` could see, oldest first."""
-    return [m for m in messages if m["id"] < seen and saw(m, agent)]
-
-
-def gossips(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [m for m in messages if m["kind"] == GOSSIP]
-
-
-def held_reputation(
-    messages: Sequence[Mapping[str, Any]], viewer: str, about: str, norm: str, seen: int
-) -> int | None:
-    """The reputation ``viewer`` holds of ``about`` under ``norm`` (``norms.reputation``, the
-    norm's own memory) from the tones about it that ``viewer`` could see before ``seen``."""
-    tones = [
-        m["payload"]["tone"]
-        for m in gossips(seen_by(messages, viewer, seen))
-        if m["payload"]["about"] == about
-    ]
-    return norms.reputation(tones, norm)
-
-
-def reputation_word(reputation: int | None) -> str:
-    """``None`` -> ``"unrated"``; good -> ``"good"``; bad (0 or below) -> ``"bad"``."""
-    if reputation is None:
-        return "unrated"
-    return "good" if reputation > 0 else "bad"
-
-
-def _action(messages, actor: str, target: str, round_: int) -> Any:
-    for m in messages:
-        p = m["payload"]
-        if m["kind"] == "action" and p["round"] == round_ and p["actor"] == actor:
-            if p["target"] == target:
-                return p["action"]
-    return None
-
-
-def move_of(
-    messages: Sequence[Mapping[str, Any]], game: str, actor: str, target: str, round_: int
-) -> str | None:
-    """What ``actor`` did to ``target`` in round ``round_``, as ``"cooperate"`` or ``"defect"``
-    (``None`` if it did nothing to it). Named moves by the game's ``cooperative`` table (a
-    market buyer's ``none`` defects); an investor that sent anything cooperated, a responder
-    that returned at least what was invested cooperated (as the scripted players judge)."""
-    action = _action(messages, actor, target, round_)
-    if action is None:
-        return None
-    if isinstance(action, Mapping):
-        if "invest" in action:
-            return "cooperate" if action["invest"] > 0 else "defect"
-        invested = _action(messages, target, actor, round_)
-        sent = invested.get("invest", 0.0) if isinstance(invested, Mapping) else 0.0
-        returned = action.get("return", 0.0)
-        return "cooperate" if sent == 0 or returned >= sent - 1e-9 else "defect"
-    cooperative = {c for c, _ in GAMES[game].cooperative.values()}
-    return "cooperate" if action in cooperative else "defect"
-
-
-def gossip_truth(messages: Sequence[Mapping[str, Any]], game: str, gossip_id: int) -> bool | None:
-    """Whether gossip ``gossip_id`` is true: a praising tone about an agent that cooperated with
-    its author that round, or a negative one (mocking, complaint, criticism) about one that
-    defected. ``None`` for a neutral tone (it claims nothing) or when the subject did nothing to
-    the author."""
-    payload = messages[gossip_id]["payload"]
-    value = norms.valence(payload["tone"])
-    move = move_of(messages, game, payload["about"], payload["author"], payload["round"])
-    if value == 0 or move is None:
-        return None
-    return (value > 0) == (move == "cooperate")
-
-
-def has_seen(messages: Sequence[Mapping[str, Any]], viewer: str, gossip_id: int) -> bool:
-    """Whether ``viewer`` is in the audience of message ``gossip_id``."""
-    return saw(messages[gossip_id], viewer)
-
-
-def published_tone(
-    messages: Sequence[Mapping[str, Any]], author: str, about: str, round_: int
-) -> str | None:
-    for m in gossips(messages):
-        p = m["payload"]
-        if p["author"] == author and p["about"] == about and p["round"] == round_:
-            return p["tone"]
-    return None
-
-
-def truth(record: Any, entry: Mapping[str, Any]) -> str | None:
-    """The true answer to one probe entry of ``record`` (an ``EpisodeRecord``), in the probe's
-    words, or ``None`` when the record does not settle it (then the entry is not scored)."""
-    messages, probe = record.messages, entry["probe"]
-    game = record.summary.get("game") or messages[0]["payload"]["game"]
-    if probe == COUNTERPART_MOVE:
-        return move_of(messages, game, entry["about"], entry["seat"], entry["round"])
-    if probe == RECIPIENT_TONE:
-        return published_tone(messages, entry["author"], entry["seat"], entry["round"])
-    if probe in (REPUTATION, WILL_HELP):
-        held = held_reputation(
-            messages, entry["viewer"], entry["about"], entry["norm"], entry["seen"]
-        )
-        if probe == REPUTATION:
-            return reputation_word(held)
-        return norms.decide(entry["norm"], held)
-    if probe == GOSSIP_TRUE:
-        verdict = gossip_truth(messages, game, entry["gossip"])
-        return None if verdict is None else ("true" if verdict else "false")
-    if probe == HAS_SEEN:
-        return "yes" if has_seen(messages, entry["viewer"], entry["gossip"]) else "no"
-    raise ValueError(f"probe: {probe!r} is not a gossip probe; allowed: {', '.join(GOSSIP_PROBES)}")
-
-
-def informed(record: Any, entry: Mapping[str, Any]) -> bool:
-    """Whether the asked seat's inbox held the answer when it was asked: every message the truth
-    reads had reached it. First-order questions are about moves not yet made: never."""
-    messages, probe, seat = record.messages, entry["probe"], entry["seat"]
-    if probe in (REPUTATION, WILL_HELP):
-        theirs = [
-            m
-            for m in gossips(seen_by(messages, entry["viewer"], entry["seen"]))
-            if m["payload"]["about"] == entry["about"]
-        ]
-        return all(saw(m, seat) for m in theirs)
-    if probe == GOSSIP_TRUE:
-        payload = messages[entry["gossip"]]["payload"]
-        return seat in (payload["author"], payload["about"])
-    if probe == HAS_SEEN:
-        return saw(messages[entry["gossip"]], seat)
-    return False
 
 
 # -- the probes -------------------------------------------------------------------------------------
 
 
 def norm_of(agent: Any, default: str) -> str:
-    kind = getattr(agent, "kind", "") or ""
-    return kind if kind in norms.NORMS else default
+    """The norm ``agent`` plays by: its kind when that is a norm, else its ``norm`` (a scripted
+    answerer's), else ``default``."""
+    for norm in (getattr(agent, "kind", None), getattr(agent, "norm", None)):
+        if norm in norms.NORMS:
+            return norm
+    return default
 
 
 def _observer(agents: Sequence[str], round_: int, exclude: set[str]) -> str | None:
@@ -289,9 +185,13 @@ class GossipProbe:
                 context.update(self.facts(env, subjects, seen))
                 # what reached the seat since it last decided: in its inbox, not yet read
                 context["unread"] = [m.to_json() for m in env.bus.peek(seat)]
-                # every gossip in its inbox with its audience (a recipient sees a message's `to`)
+                # every gossip in its inbox with its audience (a recipient sees a message's `to`),
+                # but the one whose audience is the question
+                hidden = subjects.get("gossip") if self.name == HAS_SEEN else None
                 context["inbox_gossip"] = [
-                    m.to_json() for m in env.bus.visible_to(seat) if m.kind == GOSSIP
+                    m.to_json()
+                    for m in env.bus.visible_to(seat)
+                    if m.kind == GOSSIP and m.id != hidden
                 ]
                 answer = await ctx.agents[seat].aanswer(Question(self.name, context))
                 entry: dict[str, Any] = {
@@ -344,12 +244,13 @@ class HeldReputation(GossipProbe):
     def questions(self, env, agents, actor, decision, counterpart, info):
         if decision == GOSSIP:
             return []
-        observer = _observer(agents, info.get("round") or 0, {actor, counterpart})
         norm = norm_of(self._agents[actor], self.norm)
-        return [(observer, {"viewer": actor, "about": counterpart, "norm": norm})]
+        subjects = {"viewer": actor, "about": counterpart, "norm": norm}
+        # every agent but X and Y, whether Y's view is true or not: who is asked says nothing
+        return [(a, subjects) for a in agents if a not in (actor, counterpart)]
 
-    def before_decisions(self, ctx):  # Y's norm is read from the live agent's kind
-        self._agents = ctx.agents
+    def before_decisions(self, ctx):
+        self._agents = ctx.agents  # Y's norm is read from the live agent
         return super().before_decisions(ctx)
 
 
@@ -382,9 +283,12 @@ class HasSeen(_LatestGossip):
     name = HAS_SEEN
 
     def subjects(self, agents, info, actor, message):
-        about = message.payload["about"]
-        viewer = about if about != actor else _observer(agents, info.get("round") or 0, {actor})
+        # any agent but the asked one, its author and subject among them, so the truth varies
+        viewer = _observer(agents, message.id, {actor})
         return {"gossip": message.id, "viewer": viewer}
+
+    def facts(self, env: Any, subjects: Mapping[str, Any], seen: int) -> dict[str, Any]:
+        return {"gossip_said": env.bus.log[subjects["gossip"]].to_json()["payload"]}
 
 
 PROBES = {

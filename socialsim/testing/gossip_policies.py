@@ -53,7 +53,7 @@ class GossipPolicy:
         system, prompt = first_prompt(messages)
         me = NAME.search(system).group(1)
         if prompt.startswith("Side question: "):
-            return json.dumps({"answer": probe_answer(prompt)})
+            return json.dumps({"answer": probe_answer(prompt, system)})
         if "plain text, summarise" in prompt:
             return f"{REFLECTION} ({me})"
         if '"tone"' in prompt:
@@ -108,15 +108,18 @@ class GossipPolicy:
 
 SIDE_QUESTION = re.compile(r"^Side question: (\w+)$", re.MULTILINE)
 SEEN_LINE = re.compile(r'^Round \d+: (\S+) about (\S+) \((\w+)\): ".*" \[sent to (.*)\]$', re.M)
-ASKED = re.compile(r"^This gossip reached you: .*, sent to (.*)\. Has (\S+) seen it\?$", re.M)
+ASKED = re.compile(
+    r"^This gossip reached you: round \d+, (\S+) about (\S+) .* Has (\S+) seen it\?$", re.M
+)
 TOWARDS = re.compile(r"^(\S+) is about to decide towards (\S+)\.", re.MULTILINE)
 
 
-def probe_answer(prompt: str) -> str:
+def probe_answer(prompt: str, system: str = "") -> str:
     """A side question of the gossip theory-of-mind probes, answered from what the question
     shows: a reputation is bad if a criticism of the agent was sent where the viewer could see
-    it, good if other gossip was, unrated if none; whether someone saw a gossip is whether it
-    was sent to them. It trusts every gossip, expects everyone to cooperate and to praise it."""
+    it, good if other gossip was, unrated if none; whether someone saw a gossip, by the rules
+    (everyone, or its author and subject when ``system``, the seat's system prompt, says gossip
+    reaches only them). It trusts every gossip, expects everyone to cooperate and to praise it."""
     kind = SIDE_QUESTION.search(prompt).group(1)
     if kind in ("reputation", "will_help"):
         viewer, about = TOWARDS.search(prompt).groups()
@@ -129,9 +132,10 @@ def probe_answer(prompt: str) -> str:
         if kind == "will_help":
             return "defect" if bad else "cooperate"
         return "bad" if bad else "good" if tones else "unrated"
-    if kind == "has_seen":
-        to, viewer = ASKED.search(prompt).groups()
-        return "yes" if to == "everyone" or viewer in to.split(", ") else "no"
+    if kind == "has_seen":  # the question leaves out the audience: the rules tell it
+        author, about, viewer = ASKED.search(prompt).groups()
+        limited = "a message reaches only its author" in system
+        return "yes" if not limited or viewer in (author, about) else "no"
     return {"counterpart_move": "cooperate", "recipient_tone": "praising"}.get(kind, "true")
 
 
