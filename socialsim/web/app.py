@@ -55,6 +55,7 @@ MAX_DEPTH = 32  # JSON nesting: every request of the pages needs three levels at
 BODY_SECONDS = 10.0
 CHECK_SECONDS = 20.0
 CHECKS_AT_ONCE = 2
+MAX_SOCKETS_PER_SEAT = 8  # a seat's page holds one live socket; a person may open a few tabs
 STATIC = Path(str(resources.files("socialsim.web") / "static"))
 HEADERS = {
     "Content-Security-Policy": (
@@ -141,12 +142,14 @@ def create_app(
     url: str | None = None,
     offered: Sequence[str | os.PathLike] = (),
     check_seconds: float = CHECK_SECONDS,
+    max_sockets_per_seat: int = MAX_SOCKETS_PER_SEAT,
 ) -> Starlette:
     """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
     or 0: wait for ever); ``url``: the address people reach (``https://host.example:8443``),
     else the one the host's request named; ``offered``: the operator's experiment files, offered
     beside the bundled ones (they may name models and servers, which an upload may not)."""
     sessions = Sessions(results, max_sessions, idle_timeout, offered)
+    sockets: dict[tuple[str, str], int] = {}  # (session, seat) -> its open live sockets
     checks = asyncio.Semaphore(CHECKS_AT_ONCE)
 
     async def off_loop(function, *args):
@@ -302,6 +305,19 @@ def create_app(
             await websocket.close(code=1008)  # before accept: the handshake gets a 403
             return
         session, console = found
+        key = (session.id, console.seat)
+        if sockets.get(key, 0) >= max_sockets_per_seat:
+            await websocket.close(code=1008)  # a seat's page needs one; a few tabs are fine
+            return
+        sockets[key] = sockets.get(key, 0) + 1
+        try:
+            await _live(websocket, session, console)
+        finally:
+            sockets[key] -= 1
+            if not sockets[key]:
+                del sockets[key]
+
+    async def _live(websocket: WebSocket, session: Session, console) -> None:
         await websocket.accept()
         closed = asyncio.ensure_future(_until_closed(websocket))
         try:
@@ -346,6 +362,7 @@ def create_app(
     async def lifespan(app):
         sessions.resume()  # the unfinished sessions of an earlier server, from their journals
         yield
+        await asyncio.to_thread(sessions.stop)  # each game at its next step, logging nothing
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.sessions = sessions
