@@ -135,7 +135,9 @@ class BrowserConsole:
             if self.journal is not None:
                 self.journal(self.seat, answer)
         # shown before the game has the answer: its next request must not be overwritten
-        self.publish({"status": "waiting", "view": view, "waiting_for": self.waiting(self.seat, view)})
+        self.publish(
+            {"status": "waiting", "view": view, "waiting_for": self.waiting(self.seat, view)}
+        )
         future.get_loop().call_soon_threadsafe(_settle, future, dict(answer))
 
     def now_waiting_for(self, text: str) -> None:

@@ -214,9 +214,7 @@ class Session:
     def start(self) -> None:
         """Play the game in a thread of its own, with its own event loop: however long its
         agents compute, the server's loop (every other session and page) keeps answering."""
-        self.thread = threading.Thread(
-            target=self._run, name=f"session-{self.id}", daemon=True
-        )
+        self.thread = threading.Thread(target=self._run, name=f"session-{self.id}", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
