@@ -11,7 +11,10 @@ reason), bodies over :data:`MAX_BODY` bytes are refused (413), slower than :data
 set only what :mod:`socialsim.web.uploads` allows (422 naming the key, before anything it names
 is imported or read); checking it and starting a game run off the event loop, at most
 :data:`CHECKS_AT_ONCE` at a time and ``check_seconds`` each (422 beyond), so no session waits.
-Join links name ``url`` (``serve --url``), else the address the host's request reached.
+Join links name ``url`` (``serve --url``), else the address the host's request reached. Each
+session's game plays in a thread of its own (:meth:`~socialsim.web.sessions.Session.start`), so
+an agent that computes for long stalls no other session and no page; a seat holds at most
+:data:`MAX_SOCKETS_PER_SEAT` live sockets (one more is refused, 1008).
 
 | method | path                                          | who   | what                         |
 |--------|-----------------------------------------------|-------|------------------------------|

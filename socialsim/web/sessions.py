@@ -99,7 +99,8 @@ def _game_of(experiment) -> str:
 
 def census(results: Path) -> tuple[int, int]:
     """``(over, unfinished)``: the sessions logged under ``results`` whose game is over (an
-    episode logged, played or abandoned) and those a restarted server resumes."""
+    episode logged, played or abandoned) and those a restarted server resumes (one that can no
+    longer be read is neither)."""
     over = unfinished = 0
     for path in Path(results).glob(f"*/{SESSION}"):
         out = path.parent
