@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.llm.base import render
-from socialsim.agents.llm.seat_text import shown
 from socialsim.agents.llm.decrypto_answers import (
     KEYWORDS,
     answer_format,
     answer_instruction,
     answer_rule,
 )
+from socialsim.agents.llm.seat_text import shown
 from socialsim.envs.decrypto import protocol
 from socialsim.envs.decrypto.protocol import (
     BOARD_GAME_HINTS,
