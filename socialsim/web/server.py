@@ -6,8 +6,9 @@ left each failed ``accept()`` would log a traceback. So:
 
 * **A connection cap** (:func:`connection_cap`: :data:`MAX_CONNECTIONS`, or fewer when the
   process's descriptor limit leaves less than :data:`SPARE_DESCRIPTORS` beside them): a
-  connection past it gets ``503`` and is closed at once, so the server never runs out of
-  descriptors (the game logs and journals need some).
+  connection past it gets ``503`` and is closed at once, so the server does not run out of
+  descriptors (asyncio accepts up to ``backlog`` connections before any is refused, and the
+  game logs and journals need some).
 * **A head timeout** (:data:`HEAD_SECONDS`): a request's line and headers must arrive within
   it of the connection (or of the last response on a kept-alive one), else the connection is
   closed; uvicorn has no such bound of its own. Bodies have theirs in the app
@@ -19,6 +20,8 @@ left each failed ``accept()`` would log a traceback. So:
 The uvicorn options set (:func:`options`), and why:
 
 * ``http=GuardedH11``: uvicorn's h11 protocol with the cap and the head timeout above.
+* ``backlog=100`` (:data:`BACKLOG`; uvicorn's default is 2048): the listen queue, and so the
+  most connections accepted in one burst, which the descriptors kept free must cover.
 * ``timeout_keep_alive=5``: an idle kept-alive connection is closed after 5 s (uvicorn's default,
   named so that it stays).
 * ``ws_max_size=MAX_BODY``: a seat's page sends nothing larger over its live socket.
@@ -42,7 +45,10 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 MAX_CONNECTIONS = 1000
-SPARE_DESCRIPTORS = 64  # for the sessions' logs, journals and manifests, and the listening socket
+#: connections asyncio accepts in one go (uvicorn's ``backlog``), before any is refused
+BACKLOG = 100
+#: descriptors kept free: one accept burst, and the sessions' logs, journals and manifests
+SPARE_DESCRIPTORS = BACKLOG + 64
 HEAD_SECONDS = 10.0
 KEEP_ALIVE_SECONDS = 5.0
 LOG_BURST = 20
@@ -169,6 +175,7 @@ def options(
     bound_logs()
     return {
         "http": guarded(connection_cap() if cap is None else cap, head_seconds),
+        "backlog": BACKLOG,
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
         "ws_max_size": max_message,
         "ws_ping_interval": 20.0,
