@@ -78,7 +78,7 @@ def client(tmp_path):
 # -- item 2: a game's size is capped, and a game runs off the server's loop --------------------
 
 
-def test_an_upload_of_a_3000_player_donation_game_is_refused_naming_its_size_and_the_limit(
+def test_an_upload_of_a_3000_player_donation_game_is_refused_naming_its_time_and_the_limit(
     client, tmp_path
 ):
     for path, body in (
@@ -88,17 +88,20 @@ def test_an_upload_of_a_3000_player_donation_game_is_refused_naming_its_size_and
         response = client.post(path, headers=auth(), json=body)
         assert response.status_code == 422
         assert response.json()["error"] == (
-            "upload: env.kwargs: a game of 3000 players and 4498500 pairings (each told to every "
-            "player) is about 40486 s of the server's time; at most 60 s in an upload (players x "
-            "pairings at most 20000000, got 13495500000)"
+            "upload: env.kwargs: a game of 3000 players and 4498500 pairings is about 526163 s "
+            "of the server's time; at most 60 s in an upload (fewer players or rounds, or "
+            'schedule = "random")'
         )
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
 
 
-def test_an_upload_of_a_300_player_donation_game_is_within_the_cap(client):
-    response = client.post("/api/experiments/check", headers=auth(), json={"upload": donation(300)})
+def test_an_upload_of_a_200_player_donation_game_is_within_the_cap_and_of_300_is_not(client):
+    response = client.post("/api/experiments/check", headers=auth(), json={"upload": donation(200)})
     assert response.status_code == 200, response.text
-    assert len(response.json()["seats"]) == 300
+    assert len(response.json()["seats"]) == 200
+    response = client.post("/api/experiments/check", headers=auth(), json={"upload": donation(300)})
+    assert response.status_code == 422
+    assert "a game of 300 players and 44850 pairings is about 89 s" in response.json()["error"]
 
 
 @contextlib.contextmanager
