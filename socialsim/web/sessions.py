@@ -3,7 +3,8 @@
 A :class:`Session` is one game of a bundled experiment, an operator's offered file or a host's
 upload (checked by :mod:`socialsim.web.uploads`) with some seats played by people. It is
 checked off the event loop (:meth:`Sessions.plan`), logged (:meth:`Sessions.open`) and runs
-as a task in the server's event loop through the same runner and log as ``socialsim
+in a thread of its own, with its own event loop (:meth:`Session.start`; the server's loop only
+serves the pages, so no game stalls another), through the same runner and log as ``socialsim
 play`` (:func:`socialsim.play.session.play_game`), writing its manifest to its own results
 directory when it is created and its episode when it ends. Each human seat has an unguessable
 token and a :class:`~socialsim.web.console.BrowserConsole` (what that seat may see now). What
@@ -121,7 +122,8 @@ def same_token(given: str | None, held: str) -> bool:
 
 
 class Session:
-    """One game: its experiment, spec, results directory, seat tokens and the task playing it."""
+    """One game: its experiment, spec, results directory, seat tokens and the thread playing
+    it."""
 
     def __init__(
         self,
@@ -339,7 +341,7 @@ class Sessions:
 
     def open(self, plan: Plan) -> Session:
         """Log a planned session (its manifest and ``session.json``) and hold it; the caller
-        starts it in the event loop (:meth:`Session.start`)."""
+        starts it (:meth:`Session.start`)."""
         self._room()
         sid = plan.sid
         play_session.write_manifest(plan.experiment, plan.out, 1)
