@@ -102,7 +102,7 @@ The encoder gives ``{"hints": [str, str, str]}`` or three hint-vocabulary indice
 repeated digit or a digit outside 1-4 is not a code and is a ``ValueError``, as is any malformed
 action (wrong type, a number of hints other than 3, an index outside the space): the error names
 the agent, the expected form and what it got, and nothing changes. A well-formed hint that
-breaks a rule (empty, too many words or characters, equal to a keyword ignoring case) is
+breaks a rule (empty, too many words or characters, equal to a keyword once folded) is
 replaced by ``"no_hint"`` before anyone sees it, and ``infos["encoder"]["invalid_action"] =
 {"reason": ..., "fallback": [the hints played]}``.
 
@@ -117,7 +117,13 @@ Version History
 * v0: first version; rules and seeds as the Decrypto benchmark's reference implementation. A
   ``rules`` message opens every episode. Since added, with defaults that leave every game as
   it was: the ``hint_rules`` option; infos of immutable sequences (tuples where they were
-  lists: a seat that changed its info changed every seat's).
+  lists: a seat that changed its info changed every seat's); hints compared with the keywords
+  after Unicode folding (``protocol.fold``: NFKC, invisible characters removed, Cyrillic and
+  Greek look-alike letters read as Latin), under both hint rules. Still v0: a hint of ASCII
+  characters folds exactly as it was compared before (case-folded, stripped), so only a hint
+  with other characters can be judged differently, one that spelled a keyword (or, under the
+  board game's rules, repeated a hint) in disguise; the bundled keyword and hint lists are
+  ASCII, and every game whose hints are too replays unchanged.
 """
 
 from __future__ import annotations

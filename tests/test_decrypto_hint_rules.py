@@ -95,3 +95,53 @@ def test_a_repeated_vocabulary_hint_gets_the_fallback_under_the_board_game_only(
             assert "repeats hint 1" in infos["encoder"]["invalid_action"]["reason"]
         else:
             assert env.hints == expected and "invalid_action" not in infos["encoder"]
+
+
+# -- a keyword in disguise (issue 38): hints are compared folded ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "disguised",
+    [
+        "sword\u200b",  # a zero-width space
+        "sw\u00adord",  # a soft hyphen
+        "s\u2060word",  # a word joiner
+        "sw\ufe0ford",  # a variation selector
+        "\u0455w\u043erd",  # Cyrillic dze and o
+        "SW\u039fRD",  # a Greek capital omicron
+        "\uff53\uff57\uff4f\uff52\uff44",  # fullwidth letters
+        "\U0001d42c\U0001d430\U0001d428\U0001d42b\U0001d41d",  # mathematical bold letters
+    ],
+)
+@pytest.mark.parametrize("rules", ["reference", "board_game"])
+def test_a_keyword_spelled_in_disguise_is_the_keyword_under_both_rules(disguised, rules):
+    assert validate_hints(["ledge", disguised, "lock"], KEYWORDS, hint_rules=rules) == [
+        f"hint 2 {disguised!r} is one of the keywords; a hint may not be a keyword"
+    ]
+    played, _ = apply_hint_fallback(["ledge", disguised, "lock"], KEYWORDS, hint_rules=rules)
+    assert played == ["ledge", "no_hint", "lock"]
+
+
+@pytest.mark.parametrize(
+    ("hints", "reference", "board_game"),
+    [
+        (["ledge", "\u0455word fish", "lock"], 0, 1),  # a disguised keyword as a word
+        (["blade", "bla\u200bde", "lock"], 0, 1),  # a disguised repeat
+        (["\u043c\u0435\u0447", "blade", "lock"], 0, 0),  # a Russian word, not a keyword
+        (["caf\u00e9", "blade", "lock"], 0, 0),  # accents are letters of their own
+    ],
+)
+def test_folded_hints_under_each_rule(hints, reference, board_game):
+    assert len(validate_hints(hints, KEYWORDS)) == reference
+    assert len(validate_hints(hints, KEYWORDS, hint_rules="board_game")) == board_game
+
+
+def test_the_env_replaces_a_disguised_keyword_with_the_fallback_and_flags_it():
+    env = decrypto_v0.parallel_env()
+    _, infos = env.reset(seed=0)  # seed 0: keywords ceiling, sword, key, corner
+    _, _, _, _, infos = env.step({"encoder": {"hints": ["ledge", "sw\u00adord", "lock"]}})
+    flag = infos["encoder"]["invalid_action"]
+    assert flag["fallback"] == ("ledge", "no_hint", "lock")
+    assert flag["reason"] == (
+        "hint 2 'sw\\xadord' is one of the keywords; a hint may not be a keyword"
+    )

@@ -239,6 +239,9 @@ def test_uploads_past_the_caps_are_refused_before_anything_is_built(client):
 id = "donation_v0"
 [env.kwargs]
 n_agents = 100000
+schedule = "random"
+rounds = 1
+pairs_per_round = 1
 [seats."*"]
 kind = "image_scoring"
 """

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from socialsim.agents.llm.base import LLMAgent, render
+from socialsim.agents.llm.seat_text import quote
 from socialsim.envs.culture import protocol as p
 
 from socialsim.bus import Message
@@ -131,7 +132,7 @@ class CultureLLMAgent(LLMAgent):
         )
 
     async def write_strategy(self) -> str:
-        texts = "\n".join(f"{k + 1}. {text}" for k, text in enumerate(self.survivors))
+        texts = "\n".join(f"{k + 1}. {quote(text)}" for k, text in enumerate(self.survivors))
         survivors = render(GAME, "survivors", texts=texts) if self.survivors else ""
         form = '{"strategy": "<your strategy>"}'
         chat = [

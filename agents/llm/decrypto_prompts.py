@@ -14,6 +14,7 @@ from socialsim.agents.llm.decrypto_answers import (
     answer_instruction,
     answer_rule,
 )
+from socialsim.agents.llm.seat_text import shown
 from socialsim.envs.decrypto import protocol
 from socialsim.envs.decrypto.protocol import (
     BOARD_GAME_HINTS,
@@ -49,13 +50,13 @@ def render_keywords(keywords: Sequence[str]) -> str:
 
 def render_hints(hints: Sequence[str]) -> str:
     """``{a: h1, b: h2, c: h3}``: the hints as the guessers see them, lettered."""
-    return "{" + ", ".join(f"{HINT_LETTERS[i]}: {h}" for i, h in enumerate(hints)) + "}"
+    return "{" + ", ".join(f"{HINT_LETTERS[i]}: {shown(h)}" for i, h in enumerate(hints)) + "}"
 
 
 def render_hint_lines(hint_history: Sequence[Sequence[str]]) -> str:
     """One line per keyword number: ``    Keyword 1: h, h`` (nothing after the colon if none)."""
     return "\n".join(
-        f"    Keyword {i}:" + (f" {', '.join(hints)}" if hints else "")
+        f"    Keyword {i}:" + (f" {', '.join(map(shown, hints))}" if hints else "")
         for i, hints in enumerate(hint_history, 1)
     )
 
@@ -72,7 +73,7 @@ def render_summary(last: Mapping[str, Any]) -> str:
         "turn_summary",
         turn=last["turn"],
         code=render_code(last["code"]),
-        hints=", ".join(last["hints"]),
+        hints=", ".join(map(shown, last["hints"])),
         decoder_guess=render_code(last["decoder_guess"]),
         interceptor_guess=render_code(last.get("interceptor_guess")),
         tokens="\n".join(tokens) or render(GAME, "token_none"),

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from socialsim.agents.llm.base import render
+from socialsim.agents.llm.seat_text import quote
 from socialsim.envs.gossip.notebook import Meeting, Notebook
 from socialsim.envs.gossip.protocol import (
     trust_received,
@@ -80,7 +81,7 @@ def amount(value: float) -> str:
 def quoted(message: str | None) -> str:
     if message is None or not message.strip():
         return fragment("no_message")
-    return '"' + " ".join(message.split()) + '"'
+    return quote(" ".join(message.split()))  # a JSON string: it cannot end itself early
 
 
 @dataclass

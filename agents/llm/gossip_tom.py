@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from socialsim.agents.llm.seat_text import quote
 from socialsim.envs.gossip import tom
 
 from socialsim.agent import Question
@@ -60,7 +61,7 @@ def question_prompt(question: Question, name: Callable[[str], str] = str) -> str
             **payload,
             "author": name(payload["author"]),
             "about": name(payload["about"]),
-            "message": payload.get("message") or "",
+            "message": quote(payload.get("message") or ""),  # seat text: a JSON string
         }
 
     lines = [

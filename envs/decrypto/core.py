@@ -30,8 +30,10 @@ The game (the single-team variant of the Decrypto benchmark)
   interceptor makes no guess on turn 1 (its guess there is ``None``), so no interception can
   happen on turn 1. That rule is off by default.
 * **Hints.** :func:`validate_hints` is the rule: each hint is non-empty, has at most
-  ``max_words`` words and ``max_chars`` characters, and is not one of the keywords
-  (case-insensitive, surrounding whitespace ignored). Agents call it before submitting. The
+  ``max_words`` words and ``max_chars`` characters, and is not one of the keywords, compared
+  as :func:`~socialsim.envs.decrypto.protocol.fold` folds them (case, surrounding whitespace,
+  invisible characters, fullwidth forms and Cyrillic or Greek look-alike letters ignored: a
+  keyword in disguise is the keyword). Agents call it before submitting. The
   game itself only accepts valid hints; :func:`apply_hint_fallback` replaces each
   rule-breaking hint by :data:`FALLBACK_HINT` (``"no_hint"``), which is what the env does with a
   hint that still breaks the rules when it arrives (flagged and counted there).
@@ -39,7 +41,7 @@ The game (the single-team variant of the Decrypto benchmark)
   the Decrypto benchmark's: only a hint *equal* to a keyword is refused, so ``"corner kick"``
   passes for the keyword ``corner`` and a turn may give the same hint twice. ``"board_game"``
   is the rule as the board game states it: besides the above, a hint may not contain a keyword
-  as a word (words are runs of letters and digits, compared case-insensitively, a plural or
+  as a word (words are runs of letters and digits, compared folded, a plural or
   singular of the keyword too: ``corners`` for ``corner``, ``cities`` for ``city``) nor repeat
   another hint of the same turn (the blank :data:`FALLBACK_HINT` excepted, as it is the game's,
   not a hint).
@@ -82,6 +84,7 @@ from socialsim.envs.decrypto.protocol import (
     SEATS,
     TOKENS_TO_LOSE,
     Options,
+    fold,
     given_codes,
     given_keywords,
     parse_code,
@@ -104,7 +107,7 @@ def validate_hints(
 
     Valid hints are a list of exactly three strings, each non-empty after stripping, with at
     most ``max_words`` whitespace-separated words and ``max_chars`` characters, and none equal
-    to one of ``keywords`` ignoring case and surrounding whitespace; under the board game's
+    to one of ``keywords`` once both are :func:`~.protocol.fold`'ed; under the board game's
     ``hint_rules``, none containing a keyword as a word (plurals too) nor repeating another.
     """
     if isinstance(hints, str) or not isinstance(hints, Sequence):
@@ -134,21 +137,21 @@ def _forms(word: str) -> set[str]:
 def _board_game_problems(hints: Sequence[Any], keywords: Sequence[str]) -> list[str]:
     """The board game's hint rules: no keyword as a word of a hint (a plural or singular of it
     too), no hint repeating another of the same turn (the blank fallback hint excepted)."""
-    stems = [(k, _forms(k.strip().casefold())) for k in keywords]
+    stems = [(k, _forms(fold(k))) for k in keywords]
     reasons, seen = [], {}
     for position, hint in enumerate(hints, 1):
         if not isinstance(hint, str) or not hint.strip():
             continue  # reported by _hint_problems
         text = hint.strip()
-        for word in _WORD.findall(text.casefold()):
+        folded = fold(text)
+        for word in _WORD.findall(folded):
             keyword = next((k for k, forms in stems if _forms(word) & forms), None)
-            if keyword is not None and text.casefold() != keyword.strip().casefold():
+            if keyword is not None and folded != fold(keyword):
                 reasons.append(
                     f"hint {position} {text!r} contains the keyword {keyword!r}; a hint may not "
                     "contain a keyword"
                 )
                 break
-        folded = text.casefold()
         if folded in seen and folded != FALLBACK_HINT:
             reasons.append(
                 f"hint {position} {text!r} repeats hint {seen[folded]}; the three hints must differ"
@@ -158,8 +161,8 @@ def _board_game_problems(hints: Sequence[Any], keywords: Sequence[str]) -> list[
 
 
 def _secret(keywords: Sequence[str]) -> frozenset[str]:
-    """The keywords as a hint is compared with them: stripped, case-folded."""
-    return frozenset(k.strip().casefold() for k in keywords)
+    """The keywords as a hint is compared with them: :func:`~.protocol.fold`'ed."""
+    return frozenset(fold(k) for k in keywords)
 
 
 def _hint_problems(
@@ -186,7 +189,7 @@ def _hint_problems(
             reasons.append(
                 f"hint {position} {text!r} has {len(text)} characters; at most {max_chars} allowed"
             )
-        if text.casefold() in secret:
+        if fold(text) in secret:
             reasons.append(
                 f"hint {position} {text!r} is one of the keywords; a hint may not be a keyword"
             )

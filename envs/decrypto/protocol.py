@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -109,6 +110,33 @@ BOARD_GAME_HINTS = "board_game"
 HINT_RULES: tuple[str, ...] = (REFERENCE_HINTS, BOARD_GAME_HINTS)
 #: how a game ends; the first three are the interceptor's wins
 ENDINGS: tuple[str, ...] = ("intercept", "miscomm", "both", "survived")
+
+#: Cyrillic and Greek letters that look like Latin ones (capitals and small letters apart, as
+#: they look), so that a hint cannot spell a keyword with them; our own short table, the
+#: letters that pass for Latin in common fonts
+LOOK_ALIKES: Mapping[int, str] = str.maketrans(
+    "АВЕКМНОРСТХУЅІЈԚԜҮҺаеорсухѕіјԁԛԝһӏүкΑΒΕΖΗΙΚΜΝΟΡΤΥΧαορικνυχϲϳı",
+    "ABEKMHOPCTXYSIJQWYHaeopcyxsijdqwhlykABEZHIKMNOPTYXaopikvuxcji",
+)
+#: characters that show nothing beside the format characters (Unicode category Cf: zero-width
+#: space and joiners, the soft hyphen, the word joiner): variation selectors, the combining
+#: grapheme joiner, the Hangul fillers
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u3164\uffa0\u180b-\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+)
+
+
+def fold(text: str) -> str:
+    """A hint or a keyword as the hint rules compare them: NFKC (fullwidth, mathematical and
+    other compatibility letters to their plain forms), characters that show nothing removed,
+    Cyrillic and Greek look-alikes to their Latin letters (:data:`LOOK_ALIKES`), case-folded,
+    stripped. ``"ｓｗｏｒｄ"``, ``"sw\u00adord"`` and ``"ѕwоrd"`` (Cyrillic ѕ and о) fold to
+    ``"sword"``; a plain word folds to itself case-folded."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = _INVISIBLE.sub("", text).translate(LOOK_ALIKES).casefold()
+    return unicodedata.normalize("NFKC", text).strip()
+
 
 # -- theory-of-mind probes ------------------------------------------------------------------------
 

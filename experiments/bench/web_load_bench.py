@@ -13,9 +13,11 @@ Usage::
     python experiments/bench/web_load_bench.py [--sessions 50] [--timeout 180]
 
 Measured on a shared 2-core box (50 sessions, 50 games logged, 1,043 timed turns): 0 errors,
-turn latency p50 372 ms, p95 694 ms, max 1.27 s, wall 13.8 s. The server shares the process
-(one event loop plays every session and serves every socket), so a turn waits for the moves of
-all 50 games in flight; the figure is a ceiling on one loop, not a per-game cost.
+turn latency p50 384 ms, p95 613 ms, max 833 ms, wall 11.2 s (when one event loop played every
+session: p50 372 ms, p95 694 ms, max 1.27 s, wall 13.8 s). Each session's game plays in a
+thread of its own and the server's loop serves the sockets, but the threads share the
+interpreter's lock, so a turn still waits for the moves of the games in flight: the figure is a
+ceiling on one process, not a per-game cost.
 """
 
 from __future__ import annotations

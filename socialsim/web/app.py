@@ -11,7 +11,10 @@ reason), bodies over :data:`MAX_BODY` bytes are refused (413), slower than :data
 set only what :mod:`socialsim.web.uploads` allows (422 naming the key, before anything it names
 is imported or read); checking it and starting a game run off the event loop, at most
 :data:`CHECKS_AT_ONCE` at a time and ``check_seconds`` each (422 beyond), so no session waits.
-Join links name ``url`` (``serve --url``), else the address the host's request reached.
+Join links name ``url`` (``serve --url``), else the address the host's request reached. Each
+session's game plays in a thread of its own (:meth:`~socialsim.web.sessions.Session.start`), so
+an agent that computes for long stalls no other session and no page; a seat holds at most
+:data:`MAX_SOCKETS_PER_SEAT` live sockets (one more is refused, 1008).
 
 | method | path                                          | who   | what                         |
 |--------|-----------------------------------------------|-------|------------------------------|
@@ -55,6 +58,7 @@ MAX_DEPTH = 32  # JSON nesting: every request of the pages needs three levels at
 BODY_SECONDS = 10.0
 CHECK_SECONDS = 20.0
 CHECKS_AT_ONCE = 2
+MAX_SOCKETS_PER_SEAT = 8  # a seat's page holds one live socket; a person may open a few tabs
 STATIC = Path(str(resources.files("socialsim.web") / "static"))
 HEADERS = {
     "Content-Security-Policy": (
@@ -141,12 +145,14 @@ def create_app(
     url: str | None = None,
     offered: Sequence[str | os.PathLike] = (),
     check_seconds: float = CHECK_SECONDS,
+    max_sockets_per_seat: int = MAX_SOCKETS_PER_SEAT,
 ) -> Starlette:
     """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
     or 0: wait for ever); ``url``: the address people reach (``https://host.example:8443``),
     else the one the host's request named; ``offered``: the operator's experiment files, offered
     beside the bundled ones (they may name models and servers, which an upload may not)."""
     sessions = Sessions(results, max_sessions, idle_timeout, offered)
+    sockets: dict[tuple[str, str], int] = {}  # (session, seat) -> its open live sockets
     checks = asyncio.Semaphore(CHECKS_AT_ONCE)
 
     async def off_loop(function, *args):
@@ -302,6 +308,19 @@ def create_app(
             await websocket.close(code=1008)  # before accept: the handshake gets a 403
             return
         session, console = found
+        key = (session.id, console.seat)
+        if sockets.get(key, 0) >= max_sockets_per_seat:
+            await websocket.close(code=1008)  # a seat's page needs one; a few tabs are fine
+            return
+        sockets[key] = sockets.get(key, 0) + 1
+        try:
+            await _live(websocket, session, console)
+        finally:
+            sockets[key] -= 1
+            if not sockets[key]:
+                del sockets[key]
+
+    async def _live(websocket: WebSocket, session: Session, console) -> None:
         await websocket.accept()
         closed = asyncio.ensure_future(_until_closed(websocket))
         try:
@@ -346,6 +365,7 @@ def create_app(
     async def lifespan(app):
         sessions.resume()  # the unfinished sessions of an earlier server, from their journals
         yield
+        await asyncio.to_thread(sessions.stop)  # each game at its next step, logging nothing
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.sessions = sessions

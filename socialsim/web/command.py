@@ -12,18 +12,28 @@ reach, e.g. ``https://host.example:8443``), else the address the host's browser 
 ``--certfile`` and ``--keyfile`` it serves HTTPS itself; without them it serves plain HTTP, and
 served to other machines it must sit behind a TLS proxy (a link is a seat's key). ``--offer``
 adds the operator's own experiment files to the host's choice: unlike an upload, they may name
-models, servers and key variables. Ctrl-C stops it and says how many sessions are logged and
-how to resume the unfinished ones. Needs the ``web`` extra (``pip install -e ".[web]"``).
+models, servers and key variables. Ctrl-C or SIGTERM stops it (each game at its next step,
+nothing of it logged) and says how many sessions are logged and how to resume the unfinished
+ones; a session that can no longer be read is named on stderr and skipped.
+
+One server per ``--results`` directory: it holds the same lock as ``socialsim run``
+(:mod:`socialsim.directory_lock`), so a second server there, which would resume the same games,
+exits 2 naming the holder's pid. How it listens (connection cap, head and idle timeouts, a log
+that stays short under a flood): :mod:`socialsim.web.server`. Needs the ``web`` extra
+(``pip install -e ".[web]"``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
+import signal
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from socialsim import directory_lock
 from socialsim.config import ConfigError
 
 
@@ -105,8 +115,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from socialsim.web.app import MAX_BODY, create_app
-        from socialsim.web.sessions import IDLE_TIMEOUT, census, new_token
+        from socialsim.web.sessions import IDLE_TIMEOUT, new_token
     except ModuleNotFoundError as error:
         raise ConfigError(
             f"serve: {error.name} is not installed; pip install -e '.[web]'"
@@ -128,6 +137,35 @@ def cmd_serve(args: argparse.Namespace) -> int:
     idle = IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     host_token = new_token()
     results = Path(args.results)
+    held = contextlib.ExitStack()
+    try:  # one server per results directory, as one run: a second would resume the same games
+        held.enter_context(directory_lock.hold(results))
+    except ConfigError as error:
+        raise ConfigError(str(error).replace("--out ", "--results ", 1)) from None
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    with held:
+        try:
+            _serve(args, results, host_token, idle, url, scheme, uvicorn)
+        except (KeyboardInterrupt, _Terminated):
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        _summary(args, results)
+    return 0
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised once uvicorn has stopped: ``serve`` ends as on Ctrl-C."""
+
+
+def _terminated(signum, frame) -> None:
+    raise _Terminated
+
+
+def _serve(args, results: Path, host_token: str, idle: float, url, scheme: str, uvicorn) -> None:
+    from socialsim.web import server
+    from socialsim.web.app import MAX_BODY, create_app
+
     try:
         app = create_app(results, host_token, idle_timeout=idle, url=url, offered=args.offer)
     except ConfigError as error:  # only the offered files are read here
@@ -144,10 +182,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             flush=True,
         )
     tls = {"ssl_certfile": args.certfile, "ssl_keyfile": args.keyfile} if args.certfile else {}
-    # uvicorn stops on Ctrl-C (SIGINT) or SIGTERM after the open requests end, then returns
-    uvicorn.run(
-        app, host=args.host, port=args.port, log_level="warning", ws_max_size=MAX_BODY, **tls
-    )
+    # uvicorn stops on SIGINT or SIGTERM once the open requests end (the sessions' games stop at
+    # their next step, logging nothing), then raises the signal again: both end alike
+    uvicorn.run(app, host=args.host, port=args.port, **server.options(max_message=MAX_BODY), **tls)
+
+
+def _summary(args, results: Path) -> None:
+    from socialsim.web.sessions import census
+
     over, unfinished = census(results)
     print(
         f"socialsim: stopped; {_sessions(over + unfinished)} logged in {results} "
@@ -161,4 +203,3 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "working)",
             flush=True,
         )
-    return 0

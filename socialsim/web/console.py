@@ -3,11 +3,17 @@
 or the ending), checks an answer with the game's rules before the agent sees it, and wakes the
 seat's live connections whenever its state changes. A :class:`~socialsim.web.sessions.Session`
 holds one per human seat and tells it whom it waits for and where to log.
+
+The game runs in its session's own thread and event loop, the pages in the server's: the
+console is the one object both touch, so what it hands from one to the other crosses with
+``call_soon_threadsafe`` (an answer to the game's loop, a change to each waiting page's loop).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +22,11 @@ from socialsim.agents.human.request import Request
 
 class IdleTimeout(Exception):
     """A person gave no answer within the session's idle timeout: the session ends."""
+
+
+def _settle(future: asyncio.Future, value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
 
 
 class BrowserConsole:
@@ -44,19 +55,26 @@ class BrowserConsole:
         self.waiting = waiting or (lambda seat, view: "the other players")
         self.abandon = abandon or (lambda seat, reason: None)
         self.request: Request | None = None
-        self.answer: asyncio.Future | None = None
-        self.active = 0.0  # when the seat last sent an answer or was asked (loop time)
+        self.answer: asyncio.Future | None = None  # of the game's loop
+        self.active = 0.0  # when the seat last sent an answer or was asked (time.monotonic)
         self.version = 0
-        self.changed = asyncio.Condition()
         self.state: dict[str, Any] = {"status": "waiting", "waiting_for": waiting_text}
         self.invalid = 0
         self.idled: IdleTimeout | None = None  # why the seat ended its game, if it idled
+        self._lock = threading.Lock()  # the game's thread and the server's share this console
+        self._watchers: list[asyncio.Future] = []  # pages waiting for a change, each its loop's
 
-    async def publish(self, state: dict[str, Any]) -> None:
-        self.state = state
-        self.version += 1
-        async with self.changed:
-            self.changed.notify_all()
+    def publish(self, state: dict[str, Any]) -> None:
+        """Show ``state``; every page waiting for a change wakes (from any thread)."""
+        with self._lock:
+            self.state = state
+            self.version += 1
+            watchers, self._watchers = self._watchers, []
+        for watcher in watchers:
+            try:
+                watcher.get_loop().call_soon_threadsafe(_settle, watcher, None)
+            except RuntimeError:  # that page's loop has closed: nobody waits there
+                pass
 
     async def ask(
         self, seat: str, view: Mapping[str, Any], request: Request, error: str | None
@@ -64,9 +82,11 @@ class BrowserConsole:
         if self.replay and error is None:
             return self.replay.pop(0)
         self.replay.clear()  # a refused replayed answer: the journal no longer fits the game
-        self.request = request
-        self.answer = asyncio.get_running_loop().create_future()
-        await self.publish(
+        with self._lock:
+            self.request = request
+            self.answer = asyncio.get_running_loop().create_future()
+            answer = self.answer
+        self.publish(
             {
                 "status": "your_turn",
                 "view": dict(view),
@@ -74,54 +94,70 @@ class BrowserConsole:
                 "error": error,
             }
         )
-        loop = asyncio.get_running_loop()
-        self.active = loop.time()
+        self.active = time.monotonic()
         try:
-            while True:
+            while not answer.done():
                 left = None
                 if self.idle_timeout is not None:
-                    left = self.active + self.idle_timeout - loop.time()
-                    if left <= 0:
-                        reason = f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
-                        self.abandon(self.seat, reason)  # on disk before the game ends
-                        self.idled = IdleTimeout(reason)
-                        raise self.idled
-                done, _ = await asyncio.wait({self.answer}, timeout=left)
-                if done:
-                    return self.answer.result()
+                    left = self.active + self.idle_timeout - time.monotonic()
+                if left is not None and left <= 0:
+                    with self._lock:  # an answer taken before this is on its way: wait for it
+                        taken = self.request is not request
+                        self.request = None
+                    if taken:
+                        await answer
+                        break
+                    reason = f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
+                    self.abandon(self.seat, reason)  # on disk before the game ends
+                    self.idled = IdleTimeout(reason)
+                    raise self.idled
+                await asyncio.wait({answer}, timeout=left)
+            return answer.result()
         finally:
-            self.request = None
+            with self._lock:
+                self.request = None
 
     async def give(self, answer: Mapping[str, Any]) -> None:
         """Pass a checked answer to the waiting agent (``ValueError`` with the reason if the
         game's rules refuse it; ``LookupError`` if nothing is asked of this seat now)."""
-        if self.request is None or self.answer is None or self.answer.done():
-            raise LookupError(f"{self.seat}: nothing is asked of this seat now")
-        self.active = asyncio.get_running_loop().time()  # the person is there
-        try:
-            self.request.read(answer)  # the rules the agent applies, checked before it sees it
-        except ValueError:
-            self.invalid += 1
-            raise
-        view = self.state.get("view", {})
-        if self.journal is not None:
-            self.journal(self.seat, answer)
-        self.answer.set_result(dict(answer))
-        text = self.waiting(self.seat, view)
-        await self.publish({"status": "waiting", "view": view, "waiting_for": text})
+        with self._lock:
+            request, future = self.request, self.answer
+            if request is None or future is None or future.done():
+                raise LookupError(f"{self.seat}: nothing is asked of this seat now")
+            self.active = time.monotonic()  # the person is there
+            try:
+                request.read(answer)  # the rules the agent applies, checked before it sees it
+            except ValueError:
+                self.invalid += 1
+                raise
+            self.request = None  # one answer a request: a second one is a LookupError
+            view = self.state.get("view", {})
+            if self.journal is not None:
+                self.journal(self.seat, answer)
+        # shown before the game has the answer: its next request must not be overwritten
+        self.publish(
+            {"status": "waiting", "view": view, "waiting_for": self.waiting(self.seat, view)}
+        )
+        future.get_loop().call_soon_threadsafe(_settle, future, dict(answer))
 
-    async def now_waiting_for(self, text: str) -> None:
+    def now_waiting_for(self, text: str) -> None:
         """Say whom the seat waits for, if it is waiting and that changed."""
         if self.state.get("status") == "waiting" and self.state.get("waiting_for") != text:
-            await self.publish({**self.state, "waiting_for": text})
+            self.publish({**self.state, "waiting_for": text})
 
     async def wait_change(self, version: int, timeout: float) -> None:
-        async with self.changed:
-            if self.version == version:
-                try:
-                    await asyncio.wait_for(self.changed.wait(), timeout)
-                except TimeoutError:
-                    pass
+        """Return once the state is newer than ``version``, or after ``timeout`` seconds."""
+        watcher = asyncio.get_running_loop().create_future()
+        with self._lock:
+            if self.version != version:
+                return
+            self._watchers.append(watcher)
+        try:
+            await asyncio.wait({watcher}, timeout=timeout)
+        finally:
+            with self._lock:
+                if watcher in self._watchers:
+                    self._watchers.remove(watcher)
 
 
 __all__ = ["BrowserConsole", "IdleTimeout"]

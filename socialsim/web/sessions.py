@@ -3,7 +3,8 @@
 A :class:`Session` is one game of a bundled experiment, an operator's offered file or a host's
 upload (checked by :mod:`socialsim.web.uploads`) with some seats played by people. It is
 checked off the event loop (:meth:`Sessions.plan`), logged (:meth:`Sessions.open`) and runs
-as a task in the server's event loop through the same runner and log as ``socialsim
+in a thread of its own, with its own event loop (:meth:`Session.start`; the server's loop only
+serves the pages, so no game stalls another), through the same runner and log as ``socialsim
 play`` (:func:`socialsim.play.session.play_game`), writing its manifest to its own results
 directory when it is created and its episode when it ends. Each human seat has an unguessable
 token and a :class:`~socialsim.web.console.BrowserConsole` (what that seat may see now). What
@@ -23,12 +24,15 @@ the links keep working.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hmac
 import json
 import os
 import secrets
 import sys
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,14 +100,16 @@ def _game_of(experiment) -> str:
 
 def census(results: Path) -> tuple[int, int]:
     """``(over, unfinished)``: the sessions logged under ``results`` whose game is over (an
-    episode logged, played or abandoned) and those a restarted server resumes."""
+    episode logged, played or abandoned) and those a restarted server resumes (one that can no
+    longer be read is neither)."""
     over = unfinished = 0
     for path in Path(results).glob(f"*/{SESSION}"):
         out = path.parent
-        if records.done_keys(out) or abandoned(out):
-            over += 1
-        else:
-            unfinished += 1
+        try:
+            ended = bool(records.done_keys(out)) or abandoned(out)
+        except (OSError, ValueError):  # unreadable: named when a server tries to resume it
+            continue
+        over, unfinished = (over + 1, unfinished) if ended else (over, unfinished + 1)
     return over, unfinished
 
 
@@ -116,7 +122,8 @@ def same_token(given: str | None, held: str) -> bool:
 
 
 class Session:
-    """One game: its experiment, spec, results directory, seat tokens and the task playing it."""
+    """One game: its experiment, spec, results directory, seat tokens and the thread playing
+    it."""
 
     def __init__(
         self,
@@ -150,6 +157,8 @@ class Session:
             for seat in humans
         }
         self.deciding: list[str] = []  # the seats deciding now (told by the game's hook)
+        self.thread: threading.Thread | None = None  # the game's (:meth:`start`)
+        self.loop: asyncio.AbstractEventLoop | None = None  # the game's, while it runs
         self.task: asyncio.Task | None = None
         self.record: records.EpisodeRecord | None = None
 
@@ -196,15 +205,49 @@ class Session:
         return self.awaited(seat) or self.view.waiting_for(view)
 
     async def on_deciding(self, seats: list[str]) -> None:
-        """The game's hook: ``seats`` are deciding now; each person's page says whom it awaits."""
+        """The game's hook: ``seats`` are deciding now; each person's page says whom it awaits.
+        Called at every step, it also lets the game's loop deliver a :meth:`stop`."""
         self.deciding = seats
         for other, console in self.consoles.items():
             text = self.awaited(other)
             if text is not None:
-                await console.now_waiting_for(text)
+                console.now_waiting_for(text)
+        await asyncio.sleep(0)
 
     def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(self._play())
+        """Play the game in a thread of its own, with its own event loop: however long its
+        agents compute, the server's loop (every other session and page) keeps answering."""
+        self.thread = threading.Thread(target=self._run, name=f"session-{self.id}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            self.task = loop.create_task(self._play())
+            self.loop = loop
+            loop.run_until_complete(self.task)
+        except asyncio.CancelledError:  # stopped: nothing logged, resumed by the next server
+            pass
+        except Exception as error:  # noqa: BLE001 - the session's thread is the last to know
+            print(f"socialsim: session {self.id} stopped: {error}", file=sys.stderr)
+        finally:
+            self.loop = None
+            loop.close()
+
+    def stop(self) -> None:
+        """Ask the game to stop at its next step (nothing is logged: a restarted server resumes
+        it); :meth:`join` waits for it."""
+        loop, task = self.loop, self.task
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):  # its loop closed meanwhile: it is over
+                loop.call_soon_threadsafe(task.cancel)
+
+    def join(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the game's thread; whether it has ended."""
+        if self.thread is None:
+            return True
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
 
     async def _play(self) -> None:
         record = await play_session.play_game(
@@ -220,7 +263,7 @@ class Session:
                 ending["outcome"] = "The game stopped with an error."
             # the seat's last view stays on its page, beside the ending
             view = console.state.get("view")
-            await console.publish({"status": "over", "ending": ending, "view": view})
+            console.publish({"status": "over", "ending": ending, "view": view})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,7 +341,7 @@ class Sessions:
 
     def open(self, plan: Plan) -> Session:
         """Log a planned session (its manifest and ``session.json``) and hold it; the caller
-        starts it in the event loop (:meth:`Session.start`)."""
+        starts it (:meth:`Session.start`)."""
         self._room()
         sid = plan.sid
         play_session.write_manifest(plan.experiment, plan.out, 1)
@@ -331,9 +374,9 @@ class Sessions:
         resumed = []
         for path in sorted(self.results.glob(f"*/{SESSION}")):
             out = path.parent
-            if records.done_keys(out) or abandoned(out):
-                continue
             try:
+                if records.done_keys(out) or abandoned(out):
+                    continue
                 session = self._resumed(out, json.loads(path.read_text(encoding="utf-8")))
             except (ConfigError, ValueError, KeyError, TypeError, OSError) as error:
                 print(f"socialsim: not resuming {out}: {error}", file=sys.stderr)
@@ -342,6 +385,17 @@ class Sessions:
             session.start()
             resumed.append(session)
         return resumed
+
+    def stop(self, timeout: float = 5.0) -> list[Session]:
+        """Stop every game still playing (each at its next step; nothing of it is logged, so a
+        restarted server resumes it) and wait up to ``timeout`` seconds in all; the sessions
+        whose thread had not ended by then (an agent deep in one decision; the threads are
+        daemons, so they end with the process)."""
+        playing = [s for s in list(self.by_id.values()) if s.thread is not None]
+        for session in playing:
+            session.stop()
+        deadline = time.monotonic() + timeout
+        return [s for s in playing if not s.join(max(deadline - time.monotonic(), 0.0))]
 
     def _resumed(self, out: Path, facts: dict[str, Any]) -> Session:
         if facts.get("upload"):

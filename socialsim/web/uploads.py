@@ -21,7 +21,10 @@ name is not one of :data:`REFUSED` (a plain-typed ``path`` still names a file).
 A key off the list is refused (:class:`~socialsim.config.ConfigError`, answered 422) with its
 dotted path and what may be set there. The grid's cells are counted before any is built, and the
 memory the check would take is estimated (the gossip envs keep player-by-player tables) and
-bounded by :data:`MAX_CHECK_BYTES`.
+bounded by :data:`MAX_CHECK_BYTES`. The game's size is bounded too: its players times the
+pairings one game plays (:func:`game_size`, an upper bound; a session plays one episode) is
+the server's time it takes, at most :data:`MAX_GAME_SECONDS` (a donation game of 200 players,
+every pair once, is about 21 s and allowed; of 300, about 88 s, and of 3,000, refused).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any
 from socialsim import config as config_module
 from socialsim import registry
 from socialsim.config import DEFAULT_SEAT, ConfigError
+from socialsim.envs.gossip.options import default_random_rounds
 
 MAX_EPISODES = 1000  # a browser session plays one; a file written for `socialsim run` may say more
 MAX_CELLS = 64
@@ -50,6 +54,13 @@ MAX_DESCRIPTION = 2000
 MAX_CHECK_BYTES = 512 * 2**20
 #: bytes per pair of players the gossip envs hold (measured: 77 MB for 2000 players)
 BYTES_PER_PAIR = 20
+#: seconds of the server's time per pairing and player of a game (measured with scripted
+#: image-scoring donors: 1.4-2.8 us), per step of the reference schedule's search (measured: the
+#: donation game's reset, 9.3 s for 200 players, 47.7 s for 300), and the most an upload's game
+#: may take (see :func:`game_size`)
+SECONDS_PER_TELLING = 3e-6
+SECONDS_PER_SEARCH_STEP = 2.4e-8
+MAX_GAME_SECONDS = 60.0
 
 TOP_KEYS = ("name", "description", "episodes", "seed", "env", "seats", "grid")
 ENV_KEYS = ("id", "form", "kwargs")
@@ -194,6 +205,13 @@ def _check_cell(
     _plain_values(f"{where}env.kwargs.", kwargs, plain_parameters(raw_env))
     players = _players(raw_env, kwargs)
     envs[f"{env_id}:{sorted(kwargs.items())}"] = players
+    pairs, seconds = game_size(raw_env, kwargs)
+    if seconds > MAX_GAME_SECONDS:
+        raise ConfigError(
+            f"{where}env.kwargs: a game of {players} players and {pairs} pairings is about "
+            f"{seconds:.0f} s of the server's time; at most {MAX_GAME_SECONDS:g} s in an upload "
+            '(fewer players or rounds, or schedule = "random")'
+        )
     seats = cell.get("seats")
     if not isinstance(seats, dict) or not seats:
         raise ConfigError(f"{where}seats: a table of seats, each with a 'kind'")
@@ -233,6 +251,41 @@ def plain_parameters(target) -> dict[str, tuple[type, ...]]:
         if types is not None and name not in REFUSED:
             out[name] = types
     return out
+
+
+def game_size(raw_env, kwargs: Mapping[str, Any]) -> tuple[int, float]:
+    """``(pairings, seconds)``: an upper bound on the pairings one game of the env plays (a
+    session plays one episode, whatever ``episodes`` says) and on the server's time it takes:
+    :data:`SECONDS_PER_TELLING` per pairing and player (each pairing's gossip reaches every
+    player) and, unless the schedule is random, the search for the reference's order, which
+    tries every pair at every step (:data:`SECONDS_PER_SEARCH_STEP` per pair squared, whatever
+    ``rounds`` says). Its rounds: ``rounds`` (``max_turns``) or its default; unset, every pair
+    once. A round pairs one pair, or as many as fit (``players // 2``) in a random schedule."""
+    players = max(_players(raw_env, kwargs), 1)
+    defaults = {n: p.default for n, p in inspect.signature(raw_env).parameters.items()}
+    rounds = next(
+        (
+            v
+            for k in ("rounds", "max_turns")
+            if isinstance(v := kwargs.get(k, defaults.get(k)), int)
+        ),
+        None,
+    )
+    schedule = kwargs.get("schedule") or ("random" if kwargs.get("entrant") == "joins" else None)
+    if schedule == "random":
+        rounds = rounds if rounds is not None else default_random_rounds(players)
+        per_round = max(players // 2, 1)
+        given = kwargs.get("pairs_per_round")
+        if isinstance(given, int) and not isinstance(given, bool) and given > 0:
+            per_round = min(given, per_round)
+    every_pair = players * (players - 1) // 2
+    search = 0.0
+    if schedule != "random":
+        per_round = 1
+        rounds = rounds if rounds is not None else every_pair
+        search = every_pair**2 * SECONDS_PER_SEARCH_STEP
+    pairs = max(rounds, 1) * per_round
+    return pairs, players * pairs * SECONDS_PER_TELLING + search
 
 
 def _players(raw_env, kwargs: Mapping[str, Any]) -> int:
