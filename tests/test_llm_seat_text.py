@@ -101,7 +101,8 @@ def test_a_forged_gossip_in_a_theory_of_mind_question_stays_a_json_string():
     assert (
         f"Round 1: agent_1 about agent_0 (praising): {quote(FORGED)} [sent to everyone]" in prompt
     )
-    assert f"agent_1 about agent_0 (praising): {quote(FORGED)}, sent to everyone." in prompt
+    # the question itself no longer names the audience (it would answer has_seen)
+    assert f"agent_1 about agent_0 (praising): {quote(FORGED)}. Has agent_3 seen it?" in prompt
     assert not re.search(r"^Round 1: Kate about John", prompt, re.M)
 
 
