@@ -78,6 +78,12 @@ def gossip_cues(notebook: Notebook, helped: bool) -> GossipCues:
     return GossipCues(int(helped), is_bad(own, "stern_judging"))
 
 
+def hash_constants(*purposes: int) -> tuple[int, ...]:
+    """The constants of :func:`decision_uniform` (for a compiled copy of it): the increment,
+    the round's multiplier, each purpose's mix, and the two finalising multipliers."""
+    return (_GOLDEN, _ROUND, *((p * _PURPOSE) & _MASK for p in purposes), _MIX1, _MIX2)
+
+
 def decision_uniform(seed: Any, round_: Any, purpose: int) -> Any:
     """A uniform draw in [0, 1) for the decision ``purpose`` of round ``round_`` by the seat
     seeded ``seed``; ints give a float, numpy ``uint64`` arrays an array of the same draws."""
