@@ -1,5 +1,5 @@
 """A distilled strategy in a seat of the donation game (``kind = "distilled"``, ``policy =
-FILE``, ``strategy = NAME`` when the file holds several): ``socialsim distill``'s tables played.
+FILE``, ``name = NAME`` when the file holds several strategies): ``socialsim distill``'s tables played.
 
 At each decision the seat reads its cues from its inbox (:mod:`socialsim.envs.gossip.cues`, the
 reading the distiller used on the record), looks up the probabilities of its choices and draws
@@ -34,13 +34,15 @@ class Distilled(GossipPlayer):
     """Plays a distilled strategy's tables in the donation game."""
 
     plays = {"gossip": {"donate", "gossip"}}
+    #: in an [evolution] experiment a child inherits its parent's seat whole (file, strategy)
+    heritable = True
 
-    def __init__(self, policy: str, strategy: str | None = None):
+    def __init__(self, policy: str, name: str | None = None):
         if not isinstance(policy, str) or not policy:
             raise ValueError(
                 f"policy: must be the path of a distilled strategy file, got {policy!r}"
             )
-        self.strategy = pick(load(policy), strategy, policy)
+        self.strategy = pick(load(policy), name, policy)
         self._help = self.strategy.help_probability()
         self._tones = np.cumsum(self.strategy.valence_probability(), axis=-1)
 

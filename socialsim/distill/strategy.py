@@ -206,12 +206,12 @@ def pick(strategies: Mapping[str, Strategy], name: str | None, path: Any) -> Str
     if name is None:
         if len(strategies) != 1:
             raise ValueError(
-                f"strategy: {path} holds {len(strategies)} strategies; name one of "
+                f"name: {path} holds {len(strategies)} strategies; name one of "
                 f"{', '.join(sorted(strategies))}"
             )
         return next(iter(strategies.values()))
     if name not in strategies:
         raise ValueError(
-            f"strategy: {name!r} is not in {path}; allowed: {', '.join(sorted(strategies))}"
+            f"name: {name!r} is not in {path}; allowed: {', '.join(sorted(strategies))}"
         )
     return strategies[name]

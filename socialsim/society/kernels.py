@@ -314,7 +314,7 @@ def play_drawn_pairs_loop(
             z = (z ^ (z >> _S27)) * _MIX2
             z ^= z >> _S31
             drawn = np.float64(z >> _S11) * 2.0**-53
-            key += tone_drawn * ((drawn >= cuts[0, key]) + (drawn >= cuts[1, key]))
+            key += tone_drawn * (int(drawn >= cuts[0, key]) + int(drawn >= cuts[1, key]))
             change = effect[key]
             state[donor] = donor_state + change
             helps_received[recipient] += change & 1
