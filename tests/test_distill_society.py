@@ -195,6 +195,6 @@ def test_an_upload_may_not_name_a_policy_file():
 
 def test_a_society_of_distilled_strategies_needs_integer_seeds():
     with pytest.raises(ValueError, match="seeds: a society with distilled strategies"):
-        ReplicatedSociety({"mixed": 4}, seeds=[-1], distilled={"mixed": mixed_tables()}).run(1)
+        ReplicatedSociety({"mixed": 4}, seeds=[None], distilled={"mixed": mixed_tables()}).run(1)
     with pytest.raises(ValueError, match="at most 3 distilled"):
         ReplicatedSociety({"a": 2}, seeds=[0], distilled={k: mixed_tables() for k in "abcd"})
