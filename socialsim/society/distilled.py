@@ -101,36 +101,40 @@ def drawn_tables(
 
 class DrawnPlay:
     """A society's rounds with distilled strategies: the tables of :func:`drawn_tables` and
-    the agents' seeds (flat, replicate after replicate), which :meth:`seed` sets from the
+    the agents' seeds, kept in ``seeds`` (``(replicates, n_agents)`` int64, each agent's beside
+    its state, so that a pair reads both from one cache line), which :meth:`seed` sets from the
     replicates' seeds (integers: each replicate's agents are the seats of the env's episode
     seeded alike)."""
 
     def __init__(
-        self, gossip: bool, distilled: Mapping[str, Any], n_agents: int, seeds: Sequence[Any]
+        self, gossip: bool, distilled: Mapping[str, Any], seeds: np.ndarray, replicas: Sequence
     ):
         self.tables = drawn_tables(gossip, list(distilled.values()))
-        self.n_agents = n_agents
-        self.agent_seeds: np.ndarray | None = None
-        if all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seeds):
-            self.seed(seeds)
+        self.n_agents = seeds.shape[1]
+        self.agent_seeds = seeds.reshape(-1).view(np.uint64)  # flat, as the kernel indexes
+        if not np.shares_memory(self.agent_seeds, seeds):
+            raise AssertionError("the agents' seeds must be a view of their cells")
+        self.seeded = False
+        if all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in replicas):
+            self.seed(replicas)
 
-    def seed(self, seeds: Sequence[Any]) -> None:
-        for seed in seeds:
+    def seed(self, replicas: Sequence[Any]) -> None:
+        for seed in replicas:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(
                     "seeds: a society with distilled strategies needs integer seeds >= 0 (its "
                     f"agents draw as the env's seats do), got {seed!r}"
                 )
-        self.agent_seeds = np.concatenate([agent_seeds(int(s), self.n_agents) for s in seeds])
+        n = self.n_agents
+        for r, seed in enumerate(replicas):
+            self.agent_seeds[r * n : (r + 1) * n] = agent_seeds(int(seed), n)
+        self.seeded = True
 
-    def part(self, first: int, stop: int) -> DrawnPlay:
-        """Replicates ``first`` to ``stop - 1``: the same tables, their agents' seeds."""
-        part = object.__new__(DrawnPlay)
-        part.tables, part.n_agents = self.tables, self.n_agents
-        part.agent_seeds = None
-        if self.agent_seeds is not None:
-            part.agent_seeds = self.agent_seeds[first * self.n_agents : stop * self.n_agents]
-        return part
+    def take_seeds(self, whole: DrawnPlay, first: int, stop: int) -> None:
+        """The seeds of replicates ``first`` to ``stop - 1`` of ``whole`` (a part of it)."""
+        n = self.n_agents
+        self.agent_seeds[...] = whole.agent_seeds[first * n : stop * n]
+        self.seeded = whole.seeded
 
     def play(
         self,
@@ -143,7 +147,7 @@ class DrawnPlay:
     ) -> None:
         """One round (:func:`~socialsim.society.kernels.play_drawn_pairs`); ``draws`` are the
         round's slip draws, error, reach draws and gossip reach."""
-        if self.agent_seeds is None:
+        if not self.seeded:
             raise ValueError("seeds: a society with distilled strategies needs integer seeds")
         p_help, cuts, effect, count_bin = self.tables
         slips, error, reach, gossip_reach = draws
