@@ -101,19 +101,20 @@ def drawn_tables(
 
 class DrawnPlay:
     """A society's rounds with distilled strategies: the tables of :func:`drawn_tables` and
-    the agents' seeds, kept in ``seeds`` (``(replicates, n_agents)`` int64, each agent's beside
-    its state, so that a pair reads both from one cache line), which :meth:`seed` sets from the
-    replicates' seeds (integers: each replicate's agents are the seats of the env's episode
-    seeded alike)."""
+    the agents' seeds (flat, replicate after replicate, as the kernel indexes them), which
+    :meth:`seed` sets from the replicates' seeds (integers: each replicate's agents are the
+    seats of the env's episode seeded alike)."""
 
     def __init__(
-        self, gossip: bool, distilled: Mapping[str, Any], seeds: np.ndarray, replicas: Sequence
+        self,
+        gossip: bool,
+        distilled: Mapping[str, Any],
+        shape: tuple[int, int],
+        replicas: Sequence[Any],
     ):
         self.tables = drawn_tables(gossip, list(distilled.values()))
-        self.n_agents = seeds.shape[1]
-        self.agent_seeds = seeds.reshape(-1).view(np.uint64)  # flat, as the kernel indexes
-        if not np.shares_memory(self.agent_seeds, seeds):
-            raise AssertionError("the agents' seeds must be a view of their cells")
+        self.n_agents = shape[1]
+        self.agent_seeds = np.zeros(shape[0] * shape[1], dtype=np.uint64)
         self.seeded = False
         if all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in replicas):
             self.seed(replicas)

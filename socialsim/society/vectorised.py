@@ -129,10 +129,7 @@ class ReplicatedSociety:
         self.present = [self.names.index(s) for s, count in self.population.items() if count]
         self.counts = np.bincount(codes, minlength=len(self.names))
         # no tones, nobody is bad, no helps
-        # an agent's state, beside its seed when it may draw (one cache line holds both)
-        cells = np.empty((*shape, 2 if self.distilled else 1), dtype=np.int64)
-        self.state = cells[..., 0]
-        self.state[...] = codes.astype(np.int64) * 4 * RECORD
+        self.state = np.tile(codes.astype(np.int64) * 4 * RECORD, (self.replicates, 1))
         self.helps_received = np.zeros(shape, dtype=np.int64)  # add.at's fast path: one type
         self.round = 0
         self.counting = True  #: keep each round's counts for statistics() (costs a bincount)
@@ -140,7 +137,7 @@ class ReplicatedSociety:
         self._projection = COUNTS
         self._drawn: DrawnPlay | None = None  # with distilled strategies: their draws
         if self.distilled:
-            self._drawn = DrawnPlay(gossip, self.distilled, cells[..., 1], seeds)
+            self._drawn = DrawnPlay(gossip, self.distilled, shape, seeds)
             self._projection = count_projection(len(self.names))
         # Per round, (replicates, COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
