@@ -209,3 +209,21 @@ def test_a_bad_policy_file_fails_the_run_before_anything_is_played(tmp_path, con
     (tmp_path / "bad.json").write_text(content)
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
         load(tmp_path / "bad.json")
+
+
+@pytest.mark.slow
+def test_the_demo_distils_an_offline_llm_run_and_plays_it_at_scale_and_in_evolution(
+    tmp_path, fresh_models
+):
+    from socialsim.experiments.distill_demo import at_scale, evolve, play_llm_run
+
+    run = play_llm_run(tmp_path, episodes=2)
+    strategies, _ = distill([run], by="model", folds=2)
+    strategy = strategies["openai/play"]
+    models = strategy.fidelity["donate"]["models"]
+    # one seat always defects, the others judge: no constant explains them as the tables do
+    assert models["distilled"]["log_likelihood"] > models["constant"]["log_likelihood"]
+    assert 0.0 <= at_scale(strategy, agents=2000, rounds=120, gossip=True) <= 1.0
+    shares, present = evolve(strategy, seeds=2, generations=2)
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert set(present) == {"llm", "stern_judging", "always_defect"}

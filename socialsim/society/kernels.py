@@ -270,6 +270,10 @@ _GOLDEN, _ROUND, _DONATE, _GOSSIP, _MIX1, _MIX2 = (
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 
 
+#: pairs a drawn round reads ahead of its draws (their lines stay in a core's cache)
+DRAWN_CHUNK = 1024
+
+
 def play_drawn_pairs_loop(
     order: np.ndarray,
     state: np.ndarray,
@@ -289,37 +293,50 @@ def play_drawn_pairs_loop(
     """:func:`play_pairs_loop` where the donor's help and the recipient's valence are drawn
     (:mod:`.distilled`): the donor's ``decision_uniform(seeds[donor], round_, DONATE)`` below
     ``p_help[key]`` adds ``HELP_DRAWN`` to the key, the recipient's draw the number of
-    ``cuts[:, key]`` it reaches times ``TONE_DRAWN``."""
+    ``cuts[:, key]`` it reaches times ``TONE_DRAWN``. Pairs are read a chunk at a time before
+    they are played (the draws' arithmetic would otherwise leave few reads in flight)."""
     slips, unsure, counting = error > 0, gossip_reach < 1, counts.shape[1] > 0
     mixed = np.uint64(round_) * _ROUND
     help_drawn, tone_drawn = len(p_help), 2 * len(p_help)
+    donors, recipients = np.empty(DRAWN_CHUNK, np.int64), np.empty(DRAWN_CHUNK, np.int64)
+    donor_seeds = np.empty(DRAWN_CHUNK, np.uint64)
+    recipient_seeds = np.empty(DRAWN_CHUNK, np.uint64)
+    pairs = order.shape[1] // 2
     for r in range(order.shape[0]):
-        for k in range(order.shape[1] // 2):
-            donor, recipient = order[r, 2 * k], order[r, 2 * k + 1]
-            donor_state, recipient_state = state[donor], state[recipient]
-            key = ((donor_state >> (32 - 5)) & (CODE * VALENCE)) | ((recipient_state >> 32) & CODE)
-            key |= (recipient_state >> 63) & 1
-            if slips:
-                key |= SLIPPED * (slip_draws[r, k] < error)
-            if unsure:
-                key |= UNAWARE * (reach_draws[r, k] >= gossip_reach)
-            z = (seeds[donor] ^ mixed ^ _DONATE) + _GOLDEN
-            z = (z ^ (z >> _S30)) * _MIX1
-            z = (z ^ (z >> _S27)) * _MIX2
-            z ^= z >> _S31
-            drawn = np.float64(z >> _S11) * 2.0**-53
-            key += help_drawn * (drawn < p_help[key])
-            z = (seeds[recipient] ^ mixed ^ _GOSSIP) + _GOLDEN
-            z = (z ^ (z >> _S30)) * _MIX1
-            z = (z ^ (z >> _S27)) * _MIX2
-            z ^= z >> _S31
-            drawn = np.float64(z >> _S11) * 2.0**-53
-            key += tone_drawn * (int(drawn >= cuts[0, key]) + int(drawn >= cuts[1, key]))
-            change = effect[key]
-            state[donor] = donor_state + change
-            helps_received[recipient] += change & 1
-            if counting:
-                counts[r, count_bin[key]] += 1
+        for start in range(0, pairs, DRAWN_CHUNK):
+            chunk = min(pairs - start, DRAWN_CHUNK)
+            for i in range(chunk):
+                donor, recipient = order[r, 2 * (start + i)], order[r, 2 * (start + i) + 1]
+                donors[i], recipients[i] = state[donor], state[recipient]
+                donor_seeds[i], recipient_seeds[i] = seeds[donor], seeds[recipient]
+            for i in range(chunk):
+                k = start + i
+                donor_state, recipient_state = donors[i], recipients[i]
+                key = ((donor_state >> (32 - 5)) & (CODE * VALENCE)) | (
+                    (recipient_state >> 32) & CODE
+                )
+                key |= (recipient_state >> 63) & 1
+                if slips:
+                    key |= SLIPPED * (slip_draws[r, k] < error)
+                if unsure:
+                    key |= UNAWARE * (reach_draws[r, k] >= gossip_reach)
+                z = (donor_seeds[i] ^ mixed ^ _DONATE) + _GOLDEN
+                z = (z ^ (z >> _S30)) * _MIX1
+                z = (z ^ (z >> _S27)) * _MIX2
+                z ^= z >> _S31
+                drawn = np.float64(z >> _S11) * 2.0**-53
+                key += help_drawn * (drawn < p_help[key])
+                z = (recipient_seeds[i] ^ mixed ^ _GOSSIP) + _GOLDEN
+                z = (z ^ (z >> _S30)) * _MIX1
+                z = (z ^ (z >> _S27)) * _MIX2
+                z ^= z >> _S31
+                drawn = np.float64(z >> _S11) * 2.0**-53
+                key += tone_drawn * (int(drawn >= cuts[0, key]) + int(drawn >= cuts[1, key]))
+                change = effect[key]
+                state[order[r, 2 * k]] = donor_state + change
+                helps_received[order[r, 2 * k + 1]] += change & 1
+                if counting:
+                    counts[r, count_bin[key]] += 1
 
 
 def play_drawn_pairs(*arguments: Any) -> None:
