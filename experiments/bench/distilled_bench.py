@@ -14,14 +14,21 @@ fastest of each is shown, in CPU time per agent-round):
 The distilled societies also compute their agents' seeds once per generation (the env seats'
 seeds, SeedSequence on arrays): printed apart, per agent.
 
-Measured (2026-12-06, this 2-core machine while other work ran on it, numba installed; the
-ratio is the goal, at most 1.5):
+Measured (2026-12-06, this 2-core machine at load average 8-10 from other work, numba
+installed, ``--agents 1000000 --rounds 100 --repeats 2``):
 
     agents 1,000,000, rounds 100, compiled True
-    scripted            : 10.6 ns per agent-round
-    distilled (exact)   : 13.4 ns per agent-round  (1.27x the scripted; the same rounds: True)
-    distilled (mixed)   : 13.9 ns per agent-round  (1.31x)
-    agent seeds         : 110 ns per agent per generation (1.7 us per agent once per process)
+    scripted            : 29.5 ns per agent-round
+    distilled (exact)   : 57.4 ns per agent-round  (1.94x the scripted; the same rounds: True)
+    distilled (mixed)   : 53.6 ns per agent-round  (1.82x)
+    agent seeds         : 61 ns per agent per generation
+
+The goal of at most 1.5x is not met. A round's two draws per pair (a splitmix64 finaliser of
+the agent's seed each) and three more table reads leave fewer of the state's random reads in
+flight: the kernel alone took 36 ms a round against the scripted 16 ms (after reading the pairs
+a chunk at a time, which took it from 50 ms). Tried without gain: the seeds stored beside the
+states (56.2 against 56.3 ns per agent-round), the draws made for every agent in a pass of
+their own and packed two to a word (33 ms for the kernel).
 """
 
 from __future__ import annotations
