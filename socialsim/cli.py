@@ -8,6 +8,7 @@
     socialsim replay GAMES [--as decoder|interceptor ...] [--with SEAT=KIND|FILE ...]
     socialsim rate SPEC --game GAME [--episodes N] [--pool VERSION] [--seed S] [--out DIR]
     socialsim leaderboard [FILE] [--out DIR]
+    socialsim distill RUN [--seats SEATS] [--by kind|model|seat] --out POLICY
 
 A bad experiment file or override exits with status 2 and writes nothing.
 """
@@ -195,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rate_command(sub)
     add_leaderboard_command(sub)
+    from socialsim.distill.command import add_distill_command
+
+    add_distill_command(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

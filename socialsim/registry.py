@@ -49,6 +49,7 @@ ENV_IDS = (
 AGENT_MODULES = (
     "socialsim.agents.scripted.pennies",
     "socialsim.agents.scripted.gossip",
+    "socialsim.agents.scripted.distilled",
     "socialsim.agents.scripted.gossip_tom",
     "socialsim.agents.scripted.proxies",
     "socialsim.agents.scripted.culture",

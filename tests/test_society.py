@@ -10,7 +10,8 @@ import pytest
 from socialsim.envs.gossip import norms
 
 from socialsim.society.mesa_model import SocietyModel, run_society
-from socialsim.society.vectorised import STRATEGIES, VectorSociety, statistic_columns
+from socialsim.society.population import STRATEGIES
+from socialsim.society.vectorised import VectorSociety, statistic_columns
 
 MIXED = {
     "always_cooperate": 3,

@@ -79,6 +79,9 @@ class Evolution:
     mutation: float = 0.0
     beta: float = 1.0
     pool: Sequence[str] = STRATEGIES
+    #: the names of the codes (a society's roster; with distilled strategies,
+    #: ``socialsim.society.distilled.roster``, which EvolvingSociety sets)
+    names: Sequence[str] = STRATEGIES
     pool_codes: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,15 +92,17 @@ class Evolution:
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
             raise ValueError(f"beta: must be a number >= 0, got {beta!r}")
-        if isinstance(self.pool, str) or not all(s in STRATEGIES for s in self.pool):
+        names = tuple(self.names)
+        object.__setattr__(self, "names", names)
+        if isinstance(self.pool, str) or not all(s in names for s in self.pool):
             raise ValueError(
-                f"pool: must list strategies among {', '.join(STRATEGIES)}, got {self.pool!r}"
+                f"pool: must list strategies among {', '.join(names)}, got {self.pool!r}"
             )
         pool = tuple(dict.fromkeys(self.pool))
         if len(pool) < 2:
             raise ValueError(f"pool: a mutant needs another strategy to take, got {self.pool!r}")
         object.__setattr__(self, "pool", pool)
-        codes = np.asarray([STRATEGIES.index(s) for s in pool], dtype=np.intp)
+        codes = np.asarray([names.index(s) for s in pool], dtype=np.intp)
         object.__setattr__(self, "pool_codes", codes)
 
     def update(
@@ -111,8 +116,12 @@ class Evolution:
                 f"shapes {strategies.shape} and {fitness.shape}"
             )
         if self.rule == "selection":
-            return select(strategies, fitness, rng, self.survive, self.mutation, self.pool_codes)
-        return imitate(strategies, fitness, rng, self.beta, self.mutation, self.pool_codes)
+            return select(
+                strategies, fitness, rng, self.survive, self.mutation, self.pool_codes, self.names
+            )
+        return imitate(
+            strategies, fitness, rng, self.beta, self.mutation, self.pool_codes, self.names
+        )
 
 
 def survivors(n: int, survive: float) -> int:
@@ -127,6 +136,7 @@ def select(
     survive: float,
     mutation: float,
     pool: np.ndarray,
+    names: Sequence[str] = STRATEGIES,
 ) -> Generation:
     """Selection with mutation (see the module docstring). No sort: the cut is a partition, the
     rest one pass (:func:`~socialsim.society.kernels.selection_lineage`)."""
@@ -137,7 +147,7 @@ def select(
     lineage, places = selection_lineage(fitness, order, cut, kept)
     new = strategies[lineage]
     if mutation > 0:
-        new[places] = mutate(new[places], rng, mutation, pool)
+        new[places] = mutate(new[places], rng, mutation, pool, names)
     return Generation(new, lineage)
 
 
@@ -155,6 +165,7 @@ def imitate(
     beta: float,
     mutation: float,
     pool: np.ndarray,
+    names: Sequence[str] = STRATEGIES,
 ) -> Generation:
     """Pairwise comparison by the Fermi rule, every agent at once (see the module docstring)."""
     n = len(strategies)
@@ -165,23 +176,27 @@ def imitate(
     lineage = np.where(adopt, model, agents)
     new = strategies[lineage]
     if mutation > 0:
-        new = mutate(new, rng, mutation, pool)
+        new = mutate(new, rng, mutation, pool, names)
     return Generation(new, lineage)
 
 
 def mutate(
-    strategies: np.ndarray, rng: np.random.Generator, mutation: float, pool: np.ndarray
+    strategies: np.ndarray,
+    rng: np.random.Generator,
+    mutation: float,
+    pool: np.ndarray,
+    names: Sequence[str] = STRATEGIES,
 ) -> np.ndarray:
     """Each agent takes, with probability ``mutation``, a uniformly drawn other strategy of
     ``pool``: draws ``random(n)``, then ``integers(0, len(pool) - 1, n)``."""
     n = len(strategies)
     mutates = rng.random(n) < mutation
     pick = rng.integers(0, len(pool) - 1, size=n)
-    position = np.full(len(STRATEGIES), -1)
+    position = np.full(len(names), -1)
     position[pool] = np.arange(len(pool))
     own = position[strategies]
     outside = mutates & (own < 0)
     if outside.any():
-        names = sorted({STRATEGIES[c] for c in strategies[outside]})
-        raise ValueError(f"pool: a mutant's own strategy must be in the pool; {names} are not")
+        own_names = sorted({names[c] for c in strategies[outside]})
+        raise ValueError(f"pool: a mutant's own strategy must be in the pool; {own_names} are not")
     return np.where(mutates, pool[pick + (pick >= own)], strategies)

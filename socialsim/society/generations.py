@@ -36,7 +36,8 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,7 @@ def generation_statistics(
     cost: float,
     benefit: float,
     shown: Iterable[str],
+    names: Sequence[str] = STRATEGIES,
 ) -> dict[str, np.ndarray]:
     """One generation's statistics (see the module docstring) from its ``(..., n_agents)``
     arrays, one value per leading index; ``shown`` names the strategies whose share is given."""
@@ -85,14 +87,14 @@ def generation_statistics(
         "mean_payoff": payoff.mean(axis=-1),
     }
     for strategy in shown:
-        columns[share_column(strategy)] = (strategies == STRATEGIES.index(strategy)).mean(axis=-1)
+        columns[share_column(strategy)] = (strategies == names.index(strategy)).mean(axis=-1)
     return columns
 
 
 def shown_strategies(population: Mapping[str, int], evolution: Evolution) -> list[str]:
     """The strategies whose shares a run reports: the first generation's and the pool's."""
     named = {s for s, count in population.items() if count} | set(evolution.pool)
-    return [s for s in STRATEGIES if s in named]
+    return [s for s in evolution.names if s in named]
 
 
 def check_generation_seeds(seeds: Iterable[Any]) -> list[int]:
@@ -121,6 +123,7 @@ class EvolvingSociety:
         gossip: bool = True,
         error: float = 0.0,
         gossip_reach: float = 1.0,
+        distilled: Mapping[str, Any] | None = None,
     ):
         self.seeds = check_generation_seeds(seeds)
         self.rounds = check_count("rounds", rounds, 1)
@@ -135,7 +138,10 @@ class EvolvingSociety:
             gossip=gossip,
             error=error,
             gossip_reach=gossip_reach,
+            distilled=distilled,
         )
+        if self.evolution.names != self.society.names:  # the codes of a roster with distilled
+            self.evolution = replace(self.evolution, names=self.society.names)
         self.society.counting = False  # the generations are read from the agents' state
         self.shown = shown_strategies(self.society.population, self.evolution)
         self.generation = 0
@@ -159,6 +165,7 @@ class EvolvingSociety:
             society.cost,
             society.benefit,
             self.shown,
+            society.names,
         )
         self._rows.append(row)
         return row

@@ -6,6 +6,7 @@ the numpy code that does the same work, value for value, when it is not.
 | :func:`shuffle` | ``rng.shuffle(x)`` for a 1-D array: the same permutation, the Generator left in the same state | ``rng.shuffle(x)`` |
 | :func:`permutation` | ``rng.permutation(n)`` (``shuffle`` of ``arange(n)``), as int32 | ``rng.permutation(n)`` |
 | :func:`play_pairs` | one round of donations of every replicate, from its drawn pairs (see :mod:`.vectorised`) | about twenty array calls |
+| :func:`play_drawn_pairs` | the same with distilled strategies, whose decisions draw (see :mod:`.distilled`) | about forty array calls |
 | :func:`selection_lineage` | who survives selection and whose child each newborn is (see :mod:`.evolution`) | array calls |
 
 Exactness of :func:`shuffle`. numpy's ``Generator.shuffle`` is Fisher-Yates from the last
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from socialsim.envs.gossip.cues import DONATE, GOSSIP, decision_uniform, hash_constants
 from socialsim.society.pair_tables import CODE, SLIPPED, UNAWARE, VALENCE
 
 # 64-bit outputs drawn per call of the compiled Fisher-Yates: 512 kB, a core's cache
@@ -55,6 +57,7 @@ def compiled() -> Any:
     class Kernels:
         fisher_yates = staticmethod(jit(fisher_yates_loop))
         play_pairs = staticmethod(jit(play_pairs_loop))
+        play_drawn_pairs = staticmethod(jit(play_drawn_pairs_loop))
         selection_lineage = staticmethod(jit(selection_lineage_loop))
 
     return Kernels
@@ -255,6 +258,124 @@ def play_pairs_numpy(
         count_bin = count_bin.take(key, mode="wrap").reshape(counts.shape[0], -1)
         count_bin += np.arange(counts.shape[0])[:, None] * bins
         counts += np.bincount(count_bin.reshape(-1), minlength=counts.size).reshape(counts.shape)
+
+
+# --- one round with distilled strategies ---------------------------------------------------
+
+# decision_uniform's constants as uint64 scalars (numba keeps uint64 arithmetic uint64 only
+# between uint64 operands)
+_GOLDEN, _ROUND, _DONATE, _GOSSIP, _MIX1, _MIX2 = (
+    np.uint64(c) for c in hash_constants(DONATE, GOSSIP)
+)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+
+#: pairs a drawn round reads ahead of its draws (their lines stay in a core's cache)
+DRAWN_CHUNK = 1024
+
+
+def play_drawn_pairs_loop(
+    order: np.ndarray,
+    state: np.ndarray,
+    helps_received: np.ndarray,
+    p_help: np.ndarray,
+    cuts: np.ndarray,
+    effect: np.ndarray,
+    slip_draws: np.ndarray,
+    error: float,
+    reach_draws: np.ndarray,
+    gossip_reach: float,
+    count_bin: np.ndarray,
+    counts: np.ndarray,
+    seeds: np.ndarray,
+    round_: int,
+) -> None:
+    """:func:`play_pairs_loop` where the donor's help and the recipient's valence are drawn
+    (:mod:`.distilled`): the donor's ``decision_uniform(seeds[donor], round_, DONATE)`` below
+    ``p_help[key]`` adds ``HELP_DRAWN`` to the key, the recipient's draw the number of
+    ``cuts[:, key]`` it reaches times ``TONE_DRAWN``. Pairs are read a chunk at a time before
+    they are played (the draws' arithmetic would otherwise leave few reads in flight)."""
+    slips, unsure, counting = error > 0, gossip_reach < 1, counts.shape[1] > 0
+    mixed = np.uint64(round_) * _ROUND
+    help_drawn, tone_drawn = len(p_help), 2 * len(p_help)
+    donors, recipients = np.empty(DRAWN_CHUNK, np.int64), np.empty(DRAWN_CHUNK, np.int64)
+    donor_seeds = np.empty(DRAWN_CHUNK, np.uint64)
+    recipient_seeds = np.empty(DRAWN_CHUNK, np.uint64)
+    pairs = order.shape[1] // 2
+    for r in range(order.shape[0]):
+        for start in range(0, pairs, DRAWN_CHUNK):
+            chunk = min(pairs - start, DRAWN_CHUNK)
+            for i in range(chunk):
+                donor, recipient = order[r, 2 * (start + i)], order[r, 2 * (start + i) + 1]
+                donors[i], recipients[i] = state[donor], state[recipient]
+                donor_seeds[i], recipient_seeds[i] = seeds[donor], seeds[recipient]
+            for i in range(chunk):
+                k = start + i
+                donor_state, recipient_state = donors[i], recipients[i]
+                key = ((donor_state >> (32 - 5)) & (CODE * VALENCE)) | (
+                    (recipient_state >> 32) & CODE
+                )
+                key |= (recipient_state >> 63) & 1
+                if slips:
+                    key |= SLIPPED * (slip_draws[r, k] < error)
+                if unsure:
+                    key |= UNAWARE * (reach_draws[r, k] >= gossip_reach)
+                z = (donor_seeds[i] ^ mixed ^ _DONATE) + _GOLDEN
+                z = (z ^ (z >> _S30)) * _MIX1
+                z = (z ^ (z >> _S27)) * _MIX2
+                z ^= z >> _S31
+                drawn = np.float64(z >> _S11) * 2.0**-53
+                key += help_drawn * (drawn < p_help[key])
+                z = (recipient_seeds[i] ^ mixed ^ _GOSSIP) + _GOLDEN
+                z = (z ^ (z >> _S30)) * _MIX1
+                z = (z ^ (z >> _S27)) * _MIX2
+                z ^= z >> _S31
+                drawn = np.float64(z >> _S11) * 2.0**-53
+                key += tone_drawn * (int(drawn >= cuts[0, key]) + int(drawn >= cuts[1, key]))
+                change = effect[key]
+                state[order[r, 2 * k]] = donor_state + change
+                helps_received[order[r, 2 * k + 1]] += change & 1
+                if counting:
+                    counts[r, count_bin[key]] += 1
+
+
+def play_drawn_pairs(*arguments: Any) -> None:
+    """:func:`play_drawn_pairs_loop` (its arguments, as :func:`play_pairs` takes its own),
+    compiled, or as array calls."""
+    kernels = compiled()
+    if kernels is None:
+        play_drawn_pairs_numpy(*arguments)
+    else:
+        kernels.play_drawn_pairs(*arguments)
+
+
+def play_drawn_pairs_numpy(
+    order, state, helps_received, p_help, cuts, effect, slip_draws, error, reach_draws,
+    gossip_reach, count_bin, counts, seeds, round_,
+) -> None:  # fmt: skip
+    """:func:`play_drawn_pairs_loop` as array calls."""
+    paired = 2 * (order.shape[1] // 2)
+    donors, recipients = order[:, 0:paired:2].reshape(-1), order[:, 1:paired:2].reshape(-1)
+    donor, recipient = state[donors], state[recipients]
+    key = ((donor.view(np.uint64) >> np.uint64(32 - 5)).view(np.int64) & (CODE * VALENCE)) | (
+        (recipient.view(np.uint64) >> np.uint64(32)).view(np.int64) & CODE
+    )
+    key |= (recipient.view(np.uint64) >> np.uint64(63)).view(np.int64)
+    if error > 0:
+        key |= SLIPPED * (slip_draws.reshape(-1) < error)
+    if gossip_reach < 1:
+        key |= UNAWARE * (reach_draws.reshape(-1) >= gossip_reach)
+    key += len(p_help) * (decision_uniform(seeds[donors], round_, DONATE) < p_help[key])
+    drawn = decision_uniform(seeds[recipients], round_, GOSSIP)
+    key += 2 * len(p_help) * ((drawn >= cuts[0, key]).astype(np.intp) + (drawn >= cuts[1, key]))
+    change = effect[key]
+    np.add.at(state, donors, change)
+    np.add.at(helps_received, recipients, change & 1)
+    if counts.shape[1]:
+        bins = counts.shape[1]
+        index = count_bin[key].reshape(counts.shape[0], -1)
+        index += np.arange(counts.shape[0])[:, None] * bins
+        counts += np.bincount(index.reshape(-1), minlength=counts.size).reshape(counts.shape)
 
 
 # --- selection ------------------------------------------------------------------------------

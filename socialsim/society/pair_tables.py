@@ -22,7 +22,7 @@ from socialsim.envs.gossip.norms import NORMS
 from socialsim.society.population import STRATEGIES
 
 
-def _helps(strategy: int, bad_image: int, bad_standing: int) -> bool:
+def helps(strategy: int, bad_image: int, bad_standing: int) -> bool:
     """Does a donor of ``strategy`` (an index into :data:`STRATEGIES`) mean to help a recipient
     whose reputation is bad under image scoring / under standing and stern judging?"""
     name = STRATEGIES[strategy]
@@ -32,7 +32,7 @@ def _helps(strategy: int, bad_image: int, bad_standing: int) -> bool:
     return norms.decide(name, -1 if bad else 1) == "cooperate"
 
 
-def _tone(strategy: int, helped: bool, bad_standing: int) -> int:
+def tone_valence(strategy: int, helped: bool, bad_standing: int) -> int:
     """Valence of the tone a recipient of ``strategy`` publishes about its donor, from
     ``norms.assess``. Always-cooperate and always-defect recipients judge by image scoring
     (honest reports); image scoring ignores the recipient, standing and stern read its standing."""
@@ -70,38 +70,58 @@ def pair_tables(gossip: bool) -> tuple[np.ndarray, np.ndarray]:
     pair can have stay 0."""
     effect = np.zeros(KEYS, dtype=np.int64)
     count_bin = np.zeros(KEYS, dtype=np.intp)
-    codes = [(s, bit) for s in range(len(STRATEGIES)) for bit in (0, 1)]  # strategy, standing
+    for key, parts in pair_keys(len(STRATEGIES)):
+        unaware, slipped, donor, donor_bad, recipient, recipient_bad, bad_image = parts
+        # a donor that does not know the recipient's reputation sees a stranger
+        seen = (0, 0) if unaware else (bad_image, recipient_bad)
+        helped = helps(donor, *seen) and not slipped
+        tone = tone_valence(recipient, helped, recipient_bad) if gossip else 0
+        effect[key], count_bin[key] = outcome(helped, tone, donor, donor_bad, recipient, BINS)
+    return effect, count_bin
+
+
+def pair_keys(strategies: int):
+    """Every pair key of a roster of ``strategies`` strategies, with its parts: (unaware,
+    slipped, donor, donor_bad, recipient, recipient_bad, bad_image)."""
+    codes = [(s, bit) for s in range(strategies) for bit in (0, 1)]  # strategy, standing
     for unaware, slipped in np.ndindex(2, 2):
         for donor, donor_bad in codes:
             for recipient, recipient_bad in codes:
                 for bad_image in (0, 1):
                     low = (donor * 4 + donor_bad * 2, recipient * 4 + recipient_bad * 2)
                     key = unaware * UNAWARE + slipped * SLIPPED + low[0] * VALENCE + low[1]
-                    key += bad_image
-                    # a donor that does not know the recipient's reputation sees a stranger
-                    seen = (0, 0) if unaware else (bad_image, recipient_bad)
-                    helped = _helps(donor, *seen) and not slipped
-                    tone = _tone(recipient, helped, recipient_bad) if gossip else 0
-                    # standing follows the latest non-neutral tone
-                    now_bad = (tone < 0) if tone else donor_bad
-                    record_change = tone * VALENCE + (now_bad - donor_bad) * 2
-                    effect[key] = record_change * RECORD + helped
-                    # a claim is true when its sign is the donor's: +1 a help, -1 a refusal
-                    claim = 0 if tone == 0 else 1 if tone == (1 if helped else -1) else 2
-                    count_bin[key] = np.ravel_multi_index((helped, claim, donor, recipient), BINS)
-    return effect, count_bin
+                    yield (
+                        key + bad_image,
+                        (unaware, slipped, donor, donor_bad, recipient, recipient_bad, bad_image),
+                    )
+
+
+def outcome(
+    helped: bool, tone: int, donor: int, donor_bad: int, recipient: int, bins: tuple
+) -> tuple[int, int]:
+    """A pair's effect on the donor's state and its bin of the round's counts, from whether
+    the donor helped and the valence of the recipient's tone."""
+    # standing follows the latest non-neutral tone
+    now_bad = (tone < 0) if tone else donor_bad
+    record_change = tone * VALENCE + (now_bad - donor_bad) * 2
+    # a claim is true when its sign is the donor's: +1 a help, -1 a refusal
+    claim = 0 if tone == 0 else 1 if tone == (1 if helped else -1) else 2
+    return (
+        record_change * RECORD + helped,
+        int(np.ravel_multi_index((int(helped), claim, donor, recipient), bins)),
+    )
 
 
 PAIR_TABLES = {gossip: pair_tables(gossip) for gossip in (False, True)}
 
 
-def count_projection() -> np.ndarray:
-    """Bins -> a round's counts: the claims (none, true, false), then the helps given by each
-    donor strategy, then the helps received by each recipient strategy. Float, for BLAS: the
-    counts are integers, exact in float64."""
-    helped, claim, donor, recipient = np.unravel_index(np.arange(math.prod(BINS)), BINS)
-    n = len(STRATEGIES)
-    projection = np.zeros((math.prod(BINS), 3 + 2 * n))
+def count_projection(n: int = len(STRATEGIES)) -> np.ndarray:
+    """Bins (of a roster of ``n`` strategies) -> a round's counts: the claims (none, true,
+    false), then the helps given by each donor strategy, then the helps received by each
+    recipient strategy. Float, for BLAS: the counts are integers, exact in float64."""
+    bins = (2, 3, n, n)
+    helped, claim, donor, recipient = np.unravel_index(np.arange(math.prod(bins)), bins)
+    projection = np.zeros((math.prod(bins), 3 + 2 * n))
     projection[np.arange(len(claim)), claim] = 1
     projection[helped == 1, 3 + donor[helped == 1]] = 1
     projection[helped == 1, 3 + n + recipient[helped == 1]] = 1

@@ -5,7 +5,7 @@ columns and formula, so that both engines read and report the same model."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,15 +24,19 @@ def mean_round_payoff(given: Any, received: Any, count: int, cost: float, benefi
     return (received * benefit - given * cost) / count
 
 
-def check_population(population: Mapping[str, int]) -> dict[str, int]:
-    """``population`` as a plain dict of strategy -> count, or ``ValueError`` naming the problem."""
+def check_population(
+    population: Mapping[str, int], names: Sequence[str] = STRATEGIES
+) -> dict[str, int]:
+    """``population`` as a plain dict of strategy -> count, or ``ValueError`` naming the problem;
+    ``names`` are the strategies allowed (a society's roster: the scripted ones, then any
+    distilled ones, :func:`socialsim.society.distilled.roster`)."""
     if not isinstance(population, Mapping) or not population:
         raise ValueError(f"population: must map strategies to agent counts, got {population!r}")
     checked = {}
     for strategy, count in population.items():
-        if strategy not in STRATEGIES:
+        if strategy not in names:
             raise ValueError(
-                f"population: unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}"
+                f"population: unknown strategy {strategy!r}; allowed: {', '.join(names)}"
             )
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"population.{strategy}: must be an integer >= 0, got {count!r}")
@@ -68,10 +72,12 @@ def check_parameters(
     check_gossip_reach(gossip_reach)
 
 
-def strategy_names(population: Mapping[str, int]) -> list[str]:
+def strategy_names(population: Mapping[str, int], names: Sequence[str] = STRATEGIES) -> list[str]:
     """Agent index -> strategy: the counts laid out in blocks, in the mapping's order."""
     return [
-        strategy for strategy, count in check_population(population).items() for _ in range(count)
+        strategy
+        for strategy, count in check_population(population, names).items()
+        for _ in range(count)
     ]
 
 
@@ -79,12 +85,14 @@ def payoff_column(strategy: str) -> str:
     return f"payoff_{strategy}"
 
 
-def statistic_columns(population: Mapping[str, int]) -> list[str]:
+def statistic_columns(
+    population: Mapping[str, int], names: Sequence[str] = STRATEGIES
+) -> list[str]:
     """Columns of the per-round statistics: the two rates, then the mean round payoff of each
     strategy present, in the population's order."""
     return [
         *STATISTICS,
-        *(payoff_column(s) for s, count in check_population(population).items() if count),
+        *(payoff_column(s) for s, count in check_population(population, names).items() if count),
     ]
 
 

@@ -39,13 +39,11 @@ buffers allocated once without it, the same results either way; no Python loop o
 
 ``run(parallel=None)`` may use a second CPU, with the same results: see :mod:`.parallel`.
 
-| | |
-|---|---|
-| Import | `from socialsim.society.vectorised import ReplicatedSociety, VectorSociety` |
-| Agents | `n_agents` = sum of the population counts; agent `i` has strategy `strategy_names[i]` |
-| Replicates | `ReplicatedSociety(population, seeds=[...])`: replicate `r` is the run seeded `seeds[r]` |
-| Memory | per agent and replicate: 16 bytes of state (record and helps given, helps received) and about 45 of round buffers (about 30 compiled) |
-| Benchmark | `experiments/bench/society_bench.py`, with evolution `evolution_bench.py` (their docstrings have the figures) |
+Import: ``from socialsim.society.vectorised import ReplicatedSociety, VectorSociety``. Agent
+``i`` has strategy ``strategy_names(population)[i]``. Memory per agent and replicate: 16 bytes of
+state (record and helps given, helps received) and about 45 of round buffers (30 compiled).
+Distilled strategies (``distilled=``) play as :mod:`.distilled` says. Benchmarks:
+``experiments/bench/society_bench.py``, ``evolution_bench.py`` (their docstrings have the figures).
 """
 
 from __future__ import annotations
@@ -59,11 +57,11 @@ from typing import Any
 import numpy as np
 
 from socialsim.envs.gossip.reach import reach_generator
+from socialsim.society.distilled import DrawnPlay, roster
 from socialsim.society.kernels import PairBuffers, compiled, play_pairs, shuffle
-from socialsim.society.pair_tables import BINS, CODE, COUNTS, PAIR_TABLES, RECORD
+from socialsim.society.pair_tables import CODE, COUNTS, PAIR_TABLES, RECORD, count_projection
 from socialsim.society.parallel import run_drawing_ahead, run_split
 from socialsim.society.population import (
-    STRATEGIES,
     check_count,
     check_parameters,
     check_population,
@@ -92,7 +90,10 @@ class ReplicatedSociety:
     """``len(seeds)`` replicates of one society, played together as ``(replicates, n_agents)``
     arrays; replicate ``r`` is exactly the single run seeded ``seeds[r]``.
 
-    The other arguments are those of :class:`socialsim.society.mesa_model.SocietyModel`.
+    The other arguments are those of :class:`socialsim.society.mesa_model.SocietyModel`;
+    ``distilled`` names distilled strategies (:class:`socialsim.distill.strategy.Strategy`)
+    that ``population`` may count beside the scripted ones (:mod:`.distilled`; their agents'
+    draws need integer seeds).
     ``rngs[r]`` is replicate ``r``'s Generator; ``state`` (every agent's public record, see
     :mod:`socialsim.society.pair_tables`, and helps given) and ``helps_received`` are
     ``(replicates, n_agents)`` arrays, as are ``record`` and ``helps_given`` read from the
@@ -109,26 +110,35 @@ class ReplicatedSociety:
         gossip: bool = True,
         error: float = 0.0,
         gossip_reach: float = 1.0,
+        distilled: Mapping[str, Any] | None = None,
     ):
-        self.population = check_population(population)
+        self.names = roster(distilled)
+        self.distilled = dict(distilled or {})
+        self.population = check_population(population, self.names)
         check_parameters(cost, benefit, error, gossip, gossip_reach)
         self.cost, self.benefit = float(cost), float(benefit)
         self.gossip, self.error = gossip, float(error)
         self.gossip_reach = float(gossip_reach)
-        rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
+        seeds = check_seeds(seeds)
+        rngs = [np.random.default_rng(seed) for seed in seeds]
         # strategy_names' blocks, without a Python loop over agents (a part is made often)
-        blocks = [(STRATEGIES.index(s), count) for s, count in self.population.items()]
+        blocks = [(self.names.index(s), count) for s, count in self.population.items()]
         codes = np.repeat(*np.array(blocks, dtype=np.int32).T)
         self.replicates, self.n_agents = len(rngs), len(codes)
         shape, half = (self.replicates, self.n_agents), self.n_agents // 2
-        self.present = [STRATEGIES.index(s) for s, count in self.population.items() if count]
-        self.counts = np.bincount(codes, minlength=len(STRATEGIES))
+        self.present = [self.names.index(s) for s, count in self.population.items() if count]
+        self.counts = np.bincount(codes, minlength=len(self.names))
         # no tones, nobody is bad, no helps
         self.state = np.tile(codes.astype(np.int64) * 4 * RECORD, (self.replicates, 1))
         self.helps_received = np.zeros(shape, dtype=np.int64)  # add.at's fast path: one type
         self.round = 0
         self.counting = True  #: keep each round's counts for statistics() (costs a bincount)
         self._effect, self._count_bin = PAIR_TABLES[gossip]
+        self._projection = COUNTS
+        self._drawn: DrawnPlay | None = None  # with distilled strategies: their draws
+        if self.distilled:
+            self._drawn = DrawnPlay(gossip, self.distilled, shape, seeds)
+            self._projection = count_projection(len(self.names))
         # Per round, (replicates, COUNTS columns): the claims, the helps by strategy.
         self._counts: list[np.ndarray] = []
         # Per-round buffers, allocated once; the draws have two, the second for drawing ahead
@@ -161,17 +171,20 @@ class ReplicatedSociety:
         ``strategies[r, i]``, no tones, no helps; replicate ``r`` draws as one seeded
         ``seeds[r]`` would. Rounds count from 0; :meth:`statistics` ends (read the state)."""
         codes = np.asarray(strategies)
-        if codes.shape != self.state.shape or not 0 <= codes.min() <= codes.max() < len(STRATEGIES):
+        if codes.shape != self.state.shape or not 0 <= codes.min() <= codes.max() < len(self.names):
             raise ValueError(
-                f"strategies: must be {self.state.shape} codes 0-{len(STRATEGIES) - 1}"
+                f"strategies: must be {self.state.shape} codes 0-{len(self.names) - 1}"
             )
-        rngs = [np.random.default_rng(seed) for seed in check_seeds(seeds)]
+        seeds = check_seeds(seeds)
+        rngs = [np.random.default_rng(seed) for seed in seeds]
         if len(rngs) != self.replicates:
             raise ValueError(f"seeds: needs one per replicate ({self.replicates}), got {len(rngs)}")
         np.multiply(codes.astype(np.int64), 4 * RECORD, out=self.state)
         self.helps_received[...] = 0
         self.round, self._counts, self.present = 0, [], []
         self.use_generators(rngs, [reach_generator(rng) for rng in rngs])
+        if self._drawn is not None:
+            self._drawn.seed(seeds)
 
     @property
     def record(self) -> np.ndarray:
@@ -186,7 +199,7 @@ class ReplicatedSociety:
 
     @property
     def strategy(self) -> np.ndarray:
-        """Agent -> strategy code (an index into :data:`STRATEGIES`), per replicate."""
+        """Agent -> strategy code (an index into :attr:`names`), per replicate."""
         return (self.record & CODE) >> 2
 
     @property
@@ -230,22 +243,32 @@ class ReplicatedSociety:
     def _play(self, buffer: int = 0) -> None:
         """Play one round of every replicate with the draws in ``buffer``
         (:func:`~socialsim.society.kernels.play_pairs`)."""
-        counts = np.zeros((self.replicates, math.prod(BINS) if self.counting else 0), np.int64)
-        play_pairs(
-            self._order[buffer],
-            *self._flat,
-            self._effect,
-            self._uniforms[buffer],
-            self.error,
-            self._reach[buffer],
-            self.gossip_reach,
-            self._count_bin,
-            counts,
-            buffers=self._buffers,
-        )
+        bins = 6 * len(self.names) ** 2 if self.counting else 0
+        counts = np.zeros((self.replicates, bins), np.int64)
+        if self._drawn is not None:
+            self._drawn.play(
+                self._order[buffer],
+                *self._flat,
+                (self._uniforms[buffer], self.error, self._reach[buffer], self.gossip_reach),
+                counts,
+                self.round + 1,
+            )
+        else:
+            play_pairs(
+                self._order[buffer],
+                *self._flat,
+                self._effect,
+                self._uniforms[buffer],
+                self.error,
+                self._reach[buffer],
+                self.gossip_reach,
+                self._count_bin,
+                counts,
+                buffers=self._buffers,
+            )
         self.round += 1
         if self.counting:
-            self._counts.append(counts @ COUNTS)
+            self._counts.append(counts @ self._projection)
 
     def step(self) -> dict[str, np.ndarray]:
         """Play one round of every replicate; its statistics, one value per replicate."""
@@ -256,7 +279,7 @@ class ReplicatedSociety:
     def _split(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Counts (rows of :data:`COUNTS`'s columns) -> claims, helps given and received by
         the strategies present."""
-        n = len(STRATEGIES)
+        n = len(self.names)
         given, received = counts[..., 3 : 3 + n], counts[..., 3 + n :]
         return counts[..., :3], given[..., self.present], received[..., self.present]
 
@@ -331,8 +354,11 @@ class ReplicatedSociety:
             gossip=self.gossip,
             error=self.error,
             gossip_reach=self.gossip_reach,
+            distilled=self.distilled,
         )
         part.use_generators(self.rngs[first:stop], self.reach_rngs[first:stop])
+        if self._drawn is not None:
+            part._drawn.take_seeds(self._drawn, first, stop)
         part.state[...] = self.state[first:stop]
         part.helps_received[...] = self.helps_received[first:stop]
         part.round, part.counting = self.round, self.counting
@@ -342,7 +368,7 @@ class ReplicatedSociety:
         """What a part played, for :meth:`_take`: its state, helps received, round counts
         ``(rounds, replicates, ...)``, its Generators' states (a fork's are copies), round."""
         states = [rng.bit_generator.state for rng in self.rngs + self.reach_rngs]
-        counts = np.zeros((0, self.replicates, COUNTS.shape[1]))
+        counts = np.zeros((0, self.replicates, self._projection.shape[1]))
         if self._counts:
             counts = np.stack(self._counts)
         return self.state, self.helps_received, counts, states, self.round
@@ -374,7 +400,7 @@ class ReplicatedSociety:
             "reputation_accuracy": accuracy,
         }
         for j, code in enumerate(self.present):
-            columns[payoff_column(STRATEGIES[code])] = mean_round_payoff(
+            columns[payoff_column(self.names[code])] = mean_round_payoff(
                 given[..., j], received[..., j], int(self.counts[code]), self.cost, self.benefit
             )
         return columns
@@ -382,7 +408,7 @@ class ReplicatedSociety:
     def round_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The counts of every round so far, the arguments of :meth:`columns`, each
         ``(replicates, rounds, ...)``."""
-        counts = np.zeros((self.replicates, 0, COUNTS.shape[1]))
+        counts = np.zeros((self.replicates, 0, self._projection.shape[1]))
         if self._counts:
             counts = np.stack(self._counts, axis=1)
         return self._split(counts)
@@ -405,7 +431,8 @@ class ReplicatedSociety:
         columns = {
             name: values.ravel() for name, values in self.columns(*self.round_counts()).items()
         }
-        return pd.DataFrame(columns, index=index, columns=statistic_columns(self.population))
+        columns_ = statistic_columns(self.population, self.names)
+        return pd.DataFrame(columns, index=index, columns=columns_)
 
 
 class VectorSociety:
@@ -417,26 +444,9 @@ class VectorSociety:
     table of every round so far; :attr:`payoff` is every agent's cumulative payoff.
     """
 
-    def __init__(
-        self,
-        population: Mapping[str, int],
-        *,
-        cost: float = 1.0,
-        benefit: float = 5.0,
-        gossip: bool = True,
-        error: float = 0.0,
-        gossip_reach: float = 1.0,
-        seed: int | None = None,
-    ):
-        self.society = ReplicatedSociety(
-            population,
-            seeds=[seed],
-            cost=cost,
-            benefit=benefit,
-            gossip=gossip,
-            error=error,
-            gossip_reach=gossip_reach,
-        )
+    def __init__(self, population: Mapping[str, int], *, seed: int | None = None, **options: Any):
+        # cost, benefit, gossip, error, gossip_reach, distilled: ReplicatedSociety's
+        self.society = ReplicatedSociety(population, seeds=[seed], **options)
         self.population, self.n_agents = self.society.population, self.society.n_agents
         self.rng = self.society.rngs[0]
 
@@ -446,7 +456,7 @@ class VectorSociety:
 
     @property
     def strategy(self) -> np.ndarray:
-        """Agent index -> strategy code (an index into :data:`STRATEGIES`)."""
+        """Agent index -> strategy code (an index into the society's ``names``)."""
         return self.society.strategy[0]
 
     @property
@@ -473,4 +483,4 @@ class VectorSociety:
     def frame(self) -> Any:
         """The statistics of every round so far as a DataFrame (index ``round`` from 1)."""
         columns = self.society.columns(*(counts[0] for counts in self.society.round_counts()))
-        return statistics_frame(columns, statistic_columns(self.population))
+        return statistics_frame(columns, statistic_columns(self.population, self.society.names))

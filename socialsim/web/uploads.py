@@ -76,6 +76,7 @@ REFUSED = {
     "vocabulary": "a file",
     "vectors": "a file",
     "path": "a file",
+    "policy": "a file",
     "render_mode": "the server's display",
 }
 _PLAIN_HINTS = {

@@ -1,0 +1,217 @@
+"""A distilled strategy: conditional probability tables over the cues of
+:mod:`socialsim.envs.gossip.cues`, and the file that holds them.
+
+Why tables and not a logistic model: each decision has two binary cues, so a table has four
+cells a decision, each read on its own (its count shows when it is sparse), and a table
+represents every norm exactly. Stern judging's gossip is an exclusive-or of the move and the
+recipient's standing (praise helping the good and refusing the bad), which no logistic model
+on the two cues can express; a table recovers it, and distilling a scripted population gives
+back its norm.
+
+Probabilities are the counts shrunk towards the strategy's overall shares of that decision
+by ``alpha`` pseudo-decisions per choice (``alpha`` = 0.5 by default, the Jeffreys weight):
+``P(help | cell) = (helped + 2 alpha p) / (n + 2 alpha)``, ``p`` the strategy's overall
+(add-``alpha``) rate of help; a tone's valence alike with ``3 alpha``. A cell never seen plays
+the strategy's overall shares, not a coin: an always-defector that never met a bad recipient
+still refuses one. ``alpha = 0`` plays the observed frequencies.
+
+The file (``socialsim distill --out FILE``, read by the ``distilled`` seat kind) is JSON::
+
+    {"format": "socialsim-distilled", "version": 1, "smoothing": 0.5, "source": {...},
+     "strategies": {NAME: {"donate": [[[refused, helped], ...]...], "gossip": [...],
+                           "fidelity": {...}}}}
+
+``donate[bad_image][bad_standing]`` = [refused, helped]; ``gossip[helped][own_bad_standing]``
+= counts of the valences good, neutral, bad. The counts are the model; probabilities are
+computed from them when the file is read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from socialsim.envs.gossip.cues import DONATE, VALENCES
+
+FORMAT, VERSION = "socialsim-distilled", 1
+#: the largest policy file read (a strategy's tables are a few hundred bytes)
+MAX_BYTES = 1 << 20
+
+
+@dataclass
+class Strategy:
+    """The counts of one strategy's decisions by cell, and how they are smoothed."""
+
+    name: str
+    donate: np.ndarray = field(default_factory=lambda: np.zeros((2, 2, 2), dtype=np.int64))
+    gossip: np.ndarray = field(default_factory=lambda: np.zeros((2, 2, 3), dtype=np.int64))
+    smoothing: float = 0.5
+    fidelity: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, name: str, decisions: Iterable[Any], smoothing: float = 0.5) -> Strategy:
+        strategy = cls(name, smoothing=check_smoothing(smoothing))
+        for d in decisions:
+            table = strategy.donate if d.purpose == DONATE else strategy.gossip
+            table[d.cues][d.choice] += 1
+        return strategy
+
+    def help_probability(self) -> np.ndarray:
+        """``P(help)`` by ``[bad_image, bad_standing]``."""
+        return _smoothed(self.donate, self.smoothing)[..., 1]
+
+    def valence_probability(self) -> np.ndarray:
+        """``P(valence)`` by ``[helped, own_bad_standing]``, valences in ``VALENCES`` order."""
+        return _smoothed(self.gossip, self.smoothing)
+
+    def probabilities(self, purpose: int) -> np.ndarray:
+        """The table of ``purpose``'s choice probabilities, ``[cue, cue, choice]``."""
+        return _smoothed(self.donate if purpose == DONATE else self.gossip, self.smoothing)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "donate": self.donate.tolist(),
+            "gossip": self.gossip.tolist(),
+            "fidelity": self.fidelity,
+        }
+
+
+def _smoothed(counts: np.ndarray, alpha: float) -> np.ndarray:
+    """Counts ``[..., choice]`` as probabilities, each cell shrunk towards the table's overall
+    shares by ``alpha`` pseudo-decisions per choice: ``(count + alpha k share) / (n + alpha k)``,
+    the overall shares themselves add-``alpha`` (even for an empty table). A cell never seen
+    takes the overall shares; ``alpha`` 0 gives the observed frequencies."""
+    k = counts.shape[-1]
+    overall = counts.reshape(-1, k).sum(axis=0)
+    total_all = overall.sum()
+    if total_all + k * alpha > 0:
+        prior = (overall + alpha) / (total_all + k * alpha)
+    else:
+        prior = np.full(k, 1.0 / k)
+    total = counts.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shrunk = (counts + alpha * k * prior) / (total + alpha * k)
+    return np.where(total + alpha > 0, shrunk, prior)
+
+
+def check_smoothing(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(f"smoothing: must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def save(
+    path: str | os.PathLike, strategies: Mapping[str, Strategy], source: Mapping[str, Any]
+) -> None:
+    """Write the policy file whole or not at all (a temporary file renamed over ``path``)."""
+    smoothing = {s.smoothing for s in strategies.values()}
+    if len(smoothing) != 1:
+        raise ValueError("smoothing: the strategies of one file share one smoothing")
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": "conditional probability tables over the cues of socialsim.envs.gossip.cues",
+        "valences": list(VALENCES),
+        "smoothing": smoothing.pop(),
+        "source": dict(source),
+        "strategies": {name: s.to_json() for name, s in strategies.items()},
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(data, out, indent=1, sort_keys=True)
+            out.write("\n")
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def load(path: str | os.PathLike) -> dict[str, Strategy]:
+    """The strategies of a policy file, checked (a ``ValueError`` names the field)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise ValueError(
+                f"policy: {path} is {size} bytes; a policy file is at most {MAX_BYTES}"
+            )
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"policy: no file {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"policy: cannot read {path} as a policy file ({error})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"policy: {path} is not a distilled strategy file (format {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise ValueError(f"policy.version: {data.get('version')!r}; this socialsim reads {VERSION}")
+    smoothing = check_smoothing(data.get("smoothing"))
+    strategies = data.get("strategies")
+    if not isinstance(strategies, dict) or not strategies:
+        raise ValueError(f"policy.strategies: {path} names no strategy")
+    return {
+        str(name): Strategy(
+            str(name),
+            _counts(entry, "donate", (2, 2, 2), name),
+            _counts(entry, "gossip", (2, 2, 3), name),
+            smoothing,
+            entry.get("fidelity", {}) if isinstance(entry, dict) else {},
+        )
+        for name, entry in strategies.items()
+    }
+
+
+def _counts(entry: Any, key: str, shape: tuple[int, ...], name: str) -> np.ndarray:
+    where = f"policy.strategies.{name}.{key}"
+    if not isinstance(entry, dict) or key not in entry:
+        raise ValueError(f"{where}: missing")
+    try:
+        counts = np.asarray(entry[key])
+    except ValueError:
+        counts = None
+    if (
+        counts is None
+        or counts.shape != shape
+        or counts.dtype.kind not in "iu"
+        or (counts < 0).any()
+    ):
+        raise ValueError(f"{where}: must be counts (integers >= 0) of shape {list(shape)}")
+    return counts.astype(np.int64)
+
+
+def pick(strategies: Mapping[str, Strategy], name: str | None, path: Any) -> Strategy:
+    """The strategy ``name`` of a file, or its only one."""
+    if name is None:
+        if len(strategies) != 1:
+            raise ValueError(
+                f"name: {path} holds {len(strategies)} strategies; name one of "
+                f"{', '.join(sorted(strategies))}"
+            )
+        return next(iter(strategies.values()))
+    if name not in strategies:
+        raise ValueError(
+            f"name: {name!r} is not in {path}; allowed: {', '.join(sorted(strategies))}"
+        )
+    return strategies[name]
