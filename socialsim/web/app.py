@@ -146,12 +146,20 @@ def create_app(
     offered: Sequence[str | os.PathLike] = (),
     check_seconds: float = CHECK_SECONDS,
     max_sockets_per_seat: int = MAX_SOCKETS_PER_SEAT,
+    study=None,
 ) -> Starlette:
     """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
     or 0: wait for ever); ``url``: the address people reach (``https://host.example:8443``),
     else the one the host's request named; ``offered``: the operator's experiment files, offered
-    beside the bundled ones (they may name models and servers, which an upload may not)."""
+    beside the bundled ones (they may name models and servers, which an upload may not);
+    ``study`` (a :class:`socialsim.study.Study`): also its participants' page, lobby and
+    monitor (:mod:`socialsim.web.study_routes`)."""
     sessions = Sessions(results, max_sessions, idle_timeout, offered)
+    lobby = None
+    if study is not None:
+        from socialsim.web.lobby import Lobby
+
+        lobby = Lobby(study, sessions)
     sockets: dict[tuple[str, str], int] = {}  # (session, seat) -> its open live sockets
     checks = asyncio.Semaphore(CHECKS_AT_ONCE)
 
@@ -360,15 +368,23 @@ def create_app(
         WebSocketRoute("/api/sessions/{sid}/seats/{seat}/live", live),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+    if lobby is not None:
+        from socialsim.web.study_routes import study_routes
+
+        routes[-1:-1] = study_routes(lobby, host_token, STATIC, HEADERS, read_json, Refused)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
         sessions.resume()  # the unfinished sessions of an earlier server, from their journals
+        forming = asyncio.ensure_future(lobby.run()) if lobby is not None else None
         yield
+        if forming is not None:
+            forming.cancel()
         await asyncio.to_thread(sessions.stop)  # each game at its next step, logging nothing
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.sessions = sessions
+    app.state.lobby = lobby
     from starlette.middleware.base import BaseHTTPMiddleware
 
     app.add_middleware(BaseHTTPMiddleware, dispatch=headers)

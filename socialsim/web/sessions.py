@@ -121,7 +121,9 @@ def same_token(given: str | None, held: str) -> bool:
 
 
 class Session:
-    """One game: its experiment, spec, results directory, seat tokens and the task playing it."""
+    """One game: its experiment, spec, results directory, seat tokens and the task playing it.
+    With ``handover`` (a study's game, :mod:`socialsim.web.lobby`), a person who idles or leaves
+    hands the seat to its filler agent and the game goes on."""
 
     def __init__(
         self,
@@ -132,6 +134,7 @@ class Session:
         humans: Sequence[str],
         tokens: Mapping[str, str] | None = None,
         idle_timeout: float | None = None,
+        handover: bool = False,
     ):
         self.id = sid
         self.experiment = experiment
@@ -151,6 +154,7 @@ class Session:
                 self.idle_timeout,
                 self.waiting_for,
                 self.log_abandoned,
+                handover,
             )
             for seat in humans
         }
@@ -230,6 +234,9 @@ class Session:
             print(f"socialsim: session {self.id} stopped: {error}", file=sys.stderr)
         finally:
             self.loop = None
+            # as asyncio.run does: the LLM transport's HTTP session closes with its loop
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
     def stop(self) -> None:
