@@ -120,7 +120,7 @@ def study_test(
         base = f"http://127.0.0.1:{sock.getsockname()[1]}"
         try:
             started = time.monotonic()
-            asyncio.run(_crowd(base, study, participants, seed, arrival_seconds))
+            errors = asyncio.run(_crowd(base, study, participants, seed, arrival_seconds))
             seconds = time.monotonic() - started
             export = _get(base, "/api/study/export", host)
         finally:
@@ -130,7 +130,7 @@ def study_test(
         if server is not None:
             server.stop()
     rows = list(csv.DictReader(io.StringIO(export)))
-    return _summary(study, results, rows, participants, seconds)
+    return _summary(study, results, rows, participants, seconds, errors)
 
 
 def _get(base: str, path: str, token: str) -> str:
@@ -141,17 +141,21 @@ def _get(base: str, path: str, token: str) -> str:
     return response.text
 
 
-async def _crowd(base: str, study, n: int, seed: int, arrival_seconds: float) -> None:
+async def _crowd(base: str, study, n: int, seed: int, arrival_seconds: float) -> list[str]:
+    """Drive ``n`` participants; the errors any of them met (one line each)."""
     import httpx
 
-    limits = httpx.Limits(max_connections=64)
+    # an idle pooled connection is dropped before uvicorn's keep-alive (5 s) closes it, so that
+    # no request is sent down a connection the server is closing
+    limits = httpx.Limits(max_connections=64, keepalive_expiry=2.0)
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
         people = []
         for i in range(n):
             rng = np.random.default_rng([seed, i])
             people.append(asyncio.ensure_future(_participant(client, base, study, i, rng)))
             await asyncio.sleep(arrival_seconds)
-        await asyncio.gather(*people)
+        outcomes = await asyncio.gather(*people, return_exceptions=True)
+    return [f"{type(e).__name__}: {e}" for e in outcomes if isinstance(e, BaseException)]
 
 
 async def _participant(client, base: str, study, i: int, rng: np.random.Generator) -> None:
@@ -233,7 +237,9 @@ def _answer(request: dict[str, Any], rng) -> dict[str, str]:
     return answer
 
 
-def _summary(study, results: Path, rows, participants: int, seconds: float) -> dict[str, Any]:
+def _summary(
+    study, results: Path, rows, participants: int, seconds: float, errors: list[str]
+) -> dict[str, Any]:
     from socialsim import records
 
     games = sorted((results / study.name / "games").glob("g*"))
@@ -258,6 +264,7 @@ def _summary(study, results: Path, rows, participants: int, seconds: float) -> d
         and status.get("in progress", 0) == 0
         and complete == len(games)
         and not wrong_pay
+        and not errors
     )
     lines = [
         f"study-test {study.name}: {participants} simulated participants in {seconds:.1f} s",
@@ -278,6 +285,8 @@ def _summary(study, results: Path, rows, participants: int, seconds: float) -> d
         "mid-game",
         f"  payments: {len(paid)}, total {sum(paid):.2f} {study.payment.currency}, "
         f"{len(wrong_pay)} completed participants paid other than by the rule",
+        f"  simulated participants stopped by an error: {len(errors)}"
+        + (f" (the first: {errors[0]})" if errors else ""),
         "  every participant completed or dropped, one row each, every game recorded: "
         + ("yes" if ok else "NO"),
     ]
