@@ -315,3 +315,22 @@ def test_study_test_runs_simulated_participants_through_the_real_server(tmp_path
     for game in summary["games"]:
         (record,) = records.read_records(game)
         assert record.status == "done"
+
+
+def test_a_paused_lobby_forms_no_game_and_an_ended_study_turns_arrivals_away(tmp_path):
+    path = copy_example(tmp_path, llm=False, wait_seconds="600")
+    with app_client(tmp_path, path) as client:
+        assert client.get("/monitor").status_code == 200  # the page; its API needs the token
+        assert client.post("/api/study/monitor", json={"paused": True}).status_code == 403
+        paused = client.post("/api/study/monitor", headers=auth(HOST), json={"paused": True})
+        assert paused.json()["paused"] is True
+        one, two, three = (admitted(client, p) for p in ("a", "b", "c"))
+        time.sleep(0.6)  # a few of the lobby's rounds
+        assert client.get("/api/study/me", headers=auth(three)).json()["stage"] == "lobby"
+        client.post("/api/study/monitor", headers=auth(HOST), json={"paused": False})
+        assert wait_stage(client, three, {"playing"})["stage"] == "playing"  # a and c: llm
+        ended = client.post("/api/study/monitor", headers=auth(HOST), json={"end": True})
+        assert ended.json()["ended"] is True
+        late = client.post("/api/study/arrive", json={"panel_id": "late"})
+        assert late.status_code == 422 and late.json()["error"] == "the study has ended; thank you"
+        del one, two

@@ -376,7 +376,10 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app):
         sessions.resume()  # the unfinished sessions of an earlier server, from their journals
-        forming = asyncio.ensure_future(lobby.run()) if lobby is not None else None
+        forming = None
+        if lobby is not None:
+            lobby.resume()  # its participants and games as an earlier server left them
+            forming = asyncio.ensure_future(lobby.run())
         yield
         if forming is not None:
             forming.cancel()

@@ -43,7 +43,9 @@ class BrowserConsole:
     and raises :class:`IdleTimeout` in its agent, which ends the game (see
     :class:`~socialsim.web.sessions.Session`). With ``handover`` (a study's seats), an idle seat
     and a seat whose person :meth:`leave` s raise :class:`~socialsim.agents.human.agent.HandOver`
-    instead: the seat's filler agent plays on and the game goes on."""
+    instead (``abandon`` told first, once, so the journal says so): the seat's filler agent plays
+    on and the game goes on. ``gone`` (from the journal of a restarted game) hands the seat over
+    once the replayed answers are used up."""
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class BrowserConsole:
         waiting: Callable[[str, Mapping[str, Any]], str] | None = None,
         abandon: Callable[[str, str], None] | None = None,
         handover: bool = False,
+        gone: str | None = None,
     ):
         self.seat = seat
         self.replay = list(replay)  # answers given before a restart, in the order asked
@@ -71,7 +74,8 @@ class BrowserConsole:
         self.invalid = 0
         self.idled: IdleTimeout | None = None  # why the seat ended its game, if it idled
         self.handover = handover
-        self.gone: str | None = None  # why the person's seat was handed to the filler
+        self.gone = gone  # why the person's seat was handed to the filler
+        self._told_gone = gone is not None
         self._lock = threading.Lock()  # the game's thread and the server's share this console
         self._watchers: list[asyncio.Future] = []  # pages waiting for a change, each its loop's
 
@@ -93,7 +97,7 @@ class BrowserConsole:
         if self.replay and error is None:
             return self.replay.pop(0)
         if self.gone is not None:
-            raise HandOver(self.gone)
+            self._hand_over()
         self.replay.clear()  # a refused replayed answer: the journal no longer fits the game
         with self._lock:
             self.request = request
@@ -123,12 +127,15 @@ class BrowserConsole:
                     reason = f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
                     if self.handover:
                         self.gone = reason
-                        raise HandOver(reason)
+                        self._hand_over()
                     self.abandon(self.seat, reason)  # on disk before the game ends
                     self.idled = IdleTimeout(reason)
                     raise self.idled
                 await asyncio.wait({answer}, timeout=left)
-            return answer.result()
+            try:
+                return answer.result()
+            except HandOver:  # the person left (:meth:`leave`)
+                self._hand_over()
         finally:
             with self._lock:
                 self.request = None
@@ -155,6 +162,12 @@ class BrowserConsole:
             {"status": "waiting", "view": view, "waiting_for": self.waiting(self.seat, view)}
         )
         future.get_loop().call_soon_threadsafe(_settle, future, dict(answer))
+
+    def _hand_over(self):
+        if not self._told_gone:
+            self._told_gone = True
+            self.abandon(self.seat, self.gone)  # on disk before the filler moves
+        raise HandOver(self.gone)
 
     def leave(self, reason: str) -> None:
         """The person has gone (a study's seat): the seat's filler answers this request and every

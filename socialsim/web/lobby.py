@@ -17,22 +17,18 @@ Payment (:meth:`socialsim.study.Payment.amount`): a participant who consented is
 show-up fee plus the points (the seat's return) of every game they played to its end, times the
 rate, at most the cap; a game they left counts no points. The export (:meth:`Lobby.rows`,
 ``participants.csv`` in the study's folder, rewritten whenever a participant moves on) holds one
-row per participant and no personal data beyond the panel's id.
+row per participant and no personal data beyond the panel's id. The export and the state a
+restarted server takes up (``study_state.json``) are :mod:`socialsim.web.study_record`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import csv
-import dataclasses
 import hashlib
-import io
 import json
-import os
 import secrets
 import time
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,67 +38,15 @@ from socialsim import study as study_module
 from socialsim.config import ConfigError
 from socialsim.play import session as play_session
 from socialsim.seeding import episode_seed
+from socialsim.web import study_record
 from socialsim.web.sessions import GAMES, Session, Sessions, new_token
+from socialsim.web.study_record import Game, Participant
 
-STAGES = ("consent", "instructions", "quiz", "lobby", "playing", "done", "dropped")
-EXPORT = "participants.csv"
-COLUMNS = (
-    "participant",
-    "panel_id",
-    "treatment",
-    "status",
-    "stage_left",
-    "reason",
-    "arrived",
-    "consented",
-    "quiz_attempts",
-    "games_played",
-    "games",
-    "handovers",
-    "points",
-    "payment",
-    "currency",
-    "completed",
-    "completion_code",
-)
 MAX_PARTICIPANTS = 10_000
-
-
-def _when(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
 
 
 def _key(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclasses.dataclass
-class Participant:
-    """One person in the study (no personal data but the panel's id)."""
-
-    id: str
-    panel_id: str
-    treatment: int
-    token: str
-    arrived: float
-    stage: str = "consent"
-    consented: float | None = None
-    quiz_attempts: int = 0
-    quiz_wrong: list[int] = dataclasses.field(default_factory=list)
-    waiting_since: float | None = None  # time.monotonic() when they entered the lobby
-    game: tuple[Session, str] | None = None  # the game and seat they play now
-    games: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    points: float = 0.0
-    payment: float | None = None
-    completed: float | None = None
-    left: str = ""  # why the participant was dropped
-    left_stage: str = ""
-
-    @property
-    def handovers(self) -> list[dict[str, Any]]:
-        return [g for g in self.games if g.get("handover_turn") is not None]
 
 
 class Lobby:
@@ -116,7 +60,7 @@ class Lobby:
         self.participants: list[Participant] = []
         self.by_key: dict[str, Participant] = {}
         self.by_panel: dict[str, Participant] = {}
-        self.running: list[tuple[Session, list[Participant]]] = []
+        self.running: list[Game] = []
         self.games_started = 0
         self.paused = False
         self.ended = False
@@ -174,7 +118,7 @@ class Lobby:
         for p in self.participants:
             if p.stage != "dropped":
                 counts[p.treatment] += 1
-        draw = float(self._draws.random())  # drawn at every arrival: "random" stays reproducible
+        draw = self.draw()
         treatment = study_module.assign(self.study, index, counts, draw)
         person = Participant(
             id=f"P{index + 1:04d}",
@@ -189,6 +133,15 @@ class Lobby:
             self.by_panel[panel_id] = person
         self.save()
         return person
+
+    def draw(self) -> float:
+        """The next number of the study's seeded generator: one drawn at every arrival, so the
+        "random" assignment is the same for the same arrivals."""
+        return float(self._draws.random())
+
+    @staticmethod
+    def key_of(token: str) -> str:
+        return _key(token)
 
     def find(self, token: str | None) -> Participant | None:
         """The participant holding ``token`` (looked up by its hash), else ``None``."""
@@ -282,80 +235,100 @@ class Lobby:
                 for p in members:
                     p.stage = "playing"  # held while the game is opened off the loop
                 try:
-                    session = await asyncio.to_thread(self._open, index, members)
+                    game = await asyncio.to_thread(self._open, index, members)
                 except (ConfigError, OSError) as error:
                     for p in members:
                         self._drop(p, f"the game could not start: {error}")
                     continue
-                self._seat(session, members)
+                self.seat(game)
 
-    def _open(self, index: int, members: list[Participant]) -> Session:
+    def _open(self, index: int, members: list[Participant]) -> Game:
         treatment = self.study.treatments[index]
         people = list(self.study.people[: len(members)])
-        empty = {seat: self.study.filler for seat in self.study.people[len(members) :]}
+        empty = sorted(set(self.study.people) - set(people))
         number = self.games_started
         self.games_started += 1
-        experiment = play_session.human_experiment(
-            self.games[index],
-            people,
-            [treatment.experiment],
-            treatment.overrides,
-            seed=episode_seed(self.study.seed, number),
-            specs=empty,
-            filler=self.study.filler,
-        )
-        sid = secrets.token_hex(8)
-        out = self.folder / "games" / f"g{number + 1:04d}_{treatment.name}"
-        spec = play_session.prepare(experiment, out)
+        game = Game(secrets.token_hex(8), number, index, members)
+        out = self.out_of(game)
+        experiment = self.experiment_of(game)
+        play_session.prepare(experiment, out)  # a directory holding another game: refused
         play_session.write_manifest(experiment, out, 1)
         study_facts = {
             "study": self.study.name,
             "treatment": treatment.name,
             "participants": {seat: p.id for seat, p in zip(people, members, strict=True)},
-            "filled_by_filler": sorted(empty),
+            "filled_by_filler": empty,
         }
-        (out / "study_game.json").write_text(_json(study_facts), encoding="utf-8")
-        return Session(
-            sid,
-            experiment,
-            spec,
-            out,
+        (out / "study_game.json").write_text(json.dumps(study_facts, indent=1), encoding="utf-8")
+        game.session = self.session_of(game, experiment)
+        return game
+
+    def out_of(self, game: Game) -> Path:
+        name = self.study.treatments[game.treatment].name
+        return self.folder / "games" / f"g{game.number + 1:04d}_{name}"
+
+    def experiment_of(self, game: Game):
+        """The experiment of ``game``: the same every time it is built (a restart rebuilds it)."""
+        treatment = self.study.treatments[game.treatment]
+        people = list(self.study.people[: len(game.members)])
+        return play_session.human_experiment(
+            self.games[game.treatment],
             people,
+            [treatment.experiment],
+            treatment.overrides,
+            seed=episode_seed(self.study.seed, game.number),
+            specs={seat: self.study.filler for seat in self.study.people[len(people) :]},
+            filler=self.study.filler,
+        )
+
+    def session_of(self, game: Game, experiment, tokens=None) -> Session:
+        out = self.out_of(game)
+        return Session(
+            game.sid,
+            experiment,
+            play_session.prepare(experiment, out),
+            out,
+            list(self.study.people[: len(game.members)]),
+            tokens=tokens,
             idle_timeout=self.study.idle_seconds,
             handover=True,
         )
 
-    def _seat(self, session: Session, members: list[Participant]) -> None:
+    def seat(self, game: Game) -> None:
+        session = game.session
         self.sessions.by_id[session.id] = session
-        for seat, p in zip(self.study.people, members, strict=False):
+        for seat, p in zip(self.study.people, game.members, strict=False):
             p.game = (session, seat)
             if p.stage == "dropped":  # left while the game was being opened
                 session.consoles[seat].leave(f"the person in {seat} left the study")
-        self.running.append((session, members))
+        self.running.append(game)
         session.start()
         self.save()
 
     def _collect(self) -> None:
         still = []
-        for session, members in self.running:
+        for game in self.running:
+            session = game.session
             if session.record is None and (session.thread is None or session.thread.is_alive()):
-                still.append((session, members))
+                still.append(game)
                 continue
-            record = session.record
-            for seat, p in zip(self.study.people, members, strict=False):
-                self._finished(p, session, seat, record)
+            self.finished(game, session.record)
         if len(still) != len(self.running):
             self.running = still
             self.save()
 
-    def _finished(self, person: Participant, session: Session, seat: str, record) -> None:
+    def finished(self, game: Game, record) -> None:
+        for seat, person in zip(self.study.people, game.members, strict=False):
+            self._played(person, self.out_of(game).name, seat, record)
+
+    def _played(self, person: Participant, name: str, seat: str, record) -> None:
         handover = next(
             (e for e in (record.events.get(seat, []) if record else []) if "handover" in e), None
         )
         points = float(record.returns.get(seat, 0.0)) if record and record.status == "done" else 0
         person.games.append(
             {
-                "game": session.out.name,
+                "game": name,
                 "seat": seat,
                 "status": record.status if record else "stopped",
                 "points": points,
@@ -377,59 +350,24 @@ class Lobby:
             person.stage = "lobby"
             person.waiting_since = time.monotonic()
 
-    # -- the export and the monitor -------------------------------------------------------
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per participant (:data:`COLUMNS`)."""
-        out = []
-        for p in self.participants:
-            status = {"done": "completed", "dropped": "dropped"}.get(p.stage, "in progress")
-            out.append(
-                {
-                    "participant": p.id,
-                    "panel_id": p.panel_id,
-                    "treatment": self.study.treatments[p.treatment].name,
-                    "status": status,
-                    "stage_left": p.left_stage,
-                    "reason": p.left,
-                    "arrived": _when(p.arrived),
-                    "consented": _when(p.consented),
-                    "quiz_attempts": p.quiz_attempts,
-                    "games_played": len(p.games),
-                    "games": ";".join(g["game"] for g in p.games),
-                    "handovers": ";".join(
-                        f"{g['game']}@turn {g['handover_turn']}" for g in p.handovers
-                    ),
-                    "points": round(p.points, 4),
-                    "payment": "" if p.payment is None else f"{p.payment:.2f}",
-                    "currency": self.study.payment.currency,
-                    "completed": _when(p.completed),
-                    "completion_code": self.study.code if p.stage == "done" else "",
-                }
-            )
-        return out
-
-    def csv_text(self) -> str:
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.rows())
-        return buffer.getvalue()
+    # -- what is kept on disk, and the monitor --------------------------------------------
 
     def save(self) -> None:
-        """Rewrite ``participants.csv`` whole (a temporary file renamed)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        temporary = self.folder / f".{EXPORT}.tmp"
-        temporary.write_text(self.csv_text(), encoding="utf-8")
-        os.replace(temporary, self.folder / EXPORT)
+        """Rewrite the export and the state a restarted server resumes from."""
+        study_record.save(self)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return study_record.rows(self)
+
+    def csv_text(self) -> str:
+        return study_record.csv_text(self)
 
     def monitor(self) -> dict[str, Any]:
         """What the experimenter's page shows: participants by stage, games, handovers, pay."""
-        stages = {stage: 0 for stage in STAGES}
+        stages = dict.fromkeys(study_record.STAGES, 0)
+        by_treatment = {t.name: 0 for t in self.study.treatments}
         for p in self.participants:
             stages[p.stage] += 1
-        by_treatment: dict[str, int] = {t.name: 0 for t in self.study.treatments}
-        for p in self.participants:
             by_treatment[self.study.treatments[p.treatment].name] += 1
         return {
             "study": self.study.name,
@@ -445,9 +383,10 @@ class Lobby:
             "currency": self.study.payment.currency,
         }
 
+    def resume(self) -> None:
+        """Take up the study where a stopped (or killed) server left it
+        (:func:`socialsim.web.study_record.resume`)."""
+        study_record.resume(self)
 
-def _json(facts: Mapping[str, Any]) -> str:
-    return json.dumps(facts, indent=1) + "\n"
 
-
-__all__ = ["COLUMNS", "EXPORT", "STAGES", "Lobby", "Participant"]
+__all__ = ["Game", "Lobby", "Participant"]
