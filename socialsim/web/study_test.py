@@ -68,6 +68,12 @@ def cmd_study_test(args: argparse.Namespace) -> int:
         raise ConfigError(f"--participants: at least 1, got {args.participants}")
     if not args.arrival_seconds >= 0:
         raise ConfigError(f"--arrival-seconds: >= 0, got {args.arrival_seconds}")
+    from socialsim import study as study_module
+
+    try:
+        study_module.load(args.study)
+    except ConfigError as error:
+        raise ConfigError(f"{args.study}: {error}") from None
     summary = study_test(
         args.study,
         args.participants,

@@ -123,7 +123,8 @@
       status.className = "card status turn";
       const text = el("span", {}, state.request.title);
       if (state.idle_timeout) {
-        text.append(el("span", { class: "muted", id: "idle" }, " · the game ends if you make no move within " + minutes(state.idle_timeout)));
+        const after = study ? " · a computer player takes your seat if you make no move within " : " · the game ends if you make no move within ";
+        text.append(el("span", { class: "muted", id: "idle" }, after + minutes(state.idle_timeout)));
       }
       status.replaceChildren(el("strong", {}, "Your turn."), text);
       showForm(state.request, state.error);
