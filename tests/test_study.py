@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from socialsim.agents.scripted.gossip import ImageScoring
 
 from socialsim import records
 from socialsim import study as study_module
@@ -334,3 +335,39 @@ def test_a_paused_lobby_forms_no_game_and_an_ended_study_turns_arrivals_away(tmp
         late = client.post("/api/study/arrive", json={"panel_id": "late"})
         assert late.status_code == 422 and late.json()["error"] == "the study has ended; thank you"
         del one, two
+
+
+class CountingFiller(ImageScoring):
+    """An image scorer that counts its moves (a filler whose counters the record keeps)."""
+
+    def act(self, observation, messages, info):
+        self.count("moves")
+        return super().act(observation, messages, info)
+
+
+def test_a_person_silent_at_a_move_past_idle_seconds_hands_the_seat_to_the_filler(tmp_path):
+    path = copy_example(tmp_path, llm=False, wait_seconds="0.2", idle_seconds="0.5")
+    text = path.read_text().replace(
+        'filler = { kind = "image_scoring" }',
+        'filler = { kind = "tests.test_study:CountingFiller" }',
+    )
+    path.write_text(text, encoding="utf-8")
+    with app_client(tmp_path, path) as client:
+        token = admitted(client, "silent")
+        wait_stage(client, token, {"playing"})
+        state = wait_stage(client, token, {"dropped"})  # never answers
+        assert state["reason"] == "the agent_0 gave no answer in 0.5 s"
+        out = tmp_path / "results" / "study_donation" / "games" / "g0001_llm"
+        (record,) = records.read_records(out)
+        assert record.status == "done"
+        (handover,) = [e for e in record.events["agent_0"] if "handover" in e]
+        assert handover["handover"] == "tests.test_study:CountingFiller"
+        counters = record.counters["agent_0"]
+        assert counters["handed_over_at_turn"] == 1 == handover["turn"]
+        moves = [s for s in record.steps if "agent_0" in s.get("actions", {})]
+        assert counters["filler_moves"] == len(moves) > 0  # every move of the seat: the filler's
+        journal = (out / "answers.jsonl").read_text().splitlines()
+        assert json.loads(journal[-1]) == {
+            "seat": "agent_0",
+            "handover": "the agent_0 gave no answer in 0.5 s",
+        }

@@ -16,7 +16,8 @@ A seat given a ``filler`` (an agent spec, as a study gives it) is handed to that
 console raises :class:`HandOver` (the person left or stopped answering): the filler is built,
 reset with the seat's id and seed, given every message the seat has received, and plays the
 seat from that decision on. The seat's events say from which turn (``{"handover": turn,
-"reason": ...}``) and its counters hold ``handed_over_at_turn``.
+"reason": ...}``) and its counters hold ``handed_over_at_turn`` and the filler's own
+counters as ``filler_NAME``.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class Human(Agent):
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
     ) -> Any:
         if self.stand_in is not None:
-            return await self.stand_in.aact(observation, messages, info)
+            return await self._filled(observation, messages, info)
         self.inbox.extend(messages)
         if self.game is None:
             self.game = game_module(self.inbox)
@@ -129,7 +130,14 @@ class Human(Agent):
         self.stand_in = stand_in
         self.events.append({"turn": turn, "handover": self.filler["kind"], "reason": reason})
         self.counters["handed_over_at_turn"] = turn if isinstance(turn, int | float) else -1
-        return await stand_in.aact(observation, list(self.inbox), info)
+        return await self._filled(observation, list(self.inbox), info)
+
+    async def _filled(self, observation: Any, messages: Sequence[Message], info) -> Any:
+        """The stand-in's move; its counters kept beside the seat's as ``filler_NAME``."""
+        action = await self.stand_in.aact(observation, messages, info)
+        for name, value in getattr(self.stand_in, "counters", {}).items():
+            self.counters[f"filler_{name}"] = value
+        return action
 
 
 def view_modules(browser: bool = False) -> tuple:
