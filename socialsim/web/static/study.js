@@ -76,7 +76,7 @@
     document.body.dataset.stage = state.stage;
     $("heading").textContent = state.study;
     $("who").textContent = "participant " + state.participant;
-    $("leave").hidden = ["done", "dropped"].includes(state.stage);
+    $("leave").hidden = ["consent", "done", "dropped"].includes(state.stage);  // consent: "I do not agree"
     const box = $("stage");
     if (state.stage === "consent") {
       const agree = el("input", { type: "checkbox", id: "agree" });
