@@ -152,6 +152,7 @@ def test_three_participants_through_consent_quiz_lobby_and_a_game(study_server, 
         shot(reloader, "4_done")
         assert "left the study" in leaver.inner_text("#stage")
         browser.close()
+    time.sleep(0.6)  # the export is rewritten within a quarter second of a change
     rows = list(csv.DictReader((folder / "participants.csv").open()))
     assert [(r["panel_id"], r["status"]) for r in rows] == [
         ("panel0", "completed"),

@@ -383,6 +383,7 @@ def create_app(
         yield
         if forming is not None:
             forming.cancel()
+            lobby.flush()
         await asyncio.to_thread(sessions.stop)  # each game at its next step, logging nothing
 
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -16,7 +16,7 @@ filler from that turn on (the seat's events say which).
 Payment (:meth:`socialsim.study.Payment.amount`): a participant who consented is paid the
 show-up fee plus the points (the seat's return) of every game they played to its end, times the
 rate, at most the cap; a game they left counts no points. The export (:meth:`Lobby.rows`,
-``participants.csv`` in the study's folder, rewritten whenever a participant moves on) holds one
+``participants.csv`` in the study's folder, rewritten within a quarter second of a change) holds one
 row per participant and no personal data beyond the panel's id. The export and the state a
 restarted server takes up (``study_state.json``) are :mod:`socialsim.web.study_record`'s.
 """
@@ -64,6 +64,7 @@ class Lobby:
         self.games_started = 0
         self.paused = False
         self.ended = False
+        self.dirty = False  # a change not yet written (:meth:`flush`)
         self._draws = np.random.default_rng(study.seed)
         #: treatment index -> (its experiment's game, the experiment file, its --set keys)
         self.games = [self._game_of(t) for t in study.treatments]
@@ -213,6 +214,7 @@ class Lobby:
         """Form games and collect finished ones until cancelled."""
         while True:
             await self.tick()
+            self.flush()
             await asyncio.sleep(every)
 
     async def tick(self) -> None:
@@ -302,8 +304,9 @@ class Lobby:
             if p.stage == "dropped":  # left while the game was being opened
                 session.consoles[seat].leave(f"the person in {seat} left the study")
         self.running.append(game)
-        session.start()
         self.save()
+        self.flush()  # on disk before its first answer is journaled: a restart resumes it
+        session.start()
 
     def _collect(self) -> None:
         still = []
@@ -353,8 +356,15 @@ class Lobby:
     # -- what is kept on disk, and the monitor --------------------------------------------
 
     def save(self) -> None:
-        """Rewrite the export and the state a restarted server resumes from."""
-        study_record.save(self)
+        """Note a change; :meth:`flush` writes it (the lobby's loop, every ``every`` seconds:
+        the files are rewritten whole, so not at every click of hundreds of people)."""
+        self.dirty = True
+
+    def flush(self) -> None:
+        """Rewrite the export and the state a restarted server takes up, if anything changed."""
+        if self.dirty:
+            self.dirty = False
+            study_record.save(self)
 
     def rows(self) -> list[dict[str, Any]]:
         return study_record.rows(self)

@@ -7,8 +7,10 @@
   and seats' tokens): every participant's stage and games, the games being played, and the
   lobby's counters.
 
-Both are rewritten whole (a temporary file renamed, the state fsynced) whenever a participant
-moves on, so a server killed at any moment leaves the last state. :func:`resume` (called by
+Both are rewritten whole (a temporary file renamed, the state fsynced) by the lobby's loop
+within a quarter second of a change, and before a new game's first move, so a server killed at
+any moment leaves the state of at most a quarter second before (a stage a person reached in that
+time is asked again; a game and its journaled answers are never lost). :func:`resume` (called by
 ``serve --study`` as it starts) takes it up: the participants and their tokens as they were
 (their links and pages keep working), a game whose record was logged is counted as finished, a
 game still under way is played again from its seed with its people's journaled answers and
