@@ -356,7 +356,8 @@ def _panel(table: Mapping[str, Any]) -> str:
 
 def assign(study: Study, arrival: int, counts: Sequence[int], draw: float) -> int:
     """The treatment (its index) of the ``arrival``-th participant (from 0): ``balanced``, the
-    one with the fewest participants still in the study (``counts``; ties: the first listed);
+    one with the fewest participants (``counts``: all but those who left before their first
+    game, who saw no treatment and are replaced; ties: the first listed);
     ``arrival``, in turn; ``random``, ``draw`` (uniform in [0, 1), from the study's seeded
     generator) picks one."""
     k = len(study.treatments)

@@ -42,6 +42,9 @@ from socialsim.web import study_record
 from socialsim.web.sessions import GAMES, Session, Sessions, new_token
 from socialsim.web.study_record import Game, Participant
 
+#: the stages before a first game: a participant dropped there saw no treatment
+PRE_GAME = ("consent", "instructions", "quiz", "lobby")
+
 MAX_PARTICIPANTS = 10_000
 
 
@@ -116,8 +119,8 @@ class Lobby:
             )
         index = len(self.participants)
         counts = [0] * len(self.study.treatments)
-        for p in self.participants:
-            if p.stage != "dropped":
+        for p in self.participants:  # those who left before their first game are replaced
+            if not (p.stage == "dropped" and p.left_stage in PRE_GAME and not p.games):
                 counts[p.treatment] += 1
         draw = self.draw()
         treatment = study_module.assign(self.study, index, counts, draw)

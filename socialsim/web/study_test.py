@@ -279,9 +279,10 @@ def _summary(
     ]
     for t in study.treatments:
         counts = {s: by_treatment[(t.name, s)] for s in ("completed", "dropped", "in progress")}
+        played = sum(r["treatment"] == t.name and r["games_played"] != "0" for r in rows)
         lines.append(
             f"  treatment {t.name}: {sum(counts.values())} participants "
-            f"({counts['completed']} completed, {counts['dropped']} dropped)"
+            f"({counts['completed']} completed, {counts['dropped']} dropped; {played} played)"
         )
     lines += [
         "  dropped: " + (", ".join(f"{v} {k}" for k, v in sorted(ends.items())) or "none"),
