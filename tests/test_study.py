@@ -371,3 +371,18 @@ def test_a_person_silent_at_a_move_past_idle_seconds_hands_the_seat_to_the_fille
             "seat": "agent_0",
             "handover": "the agent_0 gave no answer in 0.5 s",
         }
+
+
+def test_balanced_assignment_replaces_a_participant_who_left_before_playing(tmp_path):
+    path = copy_example(tmp_path, llm=False, wait_seconds="600")
+    with app_client(tmp_path, path) as client:
+        first = arrive(client, "first")
+        client.post("/api/study/consent", headers=auth(first), json={"agree": False})
+        second, third = arrive(client, "second"), arrive(client, "third")
+        rows = client.get("/api/study/export", headers=auth(HOST)).text.splitlines()[1:]
+        assert [r.split(",")[2:4] for r in rows] == [
+            ["llm", "dropped"],
+            ["llm", "in progress"],  # in the place of the first, who declined
+            ["scripted", "in progress"],
+        ]
+        del second, third
