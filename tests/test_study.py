@@ -18,6 +18,7 @@ from socialsim.config import ConfigError
 
 EXAMPLE = Path(__file__).parent.parent / "experiments" / "study_donation"
 HOST = "host-secret"
+MONITOR = "monitor-secret"
 
 
 def copy_example(tmp_path: Path, llm: bool = True, **changes: str) -> Path:
@@ -131,7 +132,8 @@ def app_client(tmp_path, path):
 
     from socialsim.web.app import create_app
 
-    return TestClient(create_app(tmp_path / "results", HOST, study=study_module.load(path)))
+    study = study_module.load(path)
+    return TestClient(create_app(tmp_path / "results", HOST, study=study, monitor_token=MONITOR))
 
 
 def auth(token):
@@ -170,11 +172,13 @@ def test_a_participant_goes_through_consent_instructions_and_quiz(tmp_path):
         assert again.status_code == 422 and "already taken part" in again.json()["error"]
         bad = client.post("/api/study/arrive", json={"panel_id": "<b>"})
         assert bad.status_code == 422 and bad.json()["error"].startswith("PROLIFIC_PID:")
-        # the monitor needs the host token
+        # the monitor needs its own token: a participant's or the host's is refused
         assert client.get("/api/study/monitor", headers=auth(token)).status_code == 403
-        monitor = client.get("/api/study/monitor", headers=auth(HOST)).json()
+        assert client.get("/api/study/monitor", headers=auth(HOST)).status_code == 403
+        assert client.get("/api/experiments", headers=auth(MONITOR)).status_code == 403
+        monitor = client.get("/api/study/monitor", headers=auth(MONITOR)).json()
         assert monitor["stages"]["lobby"] == 1 and monitor["participants"] == 1
-        rows = client.get("/api/study/export", headers=auth(HOST)).text.splitlines()
+        rows = client.get("/api/study/export", headers=auth(MONITOR)).text.splitlines()
         assert rows[0].startswith("participant,panel_id,treatment,status")
         assert rows[1].startswith("P0001,p1,llm,in progress,,,")
 
@@ -245,6 +249,9 @@ def test_after_the_wait_cap_the_filler_takes_the_empty_seat_and_the_record_says_
         token = admitted(client, "alone")
         state = wait_stage(client, token, {"playing"})
         assert state["seat"]["seat"] == "agent_0"
+        # the participant's token is not the seat's: the seat API wants the seat's own
+        seat_path = f"/api/sessions/{state['seat']['session']}/seats/agent_0/state"
+        assert client.get(seat_path, headers=auth(token)).status_code == 403
         play_until_over(client, state["seat"])
         state = wait_stage(client, token, {"done"})
         assert state["code"] == "C7D0N8"
@@ -288,7 +295,7 @@ def test_a_person_who_leaves_mid_game_hands_the_seat_over_from_that_turn(tmp_pat
         assert handover["handover"] == "image_scoring"
         assert handover["reason"] == f"the person in {seat} left the study"
         assert record.counters[seat]["handed_over_at_turn"] == handover["turn"]
-        row = client.get("/api/study/export", headers=auth(HOST)).text.splitlines()[1]
+        row = client.get("/api/study/export", headers=auth(MONITOR)).text.splitlines()[1]
         assert f"g0001_first@turn {handover['turn']}" in row and ",dropped,playing," in row
         del two, four
 
@@ -323,14 +330,14 @@ def test_a_paused_lobby_forms_no_game_and_an_ended_study_turns_arrivals_away(tmp
     with app_client(tmp_path, path) as client:
         assert client.get("/monitor").status_code == 200  # the page; its API needs the token
         assert client.post("/api/study/monitor", json={"paused": True}).status_code == 403
-        paused = client.post("/api/study/monitor", headers=auth(HOST), json={"paused": True})
+        paused = client.post("/api/study/monitor", headers=auth(MONITOR), json={"paused": True})
         assert paused.json()["paused"] is True
         one, two, three = (admitted(client, p) for p in ("a", "b", "c"))
         time.sleep(0.6)  # a few of the lobby's rounds
         assert client.get("/api/study/me", headers=auth(three)).json()["stage"] == "lobby"
-        client.post("/api/study/monitor", headers=auth(HOST), json={"paused": False})
+        client.post("/api/study/monitor", headers=auth(MONITOR), json={"paused": False})
         assert wait_stage(client, three, {"playing"})["stage"] == "playing"  # a and c: llm
-        ended = client.post("/api/study/monitor", headers=auth(HOST), json={"end": True})
+        ended = client.post("/api/study/monitor", headers=auth(MONITOR), json={"end": True})
         assert ended.json()["ended"] is True
         late = client.post("/api/study/arrive", json={"panel_id": "late"})
         assert late.status_code == 422 and late.json()["error"] == "the study has ended; thank you"
@@ -379,7 +386,7 @@ def test_balanced_assignment_replaces_a_participant_who_left_before_playing(tmp_
         first = arrive(client, "first")
         client.post("/api/study/consent", headers=auth(first), json={"agree": False})
         second, third = arrive(client, "second"), arrive(client, "third")
-        rows = client.get("/api/study/export", headers=auth(HOST)).text.splitlines()[1:]
+        rows = client.get("/api/study/export", headers=auth(MONITOR)).text.splitlines()[1:]
         assert [r.split(",")[2:4] for r in rows] == [
             ["llm", "dropped"],
             ["llm", "in progress"],  # in the place of the first, who declined

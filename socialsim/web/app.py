@@ -51,7 +51,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from socialsim.agents.human.agent import board_scripts, view_module
 from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError, resolve_seats
-from socialsim.web.sessions import IDLE_TIMEOUT, Session, Sessions, read_upload, same_token
+from socialsim.web.sessions import (
+    IDLE_TIMEOUT,
+    Session,
+    Sessions,
+    new_token,
+    read_upload,
+    same_token,
+)
 
 MAX_BODY = 16 * 1024
 MAX_DEPTH = 32  # JSON nesting: every request of the pages needs three levels at most
@@ -147,13 +154,15 @@ def create_app(
     check_seconds: float = CHECK_SECONDS,
     max_sockets_per_seat: int = MAX_SOCKETS_PER_SEAT,
     study=None,
+    monitor_token: str | None = None,
 ) -> Starlette:
     """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
     or 0: wait for ever); ``url``: the address people reach (``https://host.example:8443``),
     else the one the host's request named; ``offered``: the operator's experiment files, offered
     beside the bundled ones (they may name models and servers, which an upload may not);
     ``study`` (a :class:`socialsim.study.Study`): also its participants' page, lobby and
-    monitor (:mod:`socialsim.web.study_routes`)."""
+    monitor (:mod:`socialsim.web.study_routes`), the monitor behind ``monitor_token`` (a token
+    of its own, so the experimenter's page starts no games; default: a new one)."""
     sessions = Sessions(results, max_sessions, idle_timeout, offered)
     lobby = None
     if study is not None:
@@ -371,7 +380,8 @@ def create_app(
     if lobby is not None:
         from socialsim.web.study_routes import study_routes
 
-        routes[-1:-1] = study_routes(lobby, host_token, STATIC, HEADERS, read_json, Refused)
+        monitor = monitor_token or new_token()
+        routes[-1:-1] = study_routes(lobby, monitor, STATIC, HEADERS, read_json, Refused)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

@@ -181,10 +181,18 @@ def _serve(
 ) -> None:
     from socialsim.web import server
     from socialsim.web.app import MAX_BODY, create_app
+    from socialsim.web.sessions import new_token
 
     try:
+        monitor = new_token()
         app = create_app(
-            results, host_token, idle_timeout=idle, url=url, offered=args.offer, study=study
+            results,
+            host_token,
+            idle_timeout=idle,
+            url=url,
+            offered=args.offer,
+            study=study,
+            monitor_token=monitor,
         )
     except ConfigError as error:  # only the offered files and the study's experiments are read
         raise ConfigError(f"{'--study' if study else '--offer'}: {error}") from None
@@ -196,7 +204,7 @@ def _serve(
             f"(the panel puts each person's id for ID)",
             flush=True,
         )
-        print(f"socialsim: monitor {base}/monitor#host={host_token}", flush=True)
+        print(f"socialsim: monitor {base}/monitor#host={monitor}", flush=True)
         print(f"socialsim: export {results / study.name / 'participants.csv'}", flush=True)
     print(f"socialsim: host page {base}/#host={host_token}", flush=True)
     if args.public and not url and shown != args.host:

@@ -2,8 +2,9 @@
 and the experimenter's monitor. The participants' games are ordinary sessions: their seat
 pages and API are the app's own (:mod:`socialsim.web.app`).
 
-Every participant request carries the participant's token (``Authorization: Bearer``), else
-403; the body only answers the stage the participant is at (409 at another stage), and nothing
+Every participant request carries the participant's token (``Authorization: Bearer``), and
+every monitor request the monitor's own token (printed by ``serve --study``; not the host's),
+else 403; the body only answers the stage the participant is at (409 at another stage), and nothing
 in a request names a file, an endpoint or code: the pages are the study's Markdown, rendered
 with raw HTML off (markdown-it-py), the games the study's experiments.
 
@@ -18,9 +19,9 @@ with raw HTML off (markdown-it-py), the games the study's experiments.
 | POST   | ``/api/study/quiz``           | participant | ``{answers: [choice, ...]}``          |
 | POST   | ``/api/study/leave``          | participant | leave (a game goes on with the filler) |
 | GET    | ``/monitor``                  | all         | the experimenter's page               |
-| GET    | ``/api/study/monitor``        | host        | participants by stage, games, pay     |
-| GET    | ``/api/study/export``         | host        | ``participants.csv``                  |
-| POST   | ``/api/study/monitor``        | host        | ``{paused?: bool, end?: true}``       |
+| GET    | ``/api/study/monitor``        | monitor     | participants by stage, games, pay     |
+| GET    | ``/api/study/export``         | monitor     | ``participants.csv``                  |
+| POST   | ``/api/study/monitor``        | monitor     | ``{paused?: bool, end?: true}``       |
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def page_html(text: str) -> str:
 
 def study_routes(
     lobby: Lobby,
-    host_token: str,
+    monitor_token: str,
     static,
     headers: dict[str, str],
     read_json: Callable[[Request], Awaitable[Any]],
@@ -67,8 +68,8 @@ def study_routes(
             value = request.headers.get("authorization", "")
             token = value[7:] if value.lower().startswith("bearer ") else None
             if host:
-                if not same_token(token, host_token):
-                    return answer({"error": "the host token is needed"}, 403)
+                if not same_token(token, monitor_token):
+                    return answer({"error": "the monitor's token is needed"}, 403)
                 found = None
             else:
                 found = lobby.find(token)

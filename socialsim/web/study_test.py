@@ -112,8 +112,8 @@ def study_test(
         os.environ["SOCIALSIM_STUDY_API_BASE"] = server.url
     try:
         study = study_module.load(path)
-        host = new_token()
-        app = create_app(results, host, study=study)
+        monitor = new_token()
+        app = create_app(results, new_token(), study=study, monitor_token=monitor)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         running = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
@@ -128,7 +128,7 @@ def study_test(
             started = time.monotonic()
             errors = asyncio.run(_crowd(base, study, participants, seed, arrival_seconds))
             seconds = time.monotonic() - started
-            export = _get(base, "/api/study/export", host)
+            export = _get(base, "/api/study/export", monitor)
         finally:
             running.should_exit = True
             thread.join(timeout=30)
