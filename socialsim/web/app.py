@@ -28,6 +28,9 @@ an agent that computes for long stalls no other session and no page; a seat hold
 | POST   | ``/api/sessions/{sid}/seats/{seat}/answer``   | seat  | ``{answer: {field: text}}``  |
 | GET    | ``/api/sessions/{sid}/seats/{seat}/transcript`` | seat | once over: what it could see |
 | WS     | ``/api/sessions/{sid}/seats/{seat}/live?token=`` | seat | the state, pushed on change |
+
+With a study (``serve --study``), its participants' page, lobby and monitor routes too
+(:mod:`socialsim.web.study_routes`); its games are sessions like the others.
 """
 
 from __future__ import annotations

@@ -1,5 +1,12 @@
 """``socialsim serve [--host 127.0.0.1] [--port 8000] [--public] [--url URL] [--certfile PEM
---keyfile PEM] [--offer FILE ...] [--idle-timeout SECONDS]``: the browser front end.
+--keyfile PEM] [--offer FILE ...] [--idle-timeout SECONDS] [--study STUDY.toml]``: the browser
+front end.
+
+With ``--study`` it also runs a human study (:mod:`socialsim.study`, :mod:`socialsim.web.lobby`)
+and prints its public link, the experimenter's monitor link (a token of its own) and where the
+export goes; the study's games log under ``--results/STUDY_NAME/games/``, and the study's own
+``idle_seconds`` hands a silent person's seat to its filler (``--idle-timeout`` is for the host's
+games).
 
 A person who makes no move for ``--idle-timeout`` seconds (default 900; 0 waits for ever) ends
 the session: its game is logged as a failed episode whose error names the seat, every page
@@ -204,7 +211,7 @@ def _serve(
             f"(the panel puts each person's id for ID)",
             flush=True,
         )
-        print(f"socialsim: monitor {base}/monitor#host={monitor}", flush=True)
+        print(f"socialsim: monitor {base}/monitor#monitor={monitor}", flush=True)
         print(f"socialsim: export {results / study.name / 'participants.csv'}", flush=True)
     print(f"socialsim: host page {base}/#host={host_token}", flush=True)
     if args.public and not url and shown != args.host:

@@ -3,7 +3,7 @@
 // Authorization header); the counts refresh every two seconds.
 (function () {
   const $ = (id) => document.getElementById(id);
-  const token = fragment().get("host") || "";
+  const token = fragment().get("monitor") || "";
   let paused = false;
 
   function facts(id, pairs) {
