@@ -186,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     from socialsim.web.command import add_serve_command
 
     add_serve_command(sub)
+    from socialsim.web.study_test import add_study_test_command
+
+    add_study_test_command(sub)
     from socialsim.replay import add_replay_command
 
     add_replay_command(sub)

@@ -11,6 +11,13 @@ under :data:`CONSOLES` (seat -> console), which the front ends fill in (``social
 ``socialsim serve``). The console shows the view and returns the person's answer to a
 :class:`Request` (named text fields); the agent checks the answer with the game's rules and asks
 again, with the reason, until it is valid. Invalid answers are counted (``invalid_inputs``).
+
+A seat given a ``filler`` (an agent spec, as a study gives it) is handed to that agent when the
+console raises :class:`HandOver` (the person left or stopped answering): the filler is built,
+reset with the seat's id and seed, given every message the seat has received, and plays the
+seat from that decision on. The seat's events say from which turn (``{"handover": turn,
+"reason": ...}``) and its counters hold ``handed_over_at_turn`` and the filler's own
+counters as ``filler_NAME``.
 """
 
 from __future__ import annotations
@@ -27,6 +34,10 @@ from socialsim.bus import Message
 
 #: the key of ``RunContext.shared`` holding ``{seat: Console}``
 CONSOLES = "human_consoles"
+
+
+class HandOver(Exception):
+    """Raised by a console: the person has gone; the seat's filler plays on (see above)."""
 
 
 class Console(Protocol):
@@ -46,10 +57,13 @@ class Human(Agent):
     #: an [evolution] run keeps the seat every generation: never selected out, nobody's parent
     keeps_seat = True
 
-    def __init__(self, name: str = ""):
+    def __init__(self, name: str = "", filler: Mapping[str, Any] | None = None):
         if not isinstance(name, str) or len(name) > 60:
             raise ValueError(f"name: must be a string of at most 60 characters, got {name!r}")
+        if filler is not None and (not isinstance(filler, Mapping) or "kind" not in filler):
+            raise ValueError(f"filler: an agent spec with a kind, got {filler!r}")
         self.name = name
+        self.filler = dict(filler) if filler is not None else None
 
     def reset(self, agent_id: str, seat: str, seed: int) -> None:
         super().reset(agent_id, seat, seed)
@@ -57,6 +71,7 @@ class Human(Agent):
         #: ``(info, action)`` of each answer: the seat's own moves, which no inbox holds
         self.moves: list[tuple[dict[str, Any], Any]] = []
         self.game: Any = None  # the game's view module, chosen from the rules message
+        self.stand_in: Agent | None = None  # the filler, once the person has gone
 
     def console(self) -> Console:
         consoles = getattr(self, "run", None) and self.run.shared.get(CONSOLES)
@@ -71,6 +86,8 @@ class Human(Agent):
     async def aact(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]
     ) -> Any:
+        if self.stand_in is not None:
+            return await self._filled(observation, messages, info)
         self.inbox.extend(messages)
         if self.game is None:
             self.game = game_module(self.inbox)
@@ -80,7 +97,12 @@ class Human(Agent):
         error = None
         started = time.monotonic()
         while True:
-            answer = await console.ask(self.agent_id, view, request, error)
+            try:
+                answer = await console.ask(self.agent_id, view, request, error)
+            except HandOver as gone:
+                if self.filler is None:
+                    raise
+                return await self._hand_over(view.get("turn"), str(gone), observation, info)
             try:
                 action = request.read(answer)
             except ValueError as refused:
@@ -96,6 +118,26 @@ class Human(Agent):
             )
             self.moves.append((dict(info), action))
             return action
+
+    async def _hand_over(
+        self, turn: Any, reason: str, observation: Any, info: Mapping[str, Any]
+    ) -> Any:
+        from socialsim import registry
+
+        stand_in = registry.build_agent(self.filler)
+        stand_in.attach(self.run)
+        stand_in.reset(self.agent_id, self.seat, self.seed)
+        self.stand_in = stand_in
+        self.events.append({"turn": turn, "handover": self.filler["kind"], "reason": reason})
+        self.counters["handed_over_at_turn"] = turn if isinstance(turn, int | float) else -1
+        return await self._filled(observation, list(self.inbox), info)
+
+    async def _filled(self, observation: Any, messages: Sequence[Message], info) -> Any:
+        """The stand-in's move; its counters kept beside the seat's as ``filler_NAME``."""
+        action = await self.stand_in.aact(observation, messages, info)
+        for name, value in getattr(self.stand_in, "counters", {}).items():
+            self.counters[f"filler_{name}"] = value
+        return action
 
 
 def view_modules(browser: bool = False) -> tuple:

@@ -72,13 +72,17 @@ def human_experiment(
     names: Mapping[str, str] | None = None,
     base: config_module.Experiment | None = None,
     terminal: bool = False,
+    specs: Mapping[str, Mapping[str, Any]] | None = None,
+    filler: Mapping[str, Any] | None = None,
 ) -> config_module.Experiment:
     """The experiment of one game of ``game`` with people in the ``humans`` seats.
 
     ``others`` are ``SEAT=KIND`` / ``SEAT={...}`` specs, or one experiment file (a path or a
     bundled name) whose first grid cell gives the env and the seats (or ``base``, an experiment
     already read, e.g. an uploaded file); ``overrides`` are
-    ``--set path=value``. Every seat and key is checked as ``socialsim run`` checks them.
+    ``--set path=value``; ``specs`` (seat -> agent spec) set seats after both (a study's
+    filler in a seat nobody came for), and ``filler`` is the agent that takes a human seat whose
+    person leaves (:class:`~socialsim.agents.human.agent.Human`). Every seat and key is checked as ``socialsim run`` checks them.
     The browser plays one game of :data:`GAME_ENVS`; the ``terminal`` also plays the
     :data:`TERMINAL_GAMES` and files with an ``[evolution]`` table, one game a generation (see
     the module docstring), which the others refuse.
@@ -116,8 +120,12 @@ def human_experiment(
             config["seats"][seat] = spec
     for text in overrides:
         config_module.apply_override(config, text)
+    for seat, spec in (specs or {}).items():
+        config["seats"][seat] = copy.deepcopy(dict(spec))
     for seat in humans:
         config["seats"][seat] = {"kind": HUMAN, "name": (names or {}).get(seat, "")}
+        if filler is not None:
+            config["seats"][seat]["filler"] = copy.deepcopy(dict(filler))
     try:
         env = registry.env_module(env_id).raw_env(**config["env"].get("kwargs", {}))
     except (TypeError, ValueError) as error:

@@ -28,6 +28,9 @@ an agent that computes for long stalls no other session and no page; a seat hold
 | POST   | ``/api/sessions/{sid}/seats/{seat}/answer``   | seat  | ``{answer: {field: text}}``  |
 | GET    | ``/api/sessions/{sid}/seats/{seat}/transcript`` | seat | once over: what it could see |
 | WS     | ``/api/sessions/{sid}/seats/{seat}/live?token=`` | seat | the state, pushed on change |
+
+With a study (``serve --study``), its participants' page, lobby and monitor routes too
+(:mod:`socialsim.web.study_routes`); its games are sessions like the others.
 """
 
 from __future__ import annotations
@@ -51,7 +54,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from socialsim.agents.human.agent import board_scripts, view_module
 from socialsim.bus import Message, audience_of
 from socialsim.config import ConfigError, resolve_seats
-from socialsim.web.sessions import IDLE_TIMEOUT, Session, Sessions, read_upload, same_token
+from socialsim.web.sessions import (
+    IDLE_TIMEOUT,
+    Session,
+    Sessions,
+    new_token,
+    read_upload,
+    same_token,
+)
 
 MAX_BODY = 16 * 1024
 MAX_DEPTH = 32  # JSON nesting: every request of the pages needs three levels at most
@@ -146,12 +156,22 @@ def create_app(
     offered: Sequence[str | os.PathLike] = (),
     check_seconds: float = CHECK_SECONDS,
     max_sockets_per_seat: int = MAX_SOCKETS_PER_SEAT,
+    study=None,
+    monitor_token: str | None = None,
 ) -> Starlette:
     """The app; ``idle_timeout`` seconds without an answer to a move ends a session (``None``
     or 0: wait for ever); ``url``: the address people reach (``https://host.example:8443``),
     else the one the host's request named; ``offered``: the operator's experiment files, offered
-    beside the bundled ones (they may name models and servers, which an upload may not)."""
+    beside the bundled ones (they may name models and servers, which an upload may not);
+    ``study`` (a :class:`socialsim.study.Study`): also its participants' page, lobby and
+    monitor (:mod:`socialsim.web.study_routes`), the monitor behind ``monitor_token`` (a token
+    of its own, so the experimenter's page starts no games; default: a new one)."""
     sessions = Sessions(results, max_sessions, idle_timeout, offered)
+    lobby = None
+    if study is not None:
+        from socialsim.web.lobby import Lobby
+
+        lobby = Lobby(study, sessions)
     sockets: dict[tuple[str, str], int] = {}  # (session, seat) -> its open live sockets
     checks = asyncio.Semaphore(CHECKS_AT_ONCE)
 
@@ -360,15 +380,28 @@ def create_app(
         WebSocketRoute("/api/sessions/{sid}/seats/{seat}/live", live),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+    if lobby is not None:
+        from socialsim.web.study_routes import study_routes
+
+        monitor = monitor_token or new_token()
+        routes[-1:-1] = study_routes(lobby, monitor, STATIC, HEADERS, read_json, Refused)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
         sessions.resume()  # the unfinished sessions of an earlier server, from their journals
+        forming = None
+        if lobby is not None:
+            lobby.resume()  # its participants and games as an earlier server left them
+            forming = asyncio.ensure_future(lobby.run())
         yield
+        if forming is not None:
+            forming.cancel()
+            lobby.flush()
         await asyncio.to_thread(sessions.stop)  # each game at its next step, logging nothing
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.sessions = sessions
+    app.state.lobby = lobby
     from starlette.middleware.base import BaseHTTPMiddleware
 
     app.add_middleware(BaseHTTPMiddleware, dispatch=headers)

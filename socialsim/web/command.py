@@ -1,5 +1,12 @@
 """``socialsim serve [--host 127.0.0.1] [--port 8000] [--public] [--url URL] [--certfile PEM
---keyfile PEM] [--offer FILE ...] [--idle-timeout SECONDS]``: the browser front end.
+--keyfile PEM] [--offer FILE ...] [--idle-timeout SECONDS] [--study STUDY.toml]``: the browser
+front end.
+
+With ``--study`` it also runs a human study (:mod:`socialsim.study`, :mod:`socialsim.web.lobby`)
+and prints its public link, the experimenter's monitor link (a token of its own) and where the
+export goes; the study's games log under ``--results/STUDY_NAME/games/``, and the study's own
+``idle_seconds`` hands a silent person's seat to its filler (``--idle-timeout`` is for the host's
+games).
 
 A person who makes no move for ``--idle-timeout`` seconds (default 900; 0 waits for ever) ends
 the session: its game is logged as a failed episode whose error names the seat, every page
@@ -69,6 +76,12 @@ def add_serve_command(sub) -> None:
         help="a person who makes no move for this long ends the session, logged as a failed "
         "episode naming the seat and never resumed (default 900; 0: wait for ever)",
     )
+    serve.add_argument(
+        "--study",
+        metavar="STUDY.toml",
+        help="run a human study: one public link, consent, quiz, a lobby forming games, "
+        "payments and an export (socialsim.study)",
+    )
     serve.set_defaults(func=cmd_serve)
 
 
@@ -112,6 +125,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.idle_timeout is not None and not args.idle_timeout >= 0:
         raise ConfigError(f"--idle-timeout: seconds >= 0 (0: never), got {args.idle_timeout}")
     url = public_url(args.url) if args.url else None
+    study = None
+    if args.study:
+        from socialsim import study as study_module
+
+        try:
+            study = study_module.load(args.study)
+        except ConfigError as error:
+            raise ConfigError(f"--study {args.study}: {error}") from None
     try:
         import uvicorn
 
@@ -145,7 +166,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _terminated)
     with held:
         try:
-            _serve(args, results, host_token, idle, url, scheme, uvicorn)
+            _serve(args, results, host_token, idle, url, scheme, uvicorn, study)
         except (KeyboardInterrupt, _Terminated):
             pass
         finally:
@@ -162,16 +183,36 @@ def _terminated(signum, frame) -> None:
     raise _Terminated
 
 
-def _serve(args, results: Path, host_token: str, idle: float, url, scheme: str, uvicorn) -> None:
+def _serve(
+    args, results: Path, host_token: str, idle: float, url, scheme: str, uvicorn, study=None
+) -> None:
     from socialsim.web import server
     from socialsim.web.app import MAX_BODY, create_app
+    from socialsim.web.sessions import new_token
 
     try:
-        app = create_app(results, host_token, idle_timeout=idle, url=url, offered=args.offer)
-    except ConfigError as error:  # only the offered files are read here
-        raise ConfigError(f"--offer: {error}") from None
+        monitor = new_token()
+        app = create_app(
+            results,
+            host_token,
+            idle_timeout=idle,
+            url=url,
+            offered=args.offer,
+            study=study,
+            monitor_token=monitor,
+        )
+    except ConfigError as error:  # only the offered files and the study's experiments are read
+        raise ConfigError(f"{'--study' if study else '--offer'}: {error}") from None
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     base = url or f"{scheme}://{shown}:{args.port}"
+    if study is not None:
+        print(
+            f"socialsim: the study's public link {base}/study?{study.id_parameter}=ID "
+            f"(the panel puts each person's id for ID)",
+            flush=True,
+        )
+        print(f"socialsim: monitor {base}/monitor#monitor={monitor}", flush=True)
+        print(f"socialsim: export {results / study.name / 'participants.csv'}", flush=True)
     print(f"socialsim: host page {base}/#host={host_token}", flush=True)
     if args.public and not url and shown != args.host:
         # a wildcard bind: which of the machine's addresses people reach is not ours to guess

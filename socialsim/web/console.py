@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from socialsim.agents.human.agent import HandOver
 from socialsim.agents.human.request import Request
 
 
@@ -29,13 +30,22 @@ def _settle(future: asyncio.Future, value: Any) -> None:
         future.set_result(value)
 
 
+def _settle_error(future: asyncio.Future, error: Exception) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
 class BrowserConsole:
     """One human seat's console: the state its page shows, and the answer it waits for.
 
     With ``idle_timeout`` (seconds), a seat asked for a move that sends nothing for that long
     (a refused answer counts as activity and restarts the clock) tells ``abandon`` (seat, why)
     and raises :class:`IdleTimeout` in its agent, which ends the game (see
-    :class:`~socialsim.web.sessions.Session`)."""
+    :class:`~socialsim.web.sessions.Session`). With ``handover`` (a study's seats), an idle seat
+    and a seat whose person :meth:`leave` s raise :class:`~socialsim.agents.human.agent.HandOver`
+    instead (``abandon`` told first, once, so the journal says so): the seat's filler agent plays
+    on and the game goes on. ``gone`` (from the journal of a restarted game) hands the seat over
+    once the replayed answers are used up."""
 
     def __init__(
         self,
@@ -46,6 +56,8 @@ class BrowserConsole:
         idle_timeout: float | None = None,
         waiting: Callable[[str, Mapping[str, Any]], str] | None = None,
         abandon: Callable[[str, str], None] | None = None,
+        handover: bool = False,
+        gone: str | None = None,
     ):
         self.seat = seat
         self.replay = list(replay)  # answers given before a restart, in the order asked
@@ -61,6 +73,9 @@ class BrowserConsole:
         self.state: dict[str, Any] = {"status": "waiting", "waiting_for": waiting_text}
         self.invalid = 0
         self.idled: IdleTimeout | None = None  # why the seat ended its game, if it idled
+        self.handover = handover
+        self.gone = gone  # why the person's seat was handed to the filler
+        self._told_gone = gone is not None
         self._lock = threading.Lock()  # the game's thread and the server's share this console
         self._watchers: list[asyncio.Future] = []  # pages waiting for a change, each its loop's
 
@@ -81,6 +96,8 @@ class BrowserConsole:
     ) -> Mapping[str, Any]:
         if self.replay and error is None:
             return self.replay.pop(0)
+        if self.gone is not None:
+            self._hand_over()
         self.replay.clear()  # a refused replayed answer: the journal no longer fits the game
         with self._lock:
             self.request = request
@@ -108,11 +125,17 @@ class BrowserConsole:
                         await answer
                         break
                     reason = f"the {self.seat} gave no answer in {self.idle_timeout:g} s"
+                    if self.handover:
+                        self.gone = reason
+                        self._hand_over()
                     self.abandon(self.seat, reason)  # on disk before the game ends
                     self.idled = IdleTimeout(reason)
                     raise self.idled
                 await asyncio.wait({answer}, timeout=left)
-            return answer.result()
+            try:
+                return answer.result()
+            except HandOver:  # the person left (:meth:`leave`)
+                self._hand_over()
         finally:
             with self._lock:
                 self.request = None
@@ -139,6 +162,21 @@ class BrowserConsole:
             {"status": "waiting", "view": view, "waiting_for": self.waiting(self.seat, view)}
         )
         future.get_loop().call_soon_threadsafe(_settle, future, dict(answer))
+
+    def _hand_over(self):
+        if not self._told_gone:
+            self._told_gone = True
+            self.abandon(self.seat, self.gone)  # on disk before the filler moves
+        raise HandOver(self.gone)
+
+    def leave(self, reason: str) -> None:
+        """The person has gone (a study's seat): the seat's filler answers this request and every
+        one after it (from any thread)."""
+        with self._lock:
+            self.gone = reason
+            future, self.request = self.answer, None
+        if future is not None and not future.done():
+            future.get_loop().call_soon_threadsafe(_settle_error, future, HandOver(reason))
 
     def now_waiting_for(self, text: str) -> None:
         """Say whom the seat waits for, if it is waiting and that changed."""

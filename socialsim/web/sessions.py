@@ -80,8 +80,19 @@ def read_journal(out: Path) -> dict[str, list[dict[str, Any]]]:
     for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
         if line.endswith("\n"):
             entry = json.loads(line)
-            given.setdefault(entry["seat"], []).append(entry["answer"])
+            if "answer" in entry:  # not a handover (:func:`read_handovers`)
+                given.setdefault(entry["seat"], []).append(entry["answer"])
     return given
+
+
+def read_handovers(out: Path) -> dict[str, str]:
+    """seat -> why its person's seat went to the filler (a study's game), from the journal."""
+    path = Path(out) / JOURNAL
+    if not path.exists():
+        return {}
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    entries = [json.loads(line) for line in lines if line.endswith("\n")]
+    return {e["seat"]: e["handover"] for e in entries if "handover" in e}
 
 
 def read_upload(text: Any):
@@ -122,8 +133,9 @@ def same_token(given: str | None, held: str) -> bool:
 
 
 class Session:
-    """One game: its experiment, spec, results directory, seat tokens and the thread playing
-    it."""
+    """One game: its experiment, spec, results directory, seat tokens and the thread playing it.
+    With ``handover`` (a study's game, :mod:`socialsim.web.lobby`), a person who idles or leaves
+    hands the seat to its filler agent and the game goes on."""
 
     def __init__(
         self,
@@ -134,6 +146,7 @@ class Session:
         humans: Sequence[str],
         tokens: Mapping[str, str] | None = None,
         idle_timeout: float | None = None,
+        handover: bool = False,
     ):
         self.id = sid
         self.experiment = experiment
@@ -142,7 +155,7 @@ class Session:
         self.game = play_session.game_of(spec.env_id)
         self.view = view_module(self.game)  # the game's words: views, waits, endings
         self.tokens = dict(tokens) if tokens else {seat: new_token() for seat in humans}
-        given = read_journal(out)
+        given, gone = read_journal(out), read_handovers(out)
         self.idle_timeout = idle_timeout or None
         self.consoles = {
             seat: BrowserConsole(
@@ -152,7 +165,9 @@ class Session:
                 self.log_answer,
                 self.idle_timeout,
                 self.waiting_for,
-                self.log_abandoned,
+                self.log_handover if handover else self.log_abandoned,
+                handover,
+                gone.get(seat),
             )
             for seat in humans
         }
@@ -170,8 +185,15 @@ class Session:
         return self.consoles[seat]
 
     def log_answer(self, seat: str, answer: Mapping[str, Any]) -> None:
+        self._journal({"seat": seat, "answer": dict(answer)})
+
+    def log_handover(self, seat: str, reason: str) -> None:
+        """Journal that ``seat`` went to its filler (a restart hands it over at the same point)."""
+        self._journal({"seat": seat, "handover": reason})
+
+    def _journal(self, entry: Mapping[str, Any]) -> None:
         with open(self.out / JOURNAL, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"seat": seat, "answer": dict(answer)}) + "\n")
+            f.write(json.dumps(entry) + "\n")
             f.flush()
             os.fsync(f.fileno())
 
@@ -232,6 +254,9 @@ class Session:
             print(f"socialsim: session {self.id} stopped: {error}", file=sys.stderr)
         finally:
             self.loop = None
+            # as asyncio.run does: the LLM transport's HTTP session closes with its loop
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
     def stop(self) -> None:

@@ -10,6 +10,23 @@
   let sending = false;
   let over = false;
   let socket = null;
+  // a study's game (study.js sends people here): back to the study at the end, and a way out
+  const study = params.get("study") === "1" ? (localStorage.getItem("socialsim-study-token") || "") : "";
+
+  function studyLinks() {
+    if (!study || $("study-back")) return;
+    const back = el("a", { href: "/study#token=" + encodeURIComponent(study), id: "study-back", class: "primary" }, "Continue the study");
+    $("main").prepend(el("p", { class: "card" }, back));
+  }
+  if (study) {
+    const leave = el("button", { type: "button", id: "study-leave" }, "Leave the study");
+    leave.addEventListener("click", async () => {
+      if (!confirm("Leave the study? A computer player takes your seat from this turn on.")) return;
+      await api("POST", "/api/study/leave", study, {});
+      location.assign("/study#token=" + encodeURIComponent(study));
+    });
+    document.querySelector("header.bar").append(leave);
+  }
 
   function minutes(seconds) {
     return seconds >= 60 ? Math.round(seconds / 60) + " min" : seconds + " s";
@@ -92,6 +109,7 @@
       }
       $("rules").open = false;
       $("action").hidden = true;
+      studyLinks();
       showTranscript();
       return;
     }
@@ -105,7 +123,8 @@
       status.className = "card status turn";
       const text = el("span", {}, state.request.title);
       if (state.idle_timeout) {
-        text.append(el("span", { class: "muted", id: "idle" }, " · the game ends if you make no move within " + minutes(state.idle_timeout)));
+        const after = study ? " · a computer player takes your seat if you make no move within " : " · the game ends if you make no move within ";
+        text.append(el("span", { class: "muted", id: "idle" }, after + minutes(state.idle_timeout)));
       }
       status.replaceChildren(el("strong", {}, "Your turn."), text);
       showForm(state.request, state.error);
