@@ -201,13 +201,31 @@ def main(argv: list[str] | None = None) -> int:
     except config_module.ConfigError as error:
         print(f"socialsim: error: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `socialsim list | head -1`: the reader has what it wanted
+    except BrokenPipeError as error:
+        if _stdout_open():  # a pipe of our own: a failure, never a silent success
+            print(f"socialsim: error: {error.strerror or error}", file=sys.stderr)
+            return 1
+        # `socialsim list | head -1`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not raise again
         return 0
     except KeyboardInterrupt:
         print("\nsocialsim: interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_open() -> bool:
+    """Whether standard output can still be written (a pipe whose reader has gone polls as an
+    error)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poll.poll(0)
+    except (OSError, ValueError, AttributeError):  # not a file: nothing says it has gone
+        return True
+    return not any(event & (select.POLLERR | select.POLLHUP) for _, event in events)
 
 
 if __name__ == "__main__":

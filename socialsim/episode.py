@@ -99,11 +99,34 @@ def build_agents(
             raise ValueError(
                 f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}"
             )
-        agent = registry.build_agent(seat_spec)
-        agent.attach(run)
-        agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
+        try:
+            agent = registry.build_agent(seat_spec)
+            agent.attach(run)
+            agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
+        except ValueError:  # a seat's spec refused, naming its key: a configuration error
+            raise
+        except Exception as error:  # noqa: BLE001 - named after its seat: the episode fails
+            raise SeatError(agent_id, str(seat_spec.get("kind", "")), error) from error
         agents[agent_id] = agent
     return agents
+
+
+def failed_record(spec: EpisodeSpec, reason: str, timing: Mapping[str, Any] | None = None):
+    """The record of ``spec``'s episode that failed before it could be played or say more (an
+    agent that could not be built, a worker that died playing it)."""
+    return EpisodeRecord(
+        experiment=spec.experiment,
+        cell=dict(spec.cell),
+        episode=spec.episode,
+        seed=spec.seed,
+        env_id=spec.env_id,
+        env_kwargs=dict(spec.env_kwargs),
+        form=spec.form,
+        seats={k: dict(v) for k, v in spec.seats.items()},
+        status="failed",
+        error=reason,
+        timing=dict(timing or {}),
+    )
 
 
 #: ``await on_deciding(agent_ids)``: told who is deciding now, before the agents of a step are

@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import queue as queue_module
 import select
 import selectors
+import signal
 import sys
 import threading
+from collections import deque
 from collections.abc import Sequence
 from multiprocessing import util
 
 from socialsim import registry
-from socialsim.episode import EpisodeSpec
+from socialsim.episode import EpisodeSpec, failed_record
 from socialsim.records import EpisodeRecord
 from socialsim.runner import OnDone, play_specs
 
@@ -51,6 +52,10 @@ MOST_PER_BATCH = 8
 #: A worker's pipe to the parent: room for a few dozen scripted records (Linux's default
 #: pipe-max-size for an unprivileged process is 1 MB).
 PIPE_BYTES = 1 << 20
+#: Workers that may die in a row, with no episode logged in between, before the pool gives up.
+MOST_DEATHS = 3
+#: The status of a worker's message that an episode starts (its key; no line).
+STARTED = "started"
 
 
 def start_method() -> str:
@@ -99,9 +104,17 @@ class _ToParent:
     def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
         if not self.parent.alive():
             raise SystemExit(1)  # the parent was killed: nobody would log this
+        self._send((status, line, key))
+
+    def start(self, spec: EpisodeSpec) -> None:
+        """Tell the parent that ``spec``'s episode starts: if this process dies now, it is the
+        one that failed (the others it holds are played by another worker)."""
+        self._send((STARTED, "", spec.key))
+
+    def _send(self, message) -> None:
         try:
-            self.pipe.send((status, line, key))
-        except BrokenPipeError:  # it died since: the same, and not the episode's failure
+            self.pipe.send(message)
+        except BrokenPipeError:  # the parent died since: not the episode's failure
             raise SystemExit(1) from None
 
 
@@ -115,19 +128,20 @@ def _worker(tasks, pipe, directory, max_concurrent: int) -> None:
     sink = _ToParent(directory, pipe, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
     while (batch := _next_batch(tasks, parent)) is not None:
-        play_specs(batch, sink, max_concurrent, run=run)
+        play_specs(batch, sink, max_concurrent, run=run, on_start=sink.start)
 
 
 def _next_batch(tasks, parent: _Parent):
-    """The next batch of episodes, or None when there is none or the parent was killed (a
-    worker blocked on the queue would otherwise wait for ever: it holds the queue's write end
-    itself, so the parent's death never reaches it as an end of file)."""
-    while True:
-        try:
-            return tasks.get(timeout=PARENT_CHECK_SECONDS)
-        except queue_module.Empty:
-            if not parent.alive():
-                return None
+    """The next batch of episodes from the parent, or None when it says there is none, or has
+    ended (a worker forked after this one holds the write end of this pipe too, so the parent's
+    death does not always reach it as an end of file)."""
+    while not tasks.poll(PARENT_CHECK_SECONDS):
+        if not parent.alive():
+            return None
+    try:
+        return tasks.recv()
+    except EOFError:
+        return None
 
 
 def batches(specs: Sequence[EpisodeSpec], workers: int, least: int = 1) -> list[list]:
@@ -158,6 +172,48 @@ def _close(pipe) -> None:
     pipe.close()
 
 
+def death(exitcode: int | None) -> str:
+    """How a worker process ended, in words: ``"was killed by signal SIGKILL"``, ``"exited
+    with code 3"``."""
+    if exitcode is None:
+        return "closed its pipe and did not end"
+    if exitcode < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"was killed by signal {-exitcode}"
+    return f"exited with code {exitcode}"
+
+
+class _Worker:
+    """One worker process, seen from the parent: its pipes, and the episodes it holds (sent to
+    it, not logged yet) with those it has started."""
+
+    def __init__(self, process, tasks, results) -> None:
+        self.process, self.tasks, self.results = process, tasks, results
+        self.batches: deque[list[EpisodeSpec]] = deque()  # sent, in order, not all logged
+        self.held: dict[tuple[str, int], EpisodeSpec] = {}
+        self.playing: set[tuple[str, int]] = set()
+        self.ended = False  # its results pipe has ended: nothing more comes from it
+
+    def send(self, batch: list[EpisodeSpec]) -> None:
+        self.batches.append(batch)
+        self.held.update((spec.key, spec) for spec in batch)
+        try:
+            self.tasks.send(batch)
+        except OSError:  # it has ended: seen through its pipe, and another plays what it held
+            pass
+
+    def logged(self, key: tuple[str, int]) -> bool:
+        """Forget ``key``'s episode, logged; whether the worker has ended its first batch."""
+        self.held.pop(key, None)
+        self.playing.discard(key)
+        if self.batches and not any(s.key in self.held for s in self.batches[0]):
+            self.batches.popleft()
+            return True
+        return False
+
+
 class ProcessPool:
     """``workers`` processes that play the batches of episodes sent to them, started once per run
     (the check episodes and then the rest are played by the same processes)::
@@ -165,6 +221,19 @@ class ProcessPool:
         with ProcessPool(specs, workers=2) as pool:  # specs: what the workers must import
             pool.play(checks, RecordList())
             pool.play(rest, log, on_done)
+
+    The guarantee: :meth:`play` returns once every episode it was given has exactly one line in
+    ``log``, and never waits on a worker that has died. Each worker is sent its batches over a
+    pipe of its own (two at a time: the one it plays and the next) and says when each episode
+    starts; its end is seen at once, however it came (``os._exit``, a signal such as the OOM
+    killer's SIGKILL, a crash), by its pipe's end of file and its process's sentinel. The
+    episodes it was playing are then logged as ``failed``, naming how it ended (``"the worker
+    process playing it was killed by signal SIGKILL"``), and those it held but had not started
+    are played by the others; a worker is started in its place. An agent that raises in
+    ``__init__`` or ``reset`` fails its episode like one that raises while deciding
+    (:mod:`socialsim.runner`), and the worker goes on. When :data:`MOST_DEATHS` workers in a row
+    die before any episode is logged, the workers cannot be kept alive: the episodes left are
+    logged as failed with the last one's cause, and :meth:`play` returns.
 
     Leaving the block on an exception (Ctrl-C, :class:`~socialsim.results.RunStopped`) ends the
     workers at once: none outlives the only writer of the log.
@@ -178,79 +247,165 @@ class ProcessPool:
         directory=None,
     ):
         method = start_method()
-        context = multiprocessing.get_context(method)
+        self.context = multiprocessing.get_context(method)
         if method == "forkserver":
-            context.set_forkserver_preload(preload_modules(specs))  # used when it starts
+            self.context.set_forkserver_preload(preload_modules(specs))  # used when it starts
         self.size = max(1, max_concurrent)
-        self.tasks = context.Queue()
-        self.processes: list = []
-        # One pipe per worker, made just before it starts and its write end closed here right
-        # after: no later worker inherits it, so the pipe ends (EOF) exactly when its worker does.
-        # Forked workers close the read ends they inherit: a worker writing to a parent killed
-        # then gets EPIPE, instead of blocking on a full pipe that it itself holds open.
-        self.pipes = selectors.DefaultSelector()
+        self.directory = directory
+        self.workers: list[_Worker] = []
+        self.selector = selectors.DefaultSelector()
+        self._deaths = 0  # workers that died in a row with no episode logged since
         if method == "fork":
             # what the run built before the fork moves out of the collector's reach, so that
             # collections in the workers do not write to (and so copy) the pages they share
             gc.freeze()
         for _ in range(max(1, workers)):
-            reader, writer = context.Pipe(duplex=False)
-            util.register_after_fork(reader, _close)
-            _widen(writer)
-            process = context.Process(
-                target=_worker, args=(self.tasks, writer, directory, max_concurrent), daemon=True
-            )
-            process.start()
-            writer.close()
-            self.processes.append(process)
-            self.pipes.register(reader, selectors.EVENT_READ)
+            self._start()
         if method == "fork":
             gc.unfreeze()
 
+    def _start(self) -> _Worker:
+        # Two pipes per worker, made just before it starts; the ends that are the worker's are
+        # closed here right after, so no later worker inherits them and its results pipe ends
+        # (EOF) exactly when it does. Forked workers close the parent's ends they inherit.
+        results, writer = self.context.Pipe(duplex=False)
+        reader, tasks = self.context.Pipe(duplex=False)
+        util.register_after_fork(results, _close)
+        util.register_after_fork(tasks, _close)
+        _widen(writer)
+        _widen(tasks)
+        process = self.context.Process(
+            target=_worker, args=(reader, writer, self.directory, self.size), daemon=True
+        )
+        process.start()
+        writer.close()
+        reader.close()
+        worker = _Worker(process, tasks, results)
+        self.workers.append(worker)
+        self.selector.register(results, selectors.EVENT_READ, worker)
+        self.selector.register(process.sentinel, selectors.EVENT_READ, worker)
+        return worker
+
+    @property
+    def processes(self) -> list:
+        """The worker processes running now."""
+        return [worker.process for worker in self.workers]
+
     @property
     def running(self) -> int:
-        """Workers whose pipe has not ended."""
-        return len(self.pipes.get_map())
+        """Workers that have not ended."""
+        return len(self.workers)
 
     def play(self, specs: Sequence[EpisodeSpec], log, on_done: OnDone | None = None) -> None:
         """Play ``specs`` in the workers, writing each record's line to ``log`` as it comes; return
-        when every one is logged (or every worker has ended)."""
-        for batch in batches(specs, len(self.processes), self.size):
-            self.tasks.put(batch)
-        waiting = len(specs)
-        while waiting and self.running:
-            for ready, _ in self.pipes.select():
-                try:
-                    status, line, key = ready.fileobj.recv()
-                except EOFError:  # its worker has ended: nothing more comes from it
-                    self._forget(ready.fileobj)
+        when every one has its line (see the class's guarantee)."""
+        todo = deque(batches(specs, max(1, len(self.workers)), self.size))
+        waiting = {spec.key for spec in specs}
+
+        def logged(line: str, status: str, key, record=None) -> None:
+            waiting.discard(key)
+            self._deaths = 0
+            log.write(line, status, key)
+            if on_done is not None:
+                if record is None and status != "done":
+                    record = EpisodeRecord.from_line(line)
+                on_done(status, None if status == "done" else record)
+
+        for worker in self.workers:
+            for _ in range(2):
+                if todo:
+                    worker.send(todo.popleft())
+        while waiting:
+            if not self.workers:
+                self._start()
+                for _ in range(2):
+                    if todo:
+                        self.workers[-1].send(todo.popleft())
+            for ready, _ in self.selector.select():
+                worker = ready.data
+                if worker not in self.workers:
+                    continue  # ended already, seen through its other file
+                for status, line, key in self._messages(worker):
+                    if status == STARTED:
+                        worker.playing.add(key)
+                        continue
+                    if worker.logged(key) and todo:
+                        worker.send(todo.popleft())
+                    logged(line, status, key)
+                if worker.process.exitcode is None and not worker.ended:
                     continue
-                waiting -= 1
-                log.write(line, status, key)
-                if on_done is not None:
-                    on_done(status, None if status == "done" else EpisodeRecord.from_line(line))
+                cause = self._bury(worker)
+                for key in sorted(worker.playing, key=list(worker.held).index):
+                    spec = worker.held.pop(key)
+                    record = failed_record(spec, f"the worker process playing it {cause}")
+                    logged(record.line(), "failed", key, record)
+                left = [s for batch in worker.batches for s in batch if s.key in worker.held]
+                if left:
+                    todo.appendleft(left)
+                self._deaths += 1
+                if self._deaths >= MOST_DEATHS:
+                    self._give_up(todo, cause, logged)
+                elif todo or left:
+                    replacement = self._start()
+                    for _ in range(2):
+                        if todo:
+                            replacement.send(todo.popleft())
                 if not waiting:
                     break
 
-    def _forget(self, pipe) -> None:
-        self.pipes.unregister(pipe)
-        pipe.close()
+    def _messages(self, worker: _Worker):
+        """What ``worker`` has sent and is there to read, without waiting."""
+        pipe = worker.results
+        while not worker.ended and pipe.poll(0):
+            try:
+                yield pipe.recv()
+            except (EOFError, OSError):  # its end: nothing more comes from it
+                worker.ended = True
+
+    def _bury(self, worker: _Worker) -> str:
+        """Forget an ended ``worker``; how it ended."""
+        process = worker.process
+        process.join(PARENT_CHECK_SECONDS)
+        if process.exitcode is None:  # its pipe ended but it lives on: end it
+            process.kill()
+            process.join()
+        self.workers.remove(worker)
+        self.selector.unregister(process.sentinel)
+        self.selector.unregister(worker.results)
+        worker.results.close()
+        worker.tasks.close()
+        return death(process.exitcode)
+
+    def _give_up(self, todo: deque, cause: str, logged) -> None:
+        reason = (
+            f"no worker process could be kept alive: {MOST_DEATHS} in a row ended before an "
+            f"episode was logged, the last {cause}"
+        )
+        while todo:
+            for spec in todo.popleft():
+                record = failed_record(spec, reason)
+                logged(record.line(), "failed", spec.key, record)
+        for worker in list(self.workers):  # what they hold is logged: they must not send it
+            worker.process.kill()
+            self._bury(worker)
+            for spec in worker.held.values():
+                record = failed_record(spec, reason)
+                logged(record.line(), "failed", spec.key, record)
 
     def close(self, finished: bool = True) -> None:
         """Let the workers finish (``finished``) or end them now."""
-        if finished:
-            for _ in range(self.running):
-                self.tasks.put(None)
-        for process in self.processes:
-            if not finished and process.exitcode is None:
-                process.terminate()
-        for process in self.processes:
-            process.join()
-        for pipe in list(self.pipes.get_map().values()):
-            self._forget(pipe.fileobj)
-        self.pipes.close()
-        self.tasks.cancel_join_thread()  # batches left unplayed need not be flushed to anyone
-        self.tasks.close()
+        for worker in self.workers:
+            if finished:
+                try:
+                    worker.tasks.send(None)
+                except OSError:  # it has ended already
+                    pass
+            elif worker.process.exitcode is None:
+                worker.process.terminate()
+        for worker in list(self.workers):
+            worker.process.join()
+            self._bury(worker)
+        self.selector.close()
 
     def __enter__(self) -> ProcessPool:
         return self
