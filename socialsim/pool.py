@@ -15,15 +15,16 @@ How the workers start (:func:`start_method`):
 The pool is started once per run: the check episodes and then the others are played by the same
 workers.
 
-Workers pull small batches of episodes from one queue (a long episode does not hold back a
-static share; the batches shrink towards the end, :func:`batches`). Each worker sends back each
-record as the line it encoded (:meth:`~socialsim.records.EpisodeRecord.line`) over a pipe of its
-own, written when the episode ends (no feeder thread). The parent, the only writer of the log,
-waits on all the pipes at once and writes each line as it is: no record is decoded or encoded
-again (only a failed one is decoded, for the failure summary). A worker's pipe at its end of
-file is the worker gone, ended or killed. Resume and exactly-once are the log's: a record is
-logged once, when its episode ended, and an episode killed mid-way has no record and is played
-by the next run.
+The parent sends each worker small batches of episodes over a pipe of its own, two at a time (a
+long episode does not hold back a static share; the batches shrink towards the end,
+:func:`batches`). Each worker says when each episode starts and sends back each record as the
+line it encoded (:meth:`~socialsim.records.EpisodeRecord.line`) over another pipe of its own,
+written when the episode ends (no feeder thread). The parent, the only writer of the log, waits
+on all the pipes and the workers' sentinels at once and writes each line as it is: no record is
+decoded or encoded again (only a failed one is decoded, for the failure summary). A worker's
+end, however it comes, is seen at once; what then happens to its episodes is the guarantee of
+:class:`ProcessPool`. Resume and exactly-once are the log's: a record is logged once, when its
+episode ended, and an episode of a killed run has no record and is played by the next run.
 """
 
 from __future__ import annotations

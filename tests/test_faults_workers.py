@@ -129,13 +129,16 @@ def test_a_worker_killed_from_outside_mid_episode_is_seen_at_once(tmp_path, work
     assert sorted(e for _, e in failed) == [5, 5] and set(failed.values()) == {REASONS["kill"]}
 
 
-def test_run_reports_the_dead_workers_episodes_and_exits_1(tmp_path):
-    (tmp_path / "faults.toml").write_text(toml(experiment("exit")))
+@pytest.mark.parametrize(("how", "workers"), [("exit", 2), ("kill", 2), ("reset", 1), ("reset", 2)])
+def test_run_reports_the_failed_episodes_and_exits_1_without_a_traceback(tmp_path, how, workers):
+    """(``workers = 1`` plays in the run's own process: an agent that ends that process ends
+    the run, its log whole; the next run resumes it.)"""
+    (tmp_path / "faults.toml").write_text(toml(experiment(how, workers=workers)))
     done = cli.run("run", str(tmp_path / "faults.toml"), "--quiet", "--out", str(tmp_path / "out"),
                    path=[TESTS])  # fmt: skip
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "faults: 16/20 episodes done, 4 failed this run" in done.stderr
-    assert f"4 x {REASONS['exit']}" in done.stderr
+    assert f"4 x {REASONS[how]}" in done.stderr
     lines = (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()
     statuses = sorted(EpisodeRecord.from_line(line).status for line in lines)
     assert statuses == ["done"] * 16 + ["failed"] * 4
