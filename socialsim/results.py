@@ -159,7 +159,8 @@ def _run(
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
+    # unchanged until this run writes (it holds `out`); a record that is not its spec's is bad
+    scan = records.read_log(out, keep=False, expected={spec.key: spec for spec in specs})
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
         _check_credentials(experiment)  # a finished run needs no key
