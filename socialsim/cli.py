@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -36,6 +37,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["RAY_ADDRESS"] = args.ray_address
     if (os.environ.get("RAY_ADDRESS") or "").strip():  # the flag, or the variable alone
         overrides.append("backend=ray")
+    ended_by: list[int] = []
+
+    def stop(signum: int, frame) -> None:  # SIGTERM ends a run as Ctrl-C does: summed up
+        ended_by.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         results = run_experiment(
             args.file,
@@ -46,12 +54,21 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             say=say,
         )
-    except RunInterrupted as stop:
-        print(f"\n{stop}; rerun the same command to resume", file=sys.stderr)
-        return 130
-    except RunStopped as stop:
-        print(str(stop), file=sys.stderr)
+    except RunInterrupted as stopped:
+        print(f"\n{stopped}; rerun the same command to resume", file=sys.stderr)
+        return 128 + (ended_by[0] if ended_by else signal.SIGINT)
+    except RunStopped as stopped:
+        print(str(stopped), file=sys.stderr)
         return 1
+    except OSError as error:  # the disk fails as the run reads (or sets aside) what it holds
+        verb = "write" if isinstance(error, records.LogWriteError) else "read"
+        where = error.filename or args.out
+        print(
+            f"socialsim: error: cannot {verb} {where}: {error.strerror or error}", file=sys.stderr
+        )
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if results.failed:
         print(
             failure_lines(results.failed, "rerun the same command to retry them"), file=sys.stderr

@@ -120,11 +120,12 @@ class _ToParent:
 
 
 def _worker(tasks, pipe, directory, max_concurrent: int) -> None:
-    import signal
-
     from socialsim.agent import RunContext
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # Ctrl-C and SIGTERM (to the whole group, as a service manager sends it) are the parent's
+    # to handle: it sums up the run and ends its workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parent = _Parent()
     sink = _ToParent(directory, pipe, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
@@ -402,7 +403,7 @@ class ProcessPool:
                 except OSError:  # it has ended already
                     pass
             elif worker.process.exitcode is None:
-                worker.process.terminate()
+                worker.process.kill()  # a worker ignores SIGTERM
         for worker in list(self.workers):
             worker.process.join()
             self._bury(worker)

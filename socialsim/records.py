@@ -466,6 +466,10 @@ def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
     try:
         manifest = json.loads(path.read_bytes())
         problem = None if isinstance(manifest, dict) else f"a JSON {type(manifest).__name__}"
+        if problem is None and not isinstance(manifest.get("config", {}), dict):
+            problem = f"its config is a JSON {type(manifest['config']).__name__}, not an object"
+        if problem is None and not isinstance(manifest.get("cells", []), list):
+            problem = f"its cells are a JSON {type(manifest['cells']).__name__}, not a list"
     except ValueError as error:
         problem = f"not valid JSON: {error}"
     if problem is not None:
