@@ -18,6 +18,7 @@ import numpy as np
 
 from socialsim import registry
 from socialsim.agent import RunContext, decides_synchronously
+from socialsim.deadline import Deadline
 from socialsim.interventions import Interventions
 from socialsim.plain_json import canonical_json, jsonable, orjson_text
 from socialsim.records import EpisodeRecord, cell_id
@@ -40,6 +41,10 @@ class EpisodeSpec:
     #: changes made on the bus while it is played (:mod:`socialsim.interventions`)
     interventions: Sequence[Mapping[str, Any]] = ()
     max_steps: int = 1_000_000
+    #: seconds an agent may take to decide, and the episode to be played (None: unbounded;
+    #: :mod:`socialsim.deadline`)
+    decision_timeout: float | None = None
+    episode_timeout: float | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -185,6 +190,7 @@ class Episode:
         self.synchronous = not self.probes and all(
             decides_synchronously(type(agent)) for agent in self.agents.values()
         )
+        self.deadline = Deadline(spec.decision_timeout, spec.episode_timeout)
         self._aec = spec.form != "parallel"
         self._iterations = 0  # AEC steps taken, bounded by max_steps as agent_iter would be
 
@@ -213,6 +219,7 @@ class Episode:
 
     def start(self) -> None:
         """Reset the env with the episode's seed; :attr:`deciding` names who acts first."""
+        self.deadline.start()
         if self._aec:
             self.env.reset(seed=self.spec.seed)
             self._intervene()
@@ -284,13 +291,26 @@ class Episode:
 
     def choose(self, agent_ids: Sequence[str]) -> dict[str, Any]:
         """The actions of ``agent_ids`` (deciding now), each from its agent's ``act``."""
-        agents, actions = self.agents, {}
+        agents, actions, deadline = self.agents, {}, self.deadline
         for agent_id in agent_ids:
             try:
-                actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
+                if deadline:
+                    with deadline.bounding():
+                        actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
+                else:
+                    actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
             except Exception as error:  # noqa: BLE001 - named after its seat, then recorded
                 raise self.seat_error(agent_id, error) from error
         return actions
+
+    async def _bounded(self, agent_id: str):
+        """``agent_id``'s ``aact`` within the :attr:`deadline` (a synchronous agent's ``act``
+        under its alarm)."""
+        agent, deadline = self.agents[agent_id], self.deadline
+        if decides_synchronously(type(agent)):
+            with deadline.bounding():
+                return agent.act(*self.view(agent_id))
+        return await deadline.awaiting(agent.aact(*self.view(agent_id)))
 
     async def achoose(
         self, agent_ids: Sequence[str], on_deciding: OnDeciding | None = None
@@ -301,7 +321,10 @@ class Episode:
         acting = list(agent_ids)
         await self.run_probes(acting, self.observations, self.infos)
         agents = self.agents
-        calls = [agents[a].aact(*self.view(a)) for a in acting]
+        if self.deadline:
+            calls = [self._bounded(a) for a in acting]
+        else:
+            calls = [agents[a].aact(*self.view(a)) for a in acting]
         if on_deciding is not None:
             calls = _told(calls, acting, on_deciding)
             await on_deciding(list(acting))

@@ -4,13 +4,14 @@ A :class:`Dies` seat plays matching pennies (always heads) and, in the episodes 
 is in ``at``, fails the way ``how`` says: ``"exit"`` (``os._exit(3)``, a native crash's way out),
 ``"kill"`` (SIGKILL to its own process, as the OOM killer does), ``"reset"`` (raises in
 ``reset``), ``"act"`` (raises in ``act``), ``"hang"`` (never returns from ``act``, after
-appending its pid to the file ``tally``). ``"init"``
+appending its pid to the file ``tally``), ``"slow"`` (0.2 s per decision). ``"init"``
 raises in ``__init__`` on the ``nth`` agent built in its process (``__init__`` is given no seed),
 after appending a line to the file ``tally``, so a test can count the raises.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -44,10 +45,21 @@ class Dies(Agent):
                 os.kill(os.getpid(), signal.SIGKILL)
             if self.how == "act":
                 raise RuntimeError("the agent refused to act")
+            if self.how == "slow":
+                time.sleep(0.2)
             if self.how == "hang":
                 if self.tally:
                     with open(self.tally, "a") as f:
                         f.write(f"{os.getpid()}\n")
                 while True:
                     time.sleep(3600)
+        return 0
+
+
+class DiesWaiting(Dies):
+    """A :class:`Dies` that decides with ``aact``: in the episodes of ``at`` it waits for ever."""
+
+    async def aact(self, observation, messages, info):
+        if self.seed in self.at:
+            await asyncio.sleep(3600)
         return 0

@@ -114,3 +114,67 @@ def test_a_multi_gigabyte_reply_is_cut_at_its_bound_while_it_streams_and_memory_
     assert huge_server.sent < HUGE // 10
     # the client's peak memory: its imports plus at most the bound's worth, not gigabytes
     assert reply["rss_mb"] - int(baseline.stdout) < 3 * MIN_BODY_BYTES // (1 << 20)
+
+
+# -- decisions and episodes that take too long ---------------------------------------------------
+
+
+def hanging(how: str, kind: str = "faultlab:Dies", **timeouts) -> dict:
+    from socialsim.seeding import agent_seed
+
+    return {
+        "name": "hangs",
+        "episodes": 4,
+        **timeouts,
+        "env": {"id": "matching_pennies_v0", "kwargs": {"rounds": 5}},
+        "seats": {
+            "matcher": {"kind": kind, "how": how, "at": [agent_seed(2, "matcher")]},
+            "mismatcher": {"kind": "pennies_copycat"},
+        },
+    }
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("kind", ["faultlab:Dies", "faultlab:DiesWaiting"], ids=["act", "aact"])
+def test_a_hanging_agent_fails_its_episode_at_the_decision_timeout_naming_its_seat(
+    tmp_path, workers, kind
+):
+    from socialsim.results import run
+
+    results = run({**hanging("hang", kind, decision_timeout=0.5), "workers": workers},
+                  out=tmp_path / "out")  # fmt: skip
+    (failed,) = results.failed
+    assert (failed.episode, failed.error) == (
+        2,
+        f"seat matcher ({kind}): DecisionTimeout: no decision within 0.5 s (decision_timeout)",
+    )
+    assert len(results.records()) == 3  # the others done, none waiting
+
+
+def test_a_slow_episode_fails_at_the_episode_timeout(tmp_path):
+    from socialsim.results import run
+
+    results = run(hanging("slow", episode_timeout=0.5), out=tmp_path / "out")
+    (failed,) = results.failed
+    assert failed.episode == 2 and failed.error == (
+        "seat matcher (faultlab:Dies): DecisionTimeout: the episode ran out of 0.5 s "
+        "(episode_timeout)"
+    )
+    assert len(results.records()) == 3
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "decision_timeout: must be a number of seconds > 0, got 0"),
+        (float("nan"), "decision_timeout: must be a number of seconds > 0, got nan"),
+        ("5", "decision_timeout: expected a number, got '5' (str)"),
+        (True, "decision_timeout: expected a number, got True (bool)"),
+    ],
+)
+def test_a_bad_decision_timeout_is_a_config_error_naming_it(value, message):
+    from socialsim.config import ConfigError, load
+
+    with pytest.raises(ConfigError) as error:
+        load({**hanging("hang"), "decision_timeout": value})
+    assert str(error.value) == message
