@@ -191,6 +191,7 @@ class Episode:
             decides_synchronously(type(agent)) for agent in self.agents.values()
         )
         self.deadline = Deadline(spec.decision_timeout, spec.episode_timeout)
+        self._bounded_decisions = bool(self.deadline)  # read at every decision
         self._aec = spec.form != "parallel"
         self._iterations = 0  # AEC steps taken, bounded by max_steps as agent_iter would be
 
@@ -294,7 +295,7 @@ class Episode:
         agents, actions, deadline = self.agents, {}, self.deadline
         for agent_id in agent_ids:
             try:
-                if deadline:
+                if self._bounded_decisions:
                     with deadline.bounding():
                         actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
                 else:
@@ -321,7 +322,7 @@ class Episode:
         acting = list(agent_ids)
         await self.run_probes(acting, self.observations, self.infos)
         agents = self.agents
-        if self.deadline:
+        if self._bounded_decisions:
             calls = [self._bounded(a) for a in acting]
         else:
             calls = [agents[a].aact(*self.view(a)) for a in acting]

@@ -17,8 +17,8 @@ workers.
 
 The parent sends each worker small batches of episodes over a pipe of its own, two at a time (a
 long episode does not hold back a static share; the batches shrink towards the end,
-:func:`batches`). Each worker says when each episode starts and sends back each record as the
-line it encoded (:meth:`~socialsim.records.EpisodeRecord.line`) over another pipe of its own,
+:func:`batches`). Each worker plays a batch's synchronous episodes in order, says when each
+of the others starts (in its event loop), and sends back each record as the line it encoded (:meth:`~socialsim.records.EpisodeRecord.line`) over another pipe of its own,
 written when the episode ends (no feeder thread). The parent, the only writer of the log, waits
 on all the pipes and the workers' sentinels at once and writes each line as it is: no record is
 decoded or encoded again (only a failed one is decoded, for the failure summary). A worker's
@@ -43,7 +43,7 @@ from multiprocessing import util
 from socialsim import registry
 from socialsim.episode import EpisodeSpec, failed_record
 from socialsim.records import EpisodeRecord
-from socialsim.runner import OnDone, play_specs
+from socialsim.runner import OnDone, is_synchronous, play_specs
 
 #: How often an idle worker looks whether the parent is still alive.
 PARENT_CHECK_SECONDS = 1.0
@@ -107,9 +107,13 @@ class _ToParent:
             raise SystemExit(1)  # the parent was killed: nobody would log this
         self._send((status, line, key))
 
+    def begin(self) -> None:
+        """Tell the parent that this worker begins the next batch it was sent."""
+        self._send((STARTED, "", None))
+
     def start(self, spec: EpisodeSpec) -> None:
-        """Tell the parent that ``spec``'s episode starts: if this process dies now, it is the
-        one that failed (the others it holds are played by another worker)."""
+        """Tell the parent that ``spec``'s episode starts in the event loop (the synchronous
+        ones are played in the order they came, so the parent knows which one is playing)."""
         self._send((STARTED, "", spec.key))
 
     def _send(self, message) -> None:
@@ -130,6 +134,7 @@ def _worker(tasks, pipe, directory, max_concurrent: int) -> None:
     sink = _ToParent(directory, pipe, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
     while (batch := _next_batch(tasks, parent)) is not None:
+        sink.begin()
         play_specs(batch, sink, max_concurrent, run=run, on_start=sink.start)
 
 
@@ -174,6 +179,20 @@ def _close(pipe) -> None:
     pipe.close()
 
 
+def _synchronous(specs: Sequence[EpisodeSpec], keys: list) -> set[tuple[str, int]]:
+    """The keys of ``specs`` played without an event loop (:func:`is_synchronous`), found once
+    per distinct seating (the specs of a cell share theirs)."""
+    seen: dict[tuple[int, bool], bool] = {}
+    out = set()
+    for spec, key in zip(specs, keys, strict=True):
+        seating = (id(spec.seats), bool(spec.probes))
+        if seating not in seen:
+            seen[seating] = is_synchronous(spec)
+        if seen[seating]:
+            out.add(key)
+    return out
+
+
 def death(exitcode: int | None) -> str:
     """How a worker process ended, in words: ``"was killed by signal SIGKILL"``, ``"exited
     with code 3"``."""
@@ -193,26 +212,50 @@ class _Worker:
 
     def __init__(self, process, tasks, results) -> None:
         self.process, self.tasks, self.results = process, tasks, results
-        self.batches: deque[list[EpisodeSpec]] = deque()  # sent, in order, not all logged
+        self.batches: deque[list[tuple[str, int]]] = deque()  # keys sent, by batch, in order
+        self.counts: deque[int] = deque()  # of each batch, the episodes not logged yet
         self.held: dict[tuple[str, int], EpisodeSpec] = {}
         self.playing: set[tuple[str, int]] = set()
+        self.begun = 0  # batches of self.batches the worker has begun (the first ones)
         self.ended = False  # its results pipe has ended: nothing more comes from it
 
-    def send(self, batch: list[EpisodeSpec]) -> None:
-        self.batches.append(batch)
-        self.held.update((spec.key, spec) for spec in batch)
+    def send(self, batch: tuple[list[EpisodeSpec], list[tuple[str, int]]]) -> None:
+        specs, keys = batch
+        self.batches.append(keys)
+        self.counts.append(len(keys))
+        self.held.update(zip(keys, specs, strict=True))
         try:
-            self.tasks.send(batch)
+            self.tasks.send(specs)
         except OSError:  # it has ended: seen through its pipe, and another plays what it held
             pass
 
+    def in_play(self, synchronous: set) -> list[tuple[str, int]]:
+        """The keys of the episodes this worker is playing now: those it said it started (in
+        an event loop), else, in the batch it has begun (the first not all logged), the first
+        synchronous one it holds (it plays them first, in order)."""
+        if self.playing:
+            return sorted(self.playing, key=list(self.held).index)
+        if not self.begun:  # between batches, or it died before beginning the one sent
+            return []
+        return [k for k in self.batches[0] if k in self.held and k in synchronous][:1]
+
+    def unplayed(self) -> tuple[list[EpisodeSpec], list[tuple[str, int]]]:
+        """What it holds and has not played, in the order it was sent."""
+        keys = [key for batch in self.batches for key in batch if key in self.held]
+        return [self.held[key] for key in keys], keys
+
     def logged(self, key: tuple[str, int]) -> bool:
-        """Forget ``key``'s episode, logged; whether the worker has ended its first batch."""
+        """Forget ``key``'s episode, logged; whether the worker has ended its first batch (a
+        worker sends the lines of its batches in the order it was sent them)."""
         self.held.pop(key, None)
         self.playing.discard(key)
-        if self.batches and not any(s.key in self.held for s in self.batches[0]):
-            self.batches.popleft()
-            return True
+        if self.counts:
+            self.counts[0] -= 1
+            if not self.counts[0]:
+                self.counts.popleft()
+                self.batches.popleft()
+                self.begun = max(0, self.begun - 1)
+                return True
         return False
 
 
@@ -226,8 +269,8 @@ class ProcessPool:
 
     The guarantee: :meth:`play` returns once every episode it was given has exactly one line in
     ``log``, and never waits on a worker that has died. Each worker is sent its batches over a
-    pipe of its own (two at a time: the one it plays and the next) and says when each episode
-    starts; its end is seen at once, however it came (``os._exit``, a signal such as the OOM
+    pipe of its own (two at a time: the one it plays and the next), so the parent knows which
+    episode each worker is playing; its end is seen at once, however it came (``os._exit``, a signal such as the OOM
     killer's SIGKILL, a crash), by its pipe's end of file and its process's sentinel. The
     episodes it was playing are then logged as ``failed``, naming how it ended (``"the worker
     process playing it was killed by signal SIGKILL"``), and those it held but had not started
@@ -284,8 +327,8 @@ class ProcessPool:
         reader.close()
         worker = _Worker(process, tasks, results)
         self.workers.append(worker)
-        self.selector.register(results, selectors.EVENT_READ, worker)
-        self.selector.register(process.sentinel, selectors.EVENT_READ, worker)
+        self.selector.register(results, selectors.EVENT_READ, (worker, False))
+        self.selector.register(process.sentinel, selectors.EVENT_READ, (worker, True))
         return worker
 
     @property
@@ -301,8 +344,14 @@ class ProcessPool:
     def play(self, specs: Sequence[EpisodeSpec], log, on_done: OnDone | None = None) -> None:
         """Play ``specs`` in the workers, writing each record's line to ``log`` as it comes; return
         when every one has its line (see the class's guarantee)."""
-        todo = deque(batches(specs, max(1, len(self.workers)), self.size))
-        waiting = {spec.key for spec in specs}
+        keys = [spec.key for spec in specs]
+        waiting = set(keys)
+        synchronous = _synchronous(specs, keys)
+        todo = deque()
+        start = 0
+        for batch in batches(specs, max(1, len(self.workers)), self.size):
+            todo.append((batch, keys[start : start + len(batch)]))
+            start += len(batch)
 
         def logged(line: str, status: str, key, record=None) -> None:
             waiting.discard(key)
@@ -324,30 +373,33 @@ class ProcessPool:
                     if todo:
                         self.workers[-1].send(todo.popleft())
             for ready, _ in self.selector.select():
-                worker = ready.data
+                worker, sentinel = ready.data
                 if worker not in self.workers:
                     continue  # ended already, seen through its other file
                 for status, line, key in self._messages(worker):
                     if status == STARTED:
-                        worker.playing.add(key)
+                        if key is None:
+                            worker.begun += 1
+                        else:
+                            worker.playing.add(key)
                         continue
                     if worker.logged(key) and todo:
                         worker.send(todo.popleft())
                     logged(line, status, key)
-                if worker.process.exitcode is None and not worker.ended:
+                if not (sentinel or worker.ended):
                     continue
                 cause = self._bury(worker)
-                for key in sorted(worker.playing, key=list(worker.held).index):
+                for key in worker.in_play(synchronous):
                     spec = worker.held.pop(key)
                     record = failed_record(spec, f"the worker process playing it {cause}")
                     logged(record.line(), "failed", key, record)
-                left = [s for batch in worker.batches for s in batch if s.key in worker.held]
-                if left:
+                left = worker.unplayed()
+                if left[0]:
                     todo.appendleft(left)
                 self._deaths += 1
                 if self._deaths >= MOST_DEATHS:
                     self._give_up(todo, cause, logged)
-                elif todo or left:
+                elif todo:
                     replacement = self._start()
                     for _ in range(2):
                         if todo:
@@ -384,15 +436,16 @@ class ProcessPool:
             f"episode was logged, the last {cause}"
         )
         while todo:
-            for spec in todo.popleft():
+            specs, keys = todo.popleft()
+            for spec, key in zip(specs, keys, strict=True):
                 record = failed_record(spec, reason)
-                logged(record.line(), "failed", spec.key, record)
+                logged(record.line(), "failed", key, record)
         for worker in list(self.workers):  # what they hold is logged: they must not send it
             worker.process.kill()
             self._bury(worker)
-            for spec in worker.held.values():
+            for key, spec in worker.held.items():
                 record = failed_record(spec, reason)
-                logged(record.line(), "failed", spec.key, record)
+                logged(record.line(), "failed", key, record)
 
     def close(self, finished: bool = True) -> None:
         """Let the workers finish (``finished``) or end them now."""

@@ -289,7 +289,7 @@ def scan_log(
     scan = LogScan([], set(), [], b"", 0)
     if not path.exists():
         return scan
-    identities = {key: record_checks.identity_of(spec) for key, spec in expected.items()}
+    identities = record_checks.Identities()
     with open(path, "rb") as f:
         for number, line in enumerate(f, start=1):
             if not line.endswith(b"\n"):
@@ -304,7 +304,8 @@ def scan_log(
                 why = record_checks.problem(data)
             if why is None:
                 key = (cell_id(data["cell"]), data["episode"])
-                if key in identities and record_checks.identity_of(data) != identities[key]:
+                spec = expected.get(key)
+                if spec is not None and not identities.match(data, spec):
                     why = (
                         f"not the record of its spec: {record_checks.differs(data, expected[key])}"
                     )

@@ -142,7 +142,8 @@ def is_synchronous(spec: EpisodeSpec) -> bool:
 #: ``on_done(status, record)``: called as each episode is logged; ``record`` is the failed
 #: episode's record, ``None`` for a done one (a worker's done record is never decoded again).
 OnDone = Callable[[str, EpisodeRecord | None], None]
-#: ``on_start(spec)``: called as each episode starts (a pool worker tells its parent).
+#: ``on_start(spec)``: called as each episode played in the event loop starts (a pool worker
+#: tells its parent; the synchronous ones are played one after the other, in order).
 OnStart = Callable[[EpisodeSpec], None]
 
 
@@ -161,7 +162,7 @@ def play_specs(
     on_start: OnStart | None = None,
 ) -> None:
     """Play ``specs`` in this process, writing each record's line to ``log`` as it ends
-    (``on_start`` hears each one start).
+    (``on_start`` hears each one played in the event loop start).
 
     Synchronous episodes (:func:`is_synchronous`, e.g. scripted seats) are played one after the
     other with no event loop; the others together in one event loop, at most ``max_concurrent``
@@ -171,8 +172,6 @@ def play_specs(
     waiting = []
     for spec in specs:
         if is_synchronous(spec):
-            if on_start is not None:
-                on_start(spec)
             _log_synchronous(spec, log, on_done, run)
         else:
             waiting.append(spec)
