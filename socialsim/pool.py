@@ -54,7 +54,8 @@ MOST_PER_BATCH = 8
 #: pipe-max-size for an unprivileged process is 1 MB).
 PIPE_BYTES = 1 << 20
 #: Workers that may die in a row, with no episode logged in between, before the pool gives up.
-MOST_DEATHS = 3
+#: (beyond one death per worker of the pool: all of them killed at once is not a loop)
+MOST_DEATHS = 2
 #: The status of a worker's message that an episode starts (its key; no line).
 STARTED = "started"
 
@@ -276,9 +277,10 @@ class ProcessPool:
     process playing it was killed by signal SIGKILL"``), and those it held but had not started
     are played by the others; a worker is started in its place. An agent that raises in
     ``__init__`` or ``reset`` fails its episode like one that raises while deciding
-    (:mod:`socialsim.runner`), and the worker goes on. When :data:`MOST_DEATHS` workers in a row
-    die before any episode is logged, the workers cannot be kept alive: the episodes left are
-    logged as failed with the last one's cause, and :meth:`play` returns.
+    (:mod:`socialsim.runner`), and the worker goes on. When more workers than the pool's size
+    (by :data:`MOST_DEATHS`) die in a row before any episode is logged, the workers cannot be
+    kept alive: the episodes left are logged as failed with the last one's cause, and
+    :meth:`play` returns.
 
     Leaving the block on an exception (Ctrl-C, :class:`~socialsim.results.RunStopped`) ends the
     workers at once: none outlives the only writer of the log.
@@ -300,6 +302,7 @@ class ProcessPool:
         self.workers: list[_Worker] = []
         self.selector = selectors.DefaultSelector()
         self._deaths = 0  # workers that died in a row with no episode logged since
+        self.most_deaths = max(1, workers) + MOST_DEATHS
         if method == "fork":
             # what the run built before the fork moves out of the collector's reach, so that
             # collections in the workers do not write to (and so copy) the pages they share
@@ -397,7 +400,7 @@ class ProcessPool:
                 if left[0]:
                     todo.appendleft(left)
                 self._deaths += 1
-                if self._deaths >= MOST_DEATHS:
+                if self._deaths >= self.most_deaths:
                     self._give_up(todo, cause, logged)
                 elif todo:
                     replacement = self._start()
@@ -432,7 +435,7 @@ class ProcessPool:
 
     def _give_up(self, todo: deque, cause: str, logged) -> None:
         reason = (
-            f"no worker process could be kept alive: {MOST_DEATHS} in a row ended before an "
+            f"no worker process could be kept alive: {self.most_deaths} in a row ended before an "
             f"episode was logged, the last {cause}"
         )
         while todo:

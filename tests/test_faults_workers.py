@@ -157,3 +157,20 @@ def toml(config: dict) -> str:
         f'[env]\nid = "{config["env"]["id"]}"\n[env.kwargs]\nrounds = 5\n{seats}'
         '[grid]\n"env.form" = ["parallel", "aec"]\n'
     )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_that_die_before_any_episode_end_the_play_with_every_episode_failed(
+    monkeypatch, workers
+):
+    """A worker that cannot even start (here: it exits at once) is replaced; after the pool's
+    size plus two such deaths in a row, the pool stops trying and says why, for every episode."""
+    if pool.start_method() != "fork":
+        pytest.skip("the replaced worker function reaches forked workers only")
+    monkeypatch.setattr(pool, "_worker", lambda *args: os._exit(7))
+    held = outcome(play(experiment("exit", at=()), workers))
+    reason = (
+        f"no worker process could be kept alive: {workers + 2} in a row ended before an episode "
+        "was logged, the last exited with code 7"
+    )
+    assert set(held.values()) == {("failed", reason)}
