@@ -490,9 +490,10 @@ kind = "rl"
         ),
         (
             ("align_quickstart", "--set", "episode=3"),
-            "episode: unknown key 'episode' (did you mean 'episodes'?); allowed keys: name, "
-            "description, episodes, seed, max_concurrent, workers, backend, cache, env, seats, "
-            "probes, interventions, grid, model_groups, evolution",
+            "episode: unknown key 'episode' (did you mean 'episodes' or 'episode_timeout'?); "
+            "allowed keys: name, description, episodes, seed, max_concurrent, workers, backend, "
+            "cache, env, seats, probes, interventions, grid, model_groups, evolution, "
+            "decision_timeout, episode_timeout",
         ),
         (
             ("align_quickstart", "--set", "grid.seed=[0, -1]"),
