@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -37,6 +38,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["RAY_ADDRESS"] = args.ray_address
     if (os.environ.get("RAY_ADDRESS") or "").strip():  # the flag, or the variable alone
         overrides.append("backend=ray")
+    ended_by: list[int] = []
+
+    def stop(signum: int, frame) -> None:  # SIGTERM ends a run as Ctrl-C does: summed up
+        ended_by.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         results = run_experiment(
             args.file,
@@ -47,12 +55,21 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             say=say,
         )
-    except RunInterrupted as stop:
-        print(f"\n{stop}; rerun the same command to resume", file=sys.stderr)
-        return 130
-    except RunStopped as stop:
-        print(str(stop), file=sys.stderr)
+    except RunInterrupted as stopped:
+        print(f"\n{stopped}; rerun the same command to resume", file=sys.stderr)
+        return 128 + (ended_by[0] if ended_by else signal.SIGINT)
+    except RunStopped as stopped:
+        print(str(stopped), file=sys.stderr)
         return 1
+    except OSError as error:  # the disk fails as the run reads (or sets aside) what it holds
+        verb = "write" if isinstance(error, records.LogWriteError) else "read"
+        where = error.filename or args.out
+        print(
+            f"socialsim: error: cannot {verb} {where}: {error.strerror or error}", file=sys.stderr
+        )
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if results.failed:
         print(
             failure_lines(results.failed, "rerun the same command to retry them"), file=sys.stderr
@@ -208,13 +225,31 @@ def main(argv: list[str] | None = None) -> int:
     except config_module.ConfigError as error:
         print(f"socialsim: error: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `socialsim list | head -1`: the reader has what it wanted
+    except BrokenPipeError as error:
+        if _stdout_open():  # a pipe of our own: a failure, never a silent success
+            print(f"socialsim: error: {error.strerror or error}", file=sys.stderr)
+            return 1
+        # `socialsim list | head -1`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not raise again
         return 0
     except KeyboardInterrupt:
         print("\nsocialsim: interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_open() -> bool:
+    """Whether standard output can still be written (a pipe whose reader has gone polls as an
+    error)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poll.poll(0)
+    except (OSError, ValueError, AttributeError):  # not a file: nothing says it has gone
+        return True
+    return not any(event & (select.POLLERR | select.POLLHUP) for _, event in events)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import numpy as np
 
 from socialsim import registry
 from socialsim.agent import RunContext, decides_synchronously
+from socialsim.deadline import Deadline
 from socialsim.interventions import Interventions
 from socialsim.plain_json import canonical_json, jsonable, orjson_text
 from socialsim.records import EpisodeRecord, cell_id
@@ -40,6 +41,10 @@ class EpisodeSpec:
     #: changes made on the bus while it is played (:mod:`socialsim.interventions`)
     interventions: Sequence[Mapping[str, Any]] = ()
     max_steps: int = 1_000_000
+    #: seconds an agent may take to decide, and the episode to be played (None: unbounded;
+    #: :mod:`socialsim.deadline`)
+    decision_timeout: float | None = None
+    episode_timeout: float | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -99,11 +104,34 @@ def build_agents(
             raise ValueError(
                 f"seats: no agent for seat {agent_id!r}; the env's seats are {list(agent_ids)}"
             )
-        agent = registry.build_agent(seat_spec)
-        agent.attach(run)
-        agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
+        try:
+            agent = registry.build_agent(seat_spec)
+            agent.attach(run)
+            agent.reset(agent_id, agent_id, agent_seed(spec.seed, agent_id))
+        except ValueError:  # a seat's spec refused, naming its key: a configuration error
+            raise
+        except Exception as error:  # noqa: BLE001 - named after its seat: the episode fails
+            raise SeatError(agent_id, str(seat_spec.get("kind", "")), error) from error
         agents[agent_id] = agent
     return agents
+
+
+def failed_record(spec: EpisodeSpec, reason: str, timing: Mapping[str, Any] | None = None):
+    """The record of ``spec``'s episode that failed before it could be played or say more (an
+    agent that could not be built, a worker that died playing it)."""
+    return EpisodeRecord(
+        experiment=spec.experiment,
+        cell=dict(spec.cell),
+        episode=spec.episode,
+        seed=spec.seed,
+        env_id=spec.env_id,
+        env_kwargs=dict(spec.env_kwargs),
+        form=spec.form,
+        seats={k: dict(v) for k, v in spec.seats.items()},
+        status="failed",
+        error=reason,
+        timing=dict(timing or {}),
+    )
 
 
 #: ``await on_deciding(agent_ids)``: told who is deciding now, before the agents of a step are
@@ -162,6 +190,8 @@ class Episode:
         self.synchronous = not self.probes and all(
             decides_synchronously(type(agent)) for agent in self.agents.values()
         )
+        self.deadline = Deadline(spec.decision_timeout, spec.episode_timeout)
+        self._bounded_decisions = bool(self.deadline)  # read at every decision
         self._aec = spec.form != "parallel"
         self._iterations = 0  # AEC steps taken, bounded by max_steps as agent_iter would be
 
@@ -190,6 +220,7 @@ class Episode:
 
     def start(self) -> None:
         """Reset the env with the episode's seed; :attr:`deciding` names who acts first."""
+        self.deadline.start()
         if self._aec:
             self.env.reset(seed=self.spec.seed)
             self._intervene()
@@ -261,13 +292,26 @@ class Episode:
 
     def choose(self, agent_ids: Sequence[str]) -> dict[str, Any]:
         """The actions of ``agent_ids`` (deciding now), each from its agent's ``act``."""
-        agents, actions = self.agents, {}
+        agents, actions, deadline = self.agents, {}, self.deadline
         for agent_id in agent_ids:
             try:
-                actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
+                if self._bounded_decisions:
+                    with deadline.bounding():
+                        actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
+                else:
+                    actions[agent_id] = agents[agent_id].act(*self.view(agent_id))
             except Exception as error:  # noqa: BLE001 - named after its seat, then recorded
                 raise self.seat_error(agent_id, error) from error
         return actions
+
+    async def _bounded(self, agent_id: str):
+        """``agent_id``'s ``aact`` within the :attr:`deadline` (a synchronous agent's ``act``
+        under its alarm)."""
+        agent, deadline = self.agents[agent_id], self.deadline
+        if decides_synchronously(type(agent)):
+            with deadline.bounding():
+                return agent.act(*self.view(agent_id))
+        return await deadline.awaiting(agent.aact(*self.view(agent_id)))
 
     async def achoose(
         self, agent_ids: Sequence[str], on_deciding: OnDeciding | None = None
@@ -278,7 +322,10 @@ class Episode:
         acting = list(agent_ids)
         await self.run_probes(acting, self.observations, self.infos)
         agents = self.agents
-        calls = [agents[a].aact(*self.view(a)) for a in acting]
+        if self._bounded_decisions:
+            calls = [self._bounded(a) for a in acting]
+        else:
+            calls = [agents[a].aact(*self.view(a)) for a in acting]
         if on_deciding is not None:
             calls = _told(calls, acting, on_deciding)
             await on_deciding(list(acting))

@@ -110,7 +110,7 @@ def write(
 
 #: Keys that say how a run is played, not what is played: they may change between the runs of
 #: one directory (the manifest records the latest, and what changed).
-HOW_KEYS = ("workers", "max_concurrent", "backend", "cache")
+HOW_KEYS = ("workers", "max_concurrent", "backend", "cache", "decision_timeout", "episode_timeout")
 
 
 def grown_from(held: dict | None, experiment: Experiment, out: Path) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from typing import Any
 
 from socialsim import registry
 from socialsim.config.schema import ConfigError
+from socialsim.episode import failed_record
 from socialsim.records import EpisodeRecord
 
 #: seconds the driver waits for a cluster to answer before it refuses the address
@@ -196,22 +197,6 @@ def ray_play(
     finally:
         if started:
             ray.shutdown()
-
-
-def failed_record(spec: Any, reason: str) -> EpisodeRecord:
-    """The record of ``spec``'s episode whose task failed before it could say more."""
-    return EpisodeRecord(
-        experiment=spec.experiment,
-        cell=dict(spec.cell),
-        episode=spec.episode,
-        seed=spec.seed,
-        env_id=spec.env_id,
-        env_kwargs=dict(spec.env_kwargs),
-        form=spec.form,
-        seats={k: dict(v) for k, v in spec.seats.items()},
-        status="failed",
-        error=reason,
-    )
 
 
 def _task_failure(error: Exception) -> str:

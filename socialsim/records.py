@@ -22,11 +22,12 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
+from socialsim import record_checks
 from socialsim.plain_json import canonical_json
 
 MANIFEST = "manifest.json"
@@ -260,40 +261,14 @@ def _write_error(error: OSError, path: Path) -> LogWriteError:
     return LogWriteError(error.errno, error.strerror or str(error), str(path))
 
 
-#: The keys every record line holds, and the keys it may hold (the fields of EpisodeRecord).
-_REQUIRED = (
-    "experiment",
-    "cell",
-    "episode",
-    "seed",
-    "env_id",
-    "env_kwargs",
-    "form",
-    "seats",
-    "status",
-)
-_FIELDS = frozenset(f.name for f in fields(EpisodeRecord))
-
-
-def _is_record(data: Any) -> bool:
-    return (
-        isinstance(data, dict)
-        and all(key in data for key in _REQUIRED)
-        and data.keys() <= _FIELDS
-        and isinstance(data["cell"], dict)
-        and type(data["episode"]) is int
-        and data["status"] in ("done", "failed")
-    )
-
-
 @dataclass
 class LogScan:
     """``episodes.jsonl`` read line by line: the records (when kept), the keys of the ``done``
-    ones, and what is not a record."""
+    ones, and what is not a record (or not the record of its spec)."""
 
     records: list[dict[str, Any]]
     done: set[tuple[str, int]]
-    bad: list[tuple[int, bytes]]  # (line number from 1, the line without its newline)
+    bad: list[tuple[int, bytes, str]]  # (line number from 1, the line without its newline, why)
     torn: bytes  # a last line without its newline (a write cut short), or b""
     lines: int  # whole lines read
 
@@ -302,14 +277,19 @@ class LogScan:
         return not self.bad and not self.torn
 
 
-def scan_log(path: Path, keep: bool = True) -> LogScan:
+def scan_log(
+    path: Path, keep: bool = True, expected: Mapping[tuple[str, int], Any] = {}
+) -> LogScan:
     """Every line of the log at ``path`` (its records kept with ``keep``): a line is a record
-    when it is a JSON object with a record's keys; anything else (blank, garbage, NUL bytes, a
-    torn line, an array, a record missing fields) is bad. A last line without its newline is
+    when it is a JSON object that passes the records' schema (:func:`record_checks.problem`);
+    anything else (blank, garbage, NUL bytes, a torn line, an array, a field of the wrong type)
+    is bad. So is a record whose key has a spec in ``expected`` (key -> spec) that it is not the
+    record of (:func:`record_checks.identity_of`). A last line without its newline is
     ``torn``, not bad."""
     scan = LogScan([], set(), [], b"", 0)
     if not path.exists():
         return scan
+    identities = record_checks.Identities()
     with open(path, "rb") as f:
         for number, line in enumerate(f, start=1):
             if not line.endswith(b"\n"):
@@ -319,23 +299,34 @@ def scan_log(path: Path, keep: bool = True) -> LogScan:
             try:
                 data = json.loads(line)
             except ValueError:  # not JSON, or not UTF-8
-                data = None
-            if not _is_record(data):
-                scan.bad.append((number, line[:-1]))
+                data, why = None, "not JSON"
+            else:
+                why = record_checks.problem(data)
+            if why is None:
+                key = (cell_id(data["cell"]), data["episode"])
+                spec = expected.get(key)
+                if spec is not None and not identities.match(data, spec):
+                    why = (
+                        f"not the record of its spec: {record_checks.differs(data, expected[key])}"
+                    )
+            if why is not None:
+                scan.bad.append((number, line[:-1], why))
                 continue
             if data["status"] == "done":
-                scan.done.add((cell_id(data["cell"]), data["episode"]))
+                scan.done.add(key)
             if keep:
                 scan.records.append(data)
     return scan
 
 
-def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes]]) -> None:
-    numbers = ", ".join(str(n) for n, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
+def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes, str]]) -> None:
+    named = "; ".join(f"line {n}: {why}" for n, _, why in bad[:5]) + (
+        "; ..." if len(bad) > 5 else ""
+    )
     one = len(bad) == 1
     warnings.warn(
         f"{path}: {len(bad)} {'line' if one else 'lines'} that {'is' if one else 'are'} not a "
-        f"record skipped (line {numbers}); `socialsim run` on this directory sets "
+        f"record skipped ({named}); `socialsim run` on this directory sets "
         f"{'it' if one else 'them'} aside in {REJECTED} and plays any episode left with no record",
         BadLinesWarning,
         stacklevel=4,
@@ -344,44 +335,83 @@ def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes]]) -> None:
 
 def set_aside_bad_lines(path: Path, scan: LogScan | None = None) -> None:
     """Before writing to the log at ``path``: move its bad lines and a torn last line into
-    ``episodes.rejected.jsonl`` beside it (``{"line": N, "text": ...}``, one per line, kept
-    before the log is changed), so that the log holds only whole records and ends with a
-    newline. Their episodes have no record left, so the run plays them again. ``scan``: the
-    log as read already (by the process that holds the directory)."""
+    ``episodes.rejected.jsonl`` beside it (``{"line": N, "text": ..., "reason": ...}``, one per
+    line, kept before the log is changed), so that the log holds only whole records and ends
+    with a newline. Their episodes have no record left, so the run plays them again. ``scan``:
+    the log as read already (by the process that holds the directory).
+
+    Each file is written whole or not at all (a temporary file renamed over it), and a line
+    already set aside is not written again: a set-aside cut short (a full disk) leaves no
+    temporary file and, done again by the next run, no line twice."""
     scan = scan_log(path, keep=False) if scan is None else scan
     if scan.clean:
         return
     aside = [*scan.bad]
     if scan.torn:
-        aside.append((scan.lines + 1, scan.torn))
+        aside.append((scan.lines + 1, scan.torn, "torn: a last line without its newline"))
     rejected = path.with_name(REJECTED)
-    with open(rejected, "ab") as f:
-        for number, text in aside:
-            kept = {"line": number, "text": text.decode("utf-8", "backslashreplace")}
-            f.write((json.dumps(kept) + "\n").encode())
-        f.flush()
-        os.fsync(f.fileno())
+    held = rejected.read_bytes() if rejected.exists() else b""
+    known = set(held.splitlines())
+    new = []
+    for number, text, why in aside:
+        kept = {"line": number, "text": text.decode("utf-8", "backslashreplace"), "reason": why}
+        entry = json.dumps(kept).encode()
+        if entry not in known:
+            known.add(entry)
+            new.append(entry + b"\n")
+    if new:
+        write_whole(rejected, [held, *new])
     if not scan.bad:  # only a torn tail: cut it off
         with open(path, "rb+") as f:
             f.truncate(path.stat().st_size - len(scan.torn))
             os.fsync(f.fileno())
         return
-    clean = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(path, "rb") as source, open(clean, "wb") as f:
-        bad = {number for number, _ in scan.bad}
-        for number, line in enumerate(source, start=1):
-            if number not in bad and line.endswith(b"\n"):
-                f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(clean, path)
+    bad = {number for number, _, _ in scan.bad}
+    with open(path, "rb") as source:
+        kept_lines = [
+            line
+            for number, line in enumerate(source, start=1)
+            if number not in bad and line.endswith(b"\n")
+        ]
+    write_whole(path, kept_lines)
 
 
-def read_log(directory: str | os.PathLike, keep: bool = True) -> LogScan:
-    """``directory``'s log read (:func:`scan_log`); its lines that are not records are named in
-    one :class:`BadLinesWarning`, a torn last line (a killed run) is passed over silently."""
+def write_whole(path: Path, chunks: Iterable[bytes]) -> None:
+    """Write ``path`` whole or not at all: its bytes to a temporary file beside it, synced, then
+    renamed over it (removed again if anything fails). The file gets the mode of the one it
+    replaces, else what the user's umask gives a new file (as ``open`` does)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with open(fd, "wb") as f:
+            try:
+                mode = path.stat().st_mode & 0o777
+            except FileNotFoundError:
+                mode = 0o666 & ~_umask()
+            os.fchmod(f.fileno(), mode)
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # read it the only way there is: set it, and put it back
+    os.umask(mask)
+    return mask
+
+
+def read_log(
+    directory: str | os.PathLike, keep: bool = True, expected: Mapping[tuple[str, int], Any] = {}
+) -> LogScan:
+    """``directory``'s log read (:func:`scan_log`, its records checked against the specs of
+    ``expected``); its lines that are not records are named in one :class:`BadLinesWarning`, a
+    torn last line (a killed run) is passed over silently."""
     path = Path(directory) / EPISODES
-    scan = scan_log(path, keep)
+    scan = scan_log(path, keep, expected)
     if scan.bad:
         _warn_bad_lines(path, scan.bad)
     return scan
@@ -437,6 +467,10 @@ def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
     try:
         manifest = json.loads(path.read_bytes())
         problem = None if isinstance(manifest, dict) else f"a JSON {type(manifest).__name__}"
+        if problem is None and not isinstance(manifest.get("config", {}), dict):
+            problem = f"its config is a JSON {type(manifest['config']).__name__}, not an object"
+        if problem is None and not isinstance(manifest.get("cells", []), list):
+            problem = f"its cells are a JSON {type(manifest['cells']).__name__}, not a list"
     except ValueError as error:
         problem = f"not valid JSON: {error}"
     if problem is not None:
@@ -449,20 +483,11 @@ def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> None:
-    """Write the manifest whole, through a temporary file of this process's own (two processes
-    writing at once each replace it whole); a :class:`LogWriteError` if the disk refuses."""
+    """Write the manifest whole (:func:`write_whole`: two processes writing at once each replace
+    it whole), readable as the log beside it is; a :class:`LogWriteError` if the disk refuses."""
     path = Path(directory) / MANIFEST
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{MANIFEST}.", suffix=".tmp")
-        try:
-            with open(fd, "wb") as f:
-                f.write((json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_whole(path, [(json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()])
     except OSError as error:
         raise _write_error(error, path) from None

@@ -22,6 +22,7 @@ check is a config error with nothing written.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -136,6 +137,11 @@ def run(
     for note in experiment.notes:
         say(note)
     out = Path(out) if out is not None else Path("results") / experiment.name
+    if out.is_symlink() and not out.exists():
+        raise ConfigError(
+            f"--out {out}: a symbolic link to {os.readlink(out)}, which does not exist; make the "
+            "directory it names, or name another directory"
+        )
     if out.exists() and not out.is_dir():
         raise ConfigError(
             f"--out {out}: is a file, not a directory; name a new or a results directory"
@@ -159,7 +165,8 @@ def _run(
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
+    # unchanged until this run writes (it holds `out`); a record that is not its spec's is bad
+    scan = records.read_log(out, keep=False, expected={spec.key: spec for spec in specs})
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
         _check_credentials(experiment)  # a finished run needs no key

@@ -11,9 +11,9 @@ Scripted, embedding and RL seats decide with a plain ``act``: their episodes are
 an event loop, each call made directly. An episode with an LLM or human seat (an ``aact`` of its
 own) or a probe runs in an event loop.
 
-An agent that raises (a provider error that outlived its retries, a bug) ends its episode as
-``failed`` with the error in the record; the experiment goes on and the episode is retried when
-the experiment is run again.
+An agent that raises (a provider error that outlived its retries, a bug), in its ``__init__``,
+its ``reset`` or while deciding, ends its episode as ``failed`` with the error and its seat in
+the record; the experiment goes on and the episode is retried when the experiment is run again.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from socialsim.episode import (
     EpisodeSpec,
     OnDeciding,
     SeatError,
+    failed_record,
 )
 from socialsim.records import EpisodeRecord, LineLog
 
@@ -74,6 +75,12 @@ def _play(episode: Episode) -> str | None:
     return None
 
 
+def _unbuilt(spec: EpisodeSpec, error: Exception, started: str, t0: float) -> EpisodeRecord:
+    """The failed record of an episode whose env or agents could not be made."""
+    wall = round(time.perf_counter() - t0, 6)
+    return failed_record(spec, _reason(error), {"started": started, "wall_s": wall})
+
+
 def _log_synchronous(
     spec: EpisodeSpec, log: LineLog, on_done: OnDone | None, run: RunContext
 ) -> None:
@@ -81,7 +88,11 @@ def _log_synchronous(
     from the episode as played (:meth:`Episode.line`), with no plain copy of its record made; a
     failed one's record is made, for ``on_done``."""
     started, t0 = _now(), time.perf_counter()
-    episode = Episode(spec, run=run)
+    try:
+        episode = Episode(spec, run=run)
+    except Exception as error:  # noqa: BLE001 - an agent's __init__ or reset: the episode's
+        _logged(log, _unbuilt(spec, error, started, t0), on_done)
+        return
     error = _play(episode)
     wall = time.perf_counter() - t0
     if error is not None:
@@ -131,6 +142,9 @@ def is_synchronous(spec: EpisodeSpec) -> bool:
 #: ``on_done(status, record)``: called as each episode is logged; ``record`` is the failed
 #: episode's record, ``None`` for a done one (a worker's done record is never decoded again).
 OnDone = Callable[[str, EpisodeRecord | None], None]
+#: ``on_start(spec)``: called as each episode played in the event loop starts (a pool worker
+#: tells its parent; the synchronous ones are played one after the other, in order).
+OnStart = Callable[[EpisodeSpec], None]
 
 
 def _logged(log: LineLog, record: EpisodeRecord, on_done: OnDone | None) -> None:
@@ -145,8 +159,10 @@ def play_specs(
     max_concurrent: int = 1,
     on_done: OnDone | None = None,
     run: RunContext | None = None,
+    on_start: OnStart | None = None,
 ) -> None:
-    """Play ``specs`` in this process, writing each record's line to ``log`` as it ends.
+    """Play ``specs`` in this process, writing each record's line to ``log`` as it ends
+    (``on_start`` hears each one played in the event loop start).
 
     Synchronous episodes (:func:`is_synchronous`, e.g. scripted seats) are played one after the
     other with no event loop; the others together in one event loop, at most ``max_concurrent``
@@ -160,7 +176,7 @@ def play_specs(
         else:
             waiting.append(spec)
     if waiting:
-        asyncio.run(run_specs_async(waiting, log, max_concurrent, on_done, run))
+        asyncio.run(run_specs_async(waiting, log, max_concurrent, on_done, run, on_start))
 
 
 async def run_specs_async(
@@ -169,6 +185,7 @@ async def run_specs_async(
     max_concurrent: int = 1,
     on_done: OnDone | None = None,
     run: RunContext | None = None,
+    on_start: OnStart | None = None,
 ) -> list[EpisodeRecord]:
     """Play ``specs`` in the running event loop, at most ``max_concurrent`` at once, writing
     each record to ``log`` as it ends; return the records."""
@@ -178,7 +195,15 @@ async def run_specs_async(
 
     async def one(spec: EpisodeSpec) -> None:
         async with limit:
-            record = await play_episode_async(spec, run=run)
+            if on_start is not None:
+                on_start(spec)
+            started, t0 = _now(), time.perf_counter()
+            try:
+                episode = Episode(spec, run=run)
+            except Exception as error:  # noqa: BLE001 - an agent's __init__ or reset
+                record = _unbuilt(spec, error, started, t0)
+            else:
+                record = await _play_async(episode, started, t0)
         _logged(log, record, on_done)
         records.append(record)
 

@@ -65,7 +65,7 @@ def test_set_overrides_any_key_and_grid_entries(tmp_path):
     [
         (
             "episodse=3",
-            "episodse: unknown key 'episodse' (did you mean 'episodes'?); allowed keys: name, description, episodes, seed",
+            "episodse: unknown key 'episodse' (did you mean 'episodes' or 'episode_timeout'?); allowed keys: name, description, episodes, seed",
         ),
         ("episodes='ten'", "episodes: expected an integer, got 'ten' (str)"),
         ("episodes=true", "episodes: expected an integer, got True (bool)"),

@@ -115,7 +115,17 @@ def a_line(episode: int) -> str:
             "form": "parallel",
             "seats": {},
             "status": "done",
-            "messages": ["x" * 1000],
+            "messages": [
+                {
+                    "id": 0,
+                    "turn": 0,
+                    "sender": "x",
+                    "to": "all",
+                    "channel": "public",
+                    "kind": "note",
+                    "payload": "x" * 1000,
+                }
+            ],  # fmt: skip
         }
     )
 
@@ -266,12 +276,15 @@ def test_a_log_removed_mid_run_stops_the_run_instead_of_reporting_success(tmp_pa
 
 
 BAD_LINES = {
-    "blank": b"",
-    "garbage": b"hello world",
-    "nul_bytes": b"\0" * 50,
-    "not_utf8": b"\xff\xfe{",
-    "json_array": b"[1, 2, 3]",
-    "missing_fields": b'{"status": "done", "episode": 3}',
+    "blank": (b"", "not JSON"),
+    "garbage": (b"hello world", "not JSON"),
+    "nul_bytes": (b"\0" * 50, "not JSON"),
+    "not_utf8": (b"\xff\xfe{", "not JSON"),
+    "json_array": (b"[1, 2, 3]", "a JSON list, not a record"),
+    "missing_fields": (
+        b'{"status": "done", "episode": 3}',
+        "missing experiment, cell, seed, env_id, env_kwargs, form, seats",
+    ),
 }
 
 
@@ -282,16 +295,16 @@ def test_a_bad_line_is_set_aside_named_once_and_its_episode_played_again(tmp_pat
     subprocess.run(["cp", "-r", str(clean), str(out)], check=True)
     lines = (out / records.EPISODES).read_bytes().splitlines()
     if case == "torn_not_last":
-        bad = lines[10][: len(lines[10]) // 2]
+        bad, why = lines[10][: len(lines[10]) // 2], "not JSON"
         lines[10] = bad  # episode of line 11 torn, a whole line after it
     else:
-        bad = BAD_LINES[case]
+        bad, why = BAD_LINES[case]
         lines.insert(10, bad)
     (out / records.EPISODES).write_bytes(b"".join(line + b"\n" for line in lines))
     warning = (
         f"socialsim: warning: {out}/episodes.jsonl: 1 line that is not a record skipped (line "
-        "11); `socialsim run` on this directory sets it aside in episodes.rejected.jsonl and "
-        "plays any episode left with no record"
+        f"11: {why}); `socialsim run` on this directory sets it aside in episodes.rejected.jsonl "
+        "and plays any episode left with no record"
     )
 
     report = cli.run("report", str(out), "--no-files")
@@ -305,7 +318,7 @@ def test_a_bad_line_is_set_aside_named_once_and_its_episode_played_again(tmp_pat
     assert_whole(out, clean)
     aside = (out / records.REJECTED).read_text().splitlines()
     assert [json.loads(line) for line in aside] == [
-        {"line": 11, "text": bad.decode("utf-8", "backslashreplace")}
+        {"line": 11, "text": bad.decode("utf-8", "backslashreplace"), "reason": why}
     ]
     assert cli.run("report", str(out), "--no-files").stderr == ""  # nothing left to warn of
 
@@ -319,7 +332,11 @@ def test_a_torn_last_line_is_set_aside_and_the_next_record_starts_on_its_own_lin
         log.write(a_line(2))
     assert (tmp_path / records.EPISODES).read_text() == a_line(0) + "\n" + a_line(2) + "\n"
     aside = json.loads((tmp_path / records.REJECTED).read_text())
-    assert aside == {"line": 2, "text": a_line(1)[:100]}
+    assert aside == {
+        "line": 2,
+        "text": a_line(1)[:100],
+        "reason": "torn: a last line without its newline",
+    }
 
 
 @pytest.mark.slow
@@ -473,9 +490,10 @@ kind = "rl"
         ),
         (
             ("align_quickstart", "--set", "episode=3"),
-            "episode: unknown key 'episode' (did you mean 'episodes'?); allowed keys: name, "
-            "description, episodes, seed, max_concurrent, workers, backend, cache, env, seats, "
-            "probes, interventions, grid, model_groups, evolution",
+            "episode: unknown key 'episode' (did you mean 'episodes' or 'episode_timeout'?); "
+            "allowed keys: name, description, episodes, seed, max_concurrent, workers, backend, "
+            "cache, env, seats, probes, interventions, grid, model_groups, evolution, "
+            "decision_timeout, episode_timeout",
         ),
         (
             ("align_quickstart", "--set", "grid.seed=[0, -1]"),

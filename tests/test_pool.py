@@ -78,7 +78,7 @@ def test_batches_cover_the_specs_in_order_and_shrink_to_single_episodes_at_the_e
 
 
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
-def test_a_pool_whose_workers_are_killed_returns_at_once_with_what_was_logged(method):
+def test_a_pool_whose_idle_workers_are_killed_starts_others_and_logs_every_episode_once(method):
     import os
     import signal
 
@@ -94,10 +94,14 @@ def test_a_pool_whose_workers_are_killed_returns_at_once_with_what_was_logged(me
             assert pool.start_method() == method
             log = RecordList()
             workers.play(specs[:4], log)
-            for process in workers.processes:
-                os.kill(process.pid, signal.SIGKILL)
-            workers.play(specs[4:], log)  # returns: each worker's pipe ends with it
-            assert workers.running == 0 and len(log.lines) == 4
+            killed = [process.pid for process in workers.processes]
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
+            workers.play(specs[4:], log)  # each worker's end is seen; two others play
+            assert workers.running == 2 and not {p.pid for p in workers.processes} & set(killed)
+            logged = [key for _, key in log.entries]
+            assert sorted(logged) == sorted(spec.key for spec in specs) and len(logged) == 80
+            assert {status for status, _ in log.entries} == {"done"}
     finally:
         stop.set()
         if thread.is_alive():

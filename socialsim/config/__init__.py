@@ -16,6 +16,9 @@ The loader (:func:`load`, :func:`resolve`) lives here; the file's keys and types
     backend = "local"                 # or "ray" (socialsim[ray]; RAY_ADDRESS names a cluster)
     cache = "~/llm_replies.sqlite"    # optional: one reply cache shared by several results
                                       # directories, for every seat whose model names none
+    decision_timeout = 30             # optional: seconds a seat may take to decide, else its
+                                      # episode fails naming it (every agent kind)
+    episode_timeout = 600             # optional: seconds an episode may take
 
     [env]
     id = "donation_v0"                # `socialsim list` shows the ids
@@ -156,6 +159,8 @@ class Experiment:
                         experiment=config["name"],
                         probes=tuple(config.get("probes", ())),
                         interventions=tuple(config.get("interventions", ())),
+                        decision_timeout=config.get("decision_timeout"),
+                        episode_timeout=config.get("episode_timeout"),
                     )
                 )
         return specs
@@ -262,6 +267,9 @@ def resolve(config: dict[str, Any]) -> Experiment:
     for key in ("episodes", "max_concurrent", "workers"):
         if key in config and config[key] < 1:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
+    for key in ("decision_timeout", "episode_timeout"):
+        if key in config and not 0 < config[key] < float("inf"):
+            raise ConfigError(f"{key}: must be a number of seconds > 0, got {config[key]}")
     if config.get("seed", 0) < 0:
         raise ConfigError(f"seed: must be an integer >= 0, got {config['seed']}")
     for model, group in config.get("model_groups", {}).items():

@@ -28,6 +28,8 @@ TOP_KEYS = {
     "grid": dict,
     "model_groups": dict,  # model name -> its group ("reasoning", "chat"): the report groups by it
     "evolution": dict,  # generations of scripted strategies: socialsim.config.evolution
+    "decision_timeout": float,  # seconds an agent may take to decide (socialsim.deadline)
+    "episode_timeout": float,  # seconds an episode may take
 }
 REQUIRED = ("name", "env", "seats")
 ENV_KEYS = {"id": str, "form": str, "kwargs": dict}
@@ -36,11 +38,13 @@ BACKENDS = ("local", "ray")  # local: this process, or `workers` processes
 
 
 def _type_name(kind: type) -> str:
-    return {str: "a string", int: "an integer", dict: "a table", list: "a list (array)"}[kind]
+    names = {str: "a string", int: "an integer", dict: "a table", list: "a list (array)"}
+    return names.get(kind, "a number")
 
 
 def check_type(where: str, value: Any, kind: type) -> None:
-    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    kinds = (int, float) if kind is float else kind  # a TOML number of seconds: 5 or 0.5
+    ok = isinstance(value, kinds) and not (kind in (int, float) and isinstance(value, bool))
     if not ok:
         raise ConfigError(
             f"{where}: expected {_type_name(kind)}, got {value!r} ({type(value).__name__})"

@@ -25,7 +25,10 @@ Errors                 as :class:`~socialsim.llm.LiteLLMModel` reports them: 429
                        connection error (litellm makes up 408 and 500 for those)
 Reply                  text, tokens from the server's ``usage``, latency, ``finish_reason``, the same
                        ``prompt_hash`` and ``request_hash`` as litellm's path; ``cost`` is always
-                       None (there is no price table on this path, and local models have no price)
+                       None (there is no price table on this path, and local models have no price).
+                       The body is read as it streams in, and a body over :func:`body_limit`
+                       is not read further: an empty reply marked ``invalid`` (re-prompted,
+                       then the fallback), the memory it takes bounded
 =====================  ===============================================================================
 
 Why. litellm's CPU per call (``experiments/bench/litellm_overhead_bench.py``) caps the calls a
@@ -84,9 +87,20 @@ from socialsim.llm.model import (
 )
 from socialsim.llm.server import is_overflow, is_structure_refusal
 from socialsim.llm.structured import wire_fields
+from socialsim.llm.wrappers import CHARS_PER_TOKEN, DEFAULT_MAX_REPLY_CHARS
 
 #: Seconds an idle connection is kept for the next request (see :func:`_session`).
 KEEPALIVE_S = 4.0
+#: A 200 answer's body is read as it streams in and cut at :func:`body_limit` bytes: at least
+#: this many, whatever the call's ``max_tokens``.
+MIN_BODY_BYTES = 16 << 20
+#: The most bytes a character of the reply's text takes in the JSON body (an escaped surrogate
+#: pair, ``\\ud83d\\ude00``).
+BYTES_PER_CHAR = 12
+#: The most bytes of an error answer's body read (its opening is all an error message shows).
+ERROR_BODY_BYTES = 1 << 20
+#: Bytes read from the connection at a time.
+READ_BYTES = 1 << 16
 
 
 class OpenAICompatibleModel(Provider):
@@ -159,15 +173,27 @@ class OpenAICompatibleModel(Provider):
                 timeout=aiohttp.ClientTimeout(total=settings.timeout),
             ) as response:
                 status = response.status
-                raw = await response.read()
+                limit = body_limit(settings) if status == 200 else ERROR_BODY_BYTES
+                raw = await _read_bounded(response, limit)
                 retry_header = response.headers.get("Retry-After")
         except TimeoutError as error:  # asyncio's and aiohttp's timeouts are both TimeoutError
             raise _transient("timeout", model, error, hashes) from error
         except (aiohttp.ClientError, OSError) as error:  # refused, reset, closed mid-reply...
             raise _transient("connection", model, error, hashes) from error
         latency = time.perf_counter() - started
+        if raw is None and status == 200:  # no answer: re-prompted, then the fallback
+            return Reply(
+                text="",
+                model=model,
+                latency_s=latency,
+                invalid=(
+                    f"the reply's body is over {limit} bytes, the bound for this call "
+                    "(max_tokens): answer briefly, in the format asked for"
+                ),
+                **hashes,
+            )
         if status != 200:
-            text = raw.decode("utf-8", errors="replace")
+            text = "(a body over the bound)" if raw is None else raw.decode("utf-8", "replace")
             if status in (400, 413, 422) and is_overflow(text):
                 raise self.overflow_error(
                     f"{model}: HTTP {status}: {text[:500]}", text, status, hashes
@@ -214,6 +240,34 @@ class OpenAICompatibleModel(Provider):
             finish_reason=finish_reason,
             **hashes,
         )
+
+
+async def _read_bounded(response: Any, limit: int) -> bytes | None:
+    """The body of ``response`` read as it streams in, or None as soon as it is over ``limit``
+    bytes (said by its ``Content-Length`` or found while reading): no more of it is read, and
+    the connection is dropped, not reused."""
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in response.content.iter_chunked(READ_BYTES):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def body_limit(settings: Settings) -> int:
+    """The most bytes of a 200 answer read for a call: room for the longest reply the call may
+    give (:class:`~socialsim.llm.ReplyLimit`'s bound without a ``max_reply_chars``, every
+    character written as a 12-byte JSON escape), and never less than :data:`MIN_BODY_BYTES`."""
+    chars = (
+        CHARS_PER_TOKEN * settings.max_tokens
+        if settings.max_tokens is not None
+        else DEFAULT_MAX_REPLY_CHARS
+    )
+    return max(MIN_BODY_BYTES, BYTES_PER_CHAR * chars)
 
 
 def _first_choice(data: Any) -> tuple[Any, str]:

@@ -60,20 +60,30 @@ def _interrupt(signum, frame):
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from socialsim import records
+    from socialsim import directory_lock
+
+    if args.out:
+        out = Path(args.out)
+    else:
+        stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+        out = Path("results") / f"play_{args.game}_{stamp}"
+    # one writer per directory, as for `socialsim run`: from before the log is read (the next
+    # game's number) until the game is logged
+    with directory_lock.hold(out):
+        return _play(args, out)
+
+
+def _play(args: argparse.Namespace, out: Path) -> int:
     from socialsim.play import session
     from socialsim.play.terminal import CLEAR, Terminal, render_ending
+    from socialsim.results import read_manifest
 
-    out = Path(args.out) if args.out else None
     seed = args.seed
-    if seed is None and out is not None and (held := records.read_manifest(out)):
+    if seed is None and (held := read_manifest(out)):
         seed = held.get("config", {}).get("seed")  # a directory of games keeps its seed
     experiment = session.human_experiment(
         args.game, args.humans, args.others, args.set, seed, terminal=True
     )
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
-        out = Path("results") / f"play_{args.game}_{stamp}"
     spec = session.prepare(experiment, out)
     humans = session.human_seats(experiment)
     terminal = Terminal(hot_seat=len(humans) > 1)

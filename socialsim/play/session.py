@@ -222,6 +222,11 @@ async def play_game(
     run = RunContext(directory=out, shared={CONSOLES: dict(consoles)})
     record = await runner.play_episode_async(spec, run=run, on_deciding=on_deciding)
     held = records.read_manifest(out)
+    if held is not None and held.get("config") != experiment.config:  # written meanwhile
+        raise ConfigError(
+            f"--out {out}: another experiment's results were written there while the game was "
+            "played; the game is not logged into them"
+        )
     total = episodes_total(experiment, spec)
     if held is None:
         write_manifest(experiment, out, total)

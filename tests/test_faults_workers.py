@@ -1,0 +1,176 @@
+"""Workers that die: every way a pool worker can end mid-run, with one worker and with two.
+
+Each fault ends with every episode logged exactly once: the episode whose worker died is a
+``failed`` record naming how (the signal or the exit code), those it held but had not started
+are played by another worker, and nothing waits for ever. The agents that fail on purpose are
+:mod:`faultlab`'s (beside this file).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from socialsim import pool
+from socialsim.config import load
+from socialsim.records import EpisodeRecord, RecordList
+from socialsim.seeding import agent_seed
+from socialsim.testing import cli
+
+TESTS = Path(__file__).parent
+#: the episodes (of each of the two cells) whose matcher fails
+DOOMED = (3, 7)
+EPISODES = 10
+
+
+def experiment(how: str, at=DOOMED, workers: int = 2, **more) -> dict:
+    return {
+        "name": "faults",
+        "episodes": EPISODES,
+        "seed": 0,
+        "workers": workers,
+        "env": {"id": "matching_pennies_v0", "kwargs": {"rounds": 5}},
+        "seats": {
+            "matcher": {
+                "kind": "faultlab:Dies",
+                "how": how,
+                "at": [agent_seed(i, "matcher") for i in at],
+                **more,
+            },
+            "mismatcher": {"kind": "pennies_copycat"},
+        },
+        "grid": {"env.form": ["parallel", "aec"]},
+    }
+
+
+def play(config: dict, workers: int) -> RecordList:
+    specs = load(config).specs()
+    log = RecordList()
+    with pool.ProcessPool(specs, workers=workers) as workers_:
+        workers_.play(specs, log)
+    return log
+
+
+def outcome(log: RecordList) -> dict[tuple[str, int], tuple[str, str | None]]:
+    """key -> (status, error) of every line; every key logged once."""
+    keys = [key for _, key in log.entries]
+    assert len(keys) == len(set(keys)) == 2 * EPISODES  # 0 lost, 0 duplicated
+    return {r.key: (r.status, r.error) for r in log.records}
+
+
+REASONS = {
+    "exit": "the worker process playing it exited with code 3",
+    "kill": "the worker process playing it was killed by signal SIGKILL",
+    "reset": "seat matcher (faultlab:Dies): RuntimeError: the agent refused to reset",
+    "act": "seat matcher (faultlab:Dies): RuntimeError: the agent refused to act",
+}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("how", list(REASONS))
+def test_a_worker_that_dies_or_raises_fails_only_the_episode_it_played_naming_why(how, workers):
+    held = outcome(play(experiment(how), workers))
+    failed = {key: error for key, (status, error) in held.items() if status == "failed"}
+    assert sorted(episode for _, episode in failed) == [3, 3, 7, 7]
+    assert set(failed.values()) == {REASONS[how]}
+    assert sum(status == "done" for status, _ in held.values()) == 16
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_agent_raising_in_init_inside_a_worker_fails_that_episode_and_the_worker_goes_on(
+    tmp_path, workers
+):
+    tally = tmp_path / "raised"
+    held = outcome(play(experiment("init", nth=3, tally=str(tally)), workers))
+    raised = tally.read_text().split()
+    assert 1 <= len(raised) <= workers  # the third agent built in each worker that built three
+    failed = [error for status, error in held.values() if status == "failed"]
+    assert failed == [
+        "seat matcher (faultlab:Dies): RuntimeError: the agent refused to be built"
+    ] * len(raised)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_episode_killing_its_worker_ends_with_every_episode_failed_not_a_hang(workers):
+    held = outcome(play(experiment("exit", at=range(EPISODES)), workers))
+    assert set(held.values()) == {("failed", REASONS["exit"])}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_worker_killed_from_outside_mid_episode_is_seen_at_once(tmp_path, workers):
+    """The OOM killer's way: SIGKILL to a worker whose agent is deciding (here: hangs)."""
+    hanging = tmp_path / "hanging"
+    config = experiment("hang", at=(5,), tally=str(hanging))
+    killed: list[int] = []
+    finished = threading.Event()
+
+    def kill_each_hanging_worker() -> None:
+        while not finished.is_set():
+            pids = [int(p) for p in hanging.read_text().split()] if hanging.exists() else []
+            for pid in pids[len(killed) :]:
+                killed.append(pid)
+                os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_each_hanging_worker, daemon=True)
+    killer.start()
+    try:
+        held = outcome(play(config, workers))
+    finally:
+        finished.set()
+        killer.join()
+    assert len(killed) == 2  # episode 5 of each cell hung, and its worker was killed
+    failed = {key: error for key, (status, error) in held.items() if status == "failed"}
+    assert sorted(e for _, e in failed) == [5, 5] and set(failed.values()) == {REASONS["kill"]}
+
+
+@pytest.mark.parametrize(("how", "workers"), [("exit", 2), ("kill", 2), ("reset", 1), ("reset", 2)])
+def test_run_reports_the_failed_episodes_and_exits_1_without_a_traceback(tmp_path, how, workers):
+    """(``workers = 1`` plays in the run's own process: an agent that ends that process ends
+    the run, its log whole; the next run resumes it.)"""
+    (tmp_path / "faults.toml").write_text(toml(experiment(how, workers=workers)))
+    done = cli.run("run", str(tmp_path / "faults.toml"), "--quiet", "--out", str(tmp_path / "out"),
+                   path=[TESTS])  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "faults: 16/20 episodes done, 4 failed this run" in done.stderr
+    assert f"4 x {REASONS[how]}" in done.stderr
+    lines = (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()
+    statuses = sorted(EpisodeRecord.from_line(line).status for line in lines)
+    assert statuses == ["done"] * 16 + ["failed"] * 4
+
+
+def toml(config: dict) -> str:
+    import json
+
+    seats = "".join(
+        f"[seats.{seat}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in spec.items())
+        for seat, spec in config["seats"].items()
+    )
+    return (
+        f'name = "{config["name"]}"\nepisodes = {config["episodes"]}\nseed = 0\n'
+        f"workers = {config['workers']}\n"
+        f'[env]\nid = "{config["env"]["id"]}"\n[env.kwargs]\nrounds = 5\n{seats}'
+        '[grid]\n"env.form" = ["parallel", "aec"]\n'
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_that_die_before_any_episode_end_the_play_with_every_episode_failed(
+    monkeypatch, workers
+):
+    """A worker that cannot even start (here: it exits at once) is replaced; after the pool's
+    size plus two such deaths in a row, the pool stops trying and says why, for every episode."""
+    if pool.start_method() != "fork":
+        pytest.skip("the replaced worker function reaches forked workers only")
+    monkeypatch.setattr(pool, "_worker", lambda *args: os._exit(7))
+    held = outcome(play(experiment("exit", at=()), workers))
+    reason = (
+        f"no worker process could be kept alive: {workers + 2} in a row ended before an episode "
+        "was logged, the last exited with code 7"
+    )
+    assert set(held.values()) == {("failed", reason)}
