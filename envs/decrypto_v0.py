@@ -24,7 +24,7 @@ Arguments
 ---------
 ``decrypto_v0.env(max_turns=8, wordlist=None, first_round_interception=True, max_hint_words=2,
 max_hint_chars=32, hint_vocabulary=None, render_mode=None, keywords=None, codes=None,
-hint_rules="reference")``
+hint_rules="reference", turn_rewards=0)``
 
 * ``max_turns`` — the team wins by surviving this many turns (1-24).
 * ``wordlist`` — path of another keyword list (one word per line; at least 4). The code
@@ -41,6 +41,11 @@ hint_rules="reference")``
   states ``hint_rules`` (under the reference's it does not, so its messages are unchanged).
   The encoder's masks rule out a keyword's spellings only; vocabulary hints that break the
   board game's rules otherwise get the fallback, flagged, as any rule-breaking hint.
+* ``turn_rewards`` — w >= 0, a shaped reward at each reveal for learners (0, the default: none):
+  the encoder and the decoder get +w when the decoder reads the code and -w on a
+  miscommunication, the interceptor +w for an interception, on top of the end-of-game
+  rewards. The rules and the outcome are unchanged; ``summary()`` records ``turn_rewards``
+  when it is on (the episode record holds it with the env's arguments too).
 * ``hint_vocabulary`` — path of the word list that indexes the encoder's ``Discrete``
   space; by default ``data/rl_hints.txt`` (328 common words, none of them a bundled keyword).
 * ``render_mode`` — ``None``, ``"ansi"`` (``render()`` returns the public state as text) or
@@ -114,7 +119,7 @@ replaced by ``"no_hint"`` before anyone sees it, and ``infos["encoder"]["invalid
 
 Rewards
 -------
-0 until the game ends; then encoder -1, decoder -1, interceptor +1 if the interceptor won (two
+0 until the game ends (unless ``turn_rewards`` shapes each reveal, above); then encoder -1, decoder -1, interceptor +1 if the interceptor won (two
 interceptions or two miscommunications, ending ``intercept``, ``miscomm`` or ``both``), and
 +1, +1, -1 if the team survived ``max_turns`` turns (``survived``).
 
@@ -127,7 +132,7 @@ Version History
   one hint a step, ``Discrete(V)`` with a flat ``(V,)`` mask (it was ``MultiDiscrete([V, V, V])``
   with a tuple of three masks; three indices at once are still accepted), and a seat without a
   decision may play the no-op 0: the rules, the bus and every record of an agent giving its
-  hints at once are unchanged.
+  hints at once are unchanged. The ``turn_rewards`` option (off by default).
 """
 
 from __future__ import annotations

@@ -795,3 +795,40 @@ def test_every_info_copies_deep_copies_and_pickles_as_rl_libraries_need():
     assert copy.deepcopy(last_turn)["code"] == (3, 1, 4)
     with pytest.raises(TypeError):
         last_turn["code"] = (1, 2, 3)
+
+
+# -- shaped rewards -------------------------------------------------------------------------------
+
+
+def test_turn_rewards_pay_each_reveal_on_top_of_the_outcome_and_are_recorded():
+    env = decrypto_v0.parallel_env(turn_rewards=0.5, max_turns=2)
+    env.reset(seed=0, options={"codes": ["3-1-4", "1-2-3"]})
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    # the decoder reads the code, the interceptor intercepts it
+    _, rewards, _, _, _ = env.step(
+        {"decoder": {"guess": "3-1-4"}, "interceptor": {"guess": "3-1-4"}}
+    )
+    assert rewards == {"encoder": 0.5, "decoder": 0.5, "interceptor": 0.5}
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    _, rewards, terminations, _, _ = env.step(
+        {"decoder": {"guess": "1-2-4"}, "interceptor": {"guess": "4-3-2"}}
+    )
+    # a miscommunication, and the team survives its 2 turns: +1 -0.5 each, the interceptor -1
+    assert all(terminations.values()) and env.game.ending == "survived"
+    assert rewards == {"encoder": 0.5, "decoder": 0.5, "interceptor": -1.0}
+    assert env.summary()["turn_rewards"] == 0.5
+
+
+def test_without_turn_rewards_the_summary_and_rewards_are_as_they_were():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    _, rewards, _, _, _ = env.step({"decoder": 0, "interceptor": 0})
+    assert rewards == {"encoder": 0, "decoder": 0, "interceptor": 0}
+    assert "turn_rewards" not in env.summary()
+
+
+@pytest.mark.parametrize("bad", [-1, True, "1", float("nan"), float("inf")])
+def test_turn_rewards_must_be_a_number_at_least_zero(bad):
+    with pytest.raises(ValueError, match=r"turn_rewards: must be a number >= 0, got"):
+        decrypto_v0.parallel_env(turn_rewards=bad)

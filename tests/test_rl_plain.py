@@ -92,3 +92,11 @@ def test_padded_roles_refuse_a_space_that_is_not_discrete():
 
     with pytest.raises(ValueError, match="padded_roles: every action space must be Discrete"):
         padded_roles(Fake())
+
+
+def test_a_padded_index_past_a_seat_s_own_space_plays_its_action_0():
+    env = padded_roles(decrypto_v0.parallel_env())
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    env.step({"decoder": 300, "interceptor": 300})  # past the 24 codes: code 0, 1-2-3
+    assert env.unwrapped.game.turn_log[0].decoder_guess == (1, 2, 3)

@@ -69,7 +69,16 @@ class DecryptoEnv(DecisionEnv):
         keywords: Sequence[str] | None = None,
         codes: Sequence[Any] | None = None,
         hint_rules: str = protocol.REFERENCE_HINTS,
+        turn_rewards: float = 0.0,
     ):
+        if (
+            isinstance(turn_rewards, bool)
+            or not isinstance(turn_rewards, (int, float))
+            or not 0 <= turn_rewards < float("inf")
+        ):
+            raise ValueError(f"turn_rewards: must be a number >= 0, got {turn_rewards!r}")
+        #: the shaped reward of each reveal (0: none, the game's own rewards only)
+        self.turn_rewards = float(turn_rewards)
         self.settings = Options(
             max_turns, first_round_interception, max_hint_words, max_hint_chars, hint_rules
         )
@@ -275,7 +284,20 @@ class DecryptoEnv(DecisionEnv):
             else:
                 self._enter_phase(HINTS)
                 self._publish_code()
+            if self.turn_rewards:
+                rewards = self._shaped(rewards, result)
         return rewards, game.done, False, self._infos()
+
+    def _shaped(self, rewards: Mapping[str, float], result: Any) -> dict[str, float]:
+        """``rewards`` plus the reveal's shaped rewards: the team +w for a code read (-w for a
+        miscommunication), the interceptor +w for an interception."""
+        w = self.turn_rewards
+        team = -w if result.miscommunication else w
+        shaped = {seat: float(reward) for seat, reward in rewards.items()}
+        shaped["encoder"] += team
+        shaped["decoder"] += team
+        shaped["interceptor"] += w if result.interception else 0.0
+        return shaped
 
     def observe(self, agent: str) -> dict[str, Any]:
         decision = self._decisions[agent]
@@ -463,6 +485,8 @@ class DecryptoEnv(DecisionEnv):
         """Keywords, ending, turns, counters and the turn log (see ``core.DecryptoGame.summary``)."""
         if self.game is None:
             raise ValueError("summary: no game yet; call reset() first")
+        if self.turn_rewards:  # recorded only when on, so the default records are as they were
+            return {**self.game.summary(), "turn_rewards": self.turn_rewards}
         return self.game.summary()
 
 

@@ -19,7 +19,8 @@ given (a Parallel env stays Parallel, an AEC env AEC), and they stack:
     zeros to the longest and followed by a one-hot of the seat (Decrypto's decoder and
     interceptor share a layout but not a role); the action space the largest ``Discrete``, and
     each mask padded with zeros, so a masked policy never picks an index past its seat's own
-    space (an unmasked one that does gets the env's ``ValueError`` naming the agent).
+    space. A policy that cannot mask and picks one anyway plays its seat's action 0 (the no-op
+    of a seat without a decision, a guesser's first code).
 ``box_observations(env)``
     The observation as one ``float32`` Box, the vector followed by the mask, for code that
     takes only Box observations (SuperSuit's ``black_death_v3``, SB3's ``MlpPolicy``). The mask
@@ -58,6 +59,10 @@ class Transform:
         """``agent``'s info, given its inner (unwrapped by this transform) observation."""
         return info
 
+    def action(self, agent: str, action: Any) -> Any:
+        """The action the inner env gets for ``agent``'s ``action``."""
+        return action
+
 
 def _mask(observation: Any) -> np.ndarray | None:
     if isinstance(observation, Mapping) and "action_mask" in observation:
@@ -68,12 +73,15 @@ def _mask(observation: Any) -> np.ndarray | None:
 class NumericInfos(Transform):
     """See :func:`numeric_infos`."""
 
+    def __init__(self, action_mask: bool = True):
+        self.action_mask = action_mask
+
     def info(self, agent: str, info: Mapping[str, Any], observation: Any) -> dict[str, Any]:
         out: dict[str, Any] = {
             "deciding": int(info.get("decision") is not None),
             "invalid_action": int("invalid_action" in info),
         }
-        mask = _mask(observation)
+        mask = _mask(observation) if self.action_mask else None
         if mask is not None:
             out["action_mask"] = tuple(mask.tolist())
         return out
@@ -89,7 +97,8 @@ class PaddedRoles(Transform):
         actions = {a: env.action_space(a) for a in agents}
         if not all(isinstance(s, spaces.Discrete) for s in actions.values()):
             raise ValueError("padded_roles: every action space must be Discrete")
-        self.n = max(int(s.n) for s in actions.values())
+        self.own = {agent: int(space.n) for agent, space in actions.items()}
+        self.n = max(self.own.values())
         vectors = {a: space["observation"] for a, space in inner.items()}
         self.size = max(int(np.prod(v.shape)) for v in vectors.values())
         dtype = np.result_type(*[v.dtype for v in vectors.values()])
@@ -113,6 +122,11 @@ class PaddedRoles(Transform):
 
     def action_space(self, agent: str, space: spaces.Space) -> spaces.Space:
         return self._action_space
+
+    def action(self, agent: str, action: Any) -> Any:
+        if isinstance(action, (int, np.integer)) and action >= self.own[agent]:
+            return 0
+        return action
 
     def observation(self, agent: str, observation: Any) -> dict[str, np.ndarray]:
         vector = np.zeros(self.size + len(self.seat), dtype=self.dtype)
@@ -173,6 +187,8 @@ class TransformedParallel(BaseParallelWrapper):
         return self._wrap(observations, infos)
 
     def step(self, actions: dict):
+        t = self.transform
+        actions = {agent: t.action(agent, action) for agent, action in actions.items()}
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self.agents = self.env.agents
         observations, infos = self._wrap(observations, infos)
@@ -193,6 +209,11 @@ class TransformedAEC(BaseWrapper):
 
     def observe(self, agent: str) -> Any:
         return self.transform.observation(agent, self.env.observe(agent))
+
+    def step(self, action: Any) -> None:
+        if action is not None:  # None: an agent that is done leaves
+            action = self.transform.action(self.env.agent_selection, action)
+        self.env.step(action)
 
     @property
     def infos(self) -> dict[str, Any]:
@@ -215,9 +236,11 @@ def _wrap(env: Any, transform: Transform) -> Any:
     raise ValueError(f"env: expected a PettingZoo AEC or Parallel env, got {env!r}")
 
 
-def numeric_infos(env: Any) -> Any:
-    """``env`` (either form) with plain numeric infos (see the module docstring)."""
-    return _wrap(env, NumericInfos())
+def numeric_infos(env: Any, action_mask: bool = True) -> Any:
+    """``env`` (either form) with plain numeric infos (see the module docstring); without the
+    mask with ``action_mask=False``, for a library that reads it from the observation only and
+    refuses it in both places (TorchRL)."""
+    return _wrap(env, NumericInfos(action_mask))
 
 
 def padded_roles(env: Any) -> Any:
