@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from socialsim.envs.aec import DecisionEnv, idle_mask
-from socialsim.envs.decrypto import protocol, words
+from socialsim.envs.decrypto import protocol, shaping, words
 from socialsim.envs.decrypto.board import Board
 from socialsim.envs.decrypto.core import DecryptoGame
 from socialsim.envs.decrypto.protocol import (
@@ -71,14 +71,8 @@ class DecryptoEnv(DecisionEnv):
         hint_rules: str = protocol.REFERENCE_HINTS,
         turn_rewards: float = 0.0,
     ):
-        if (
-            isinstance(turn_rewards, bool)
-            or not isinstance(turn_rewards, (int, float))
-            or not 0 <= turn_rewards < float("inf")
-        ):
-            raise ValueError(f"turn_rewards: must be a number >= 0, got {turn_rewards!r}")
         #: the shaped reward of each reveal (0: none, the game's own rewards only)
-        self.turn_rewards = float(turn_rewards)
+        self.turn_rewards = shaping.checked_weight(turn_rewards)
         self.settings = Options(
             max_turns, first_round_interception, max_hint_words, max_hint_chars, hint_rules
         )
@@ -285,19 +279,8 @@ class DecryptoEnv(DecisionEnv):
                 self._enter_phase(HINTS)
                 self._publish_code()
             if self.turn_rewards:
-                rewards = self._shaped(rewards, result)
+                rewards = shaping.shaped(rewards, result, self.turn_rewards)
         return rewards, game.done, False, self._infos()
-
-    def _shaped(self, rewards: Mapping[str, float], result: Any) -> dict[str, float]:
-        """``rewards`` plus the reveal's shaped rewards: the team +w for a code read (-w for a
-        miscommunication), the interceptor +w for an interception."""
-        w = self.turn_rewards
-        team = -w if result.miscommunication else w
-        shaped = {seat: float(reward) for seat, reward in rewards.items()}
-        shaped["encoder"] += team
-        shaped["decoder"] += team
-        shaped["interceptor"] += w if result.interception else 0.0
-        return shaped
 
     def observe(self, agent: str) -> dict[str, Any]:
         decision = self._decisions[agent]
