@@ -15,7 +15,15 @@ The contract every env here keeps, on top of the PettingZoo API:
   :class:`~socialsim.envs.aec.DecisionAEC`, which selects only the agents with a decision.
 * The first bus message of an episode is a public ``rules`` message (turn 1, to everyone): the
   settings a player is told; agents read the game's limits from it, never from their own options.
-* ``action_mask``: the legal actions of the decision due; all zeros for an agent without one.
+* ``action_mask``: one flat 0/1 vector over ``action_space(agent)`` (a ``Discrete`` space for
+  every seat of the bundled envs; a ``MultiDiscrete`` space of your own takes a tuple, one vector
+  per part, the form ``MultiDiscrete.sample(mask=...)`` reads): the legal actions of the
+  decision due. An agent without a decision always has one legal action, the **no-op**: its
+  mask allows only index 0 (:func:`socialsim.envs.aec.idle_mask`), which the env ignores, so a
+  library that steps every agent of the Parallel form (or PettingZoo's ``parallel_to_aec``)
+  always has an action to sample; ``infos[agent]["decision"] is None`` stays the marker. A
+  choice of several parts is offered one part per step (the Decrypto encoder's three hints:
+  one ``Discrete`` hint a step, three steps a turn), or whole in a language agent's dict.
 * Actions: an element of ``action_space(agent)`` (the RL view), or for language agents a dict
   holding that element plus free text. Anything else is a ``ValueError`` that names the agent,
   the expected form and what it got, and leaves the state unchanged. An element the current

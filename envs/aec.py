@@ -29,9 +29,18 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
+
+
+def idle_mask(size: int) -> np.ndarray:
+    """The action mask of an agent without a decision: a new int8 vector of ``size`` allowing
+    only the no-op, the space's first action (index 0), which the env ignores."""
+    mask = np.zeros(size, dtype=np.int8)
+    mask[0] = 1
+    return mask
 
 
 class DecisionEnv(ParallelEnv):
@@ -40,6 +49,10 @@ class DecisionEnv(ParallelEnv):
     Subclasses implement :meth:`begin` and the four methods after it; :meth:`reset` and
     :meth:`step` are written once here from them.
     """
+
+    #: whether every live agent has a decision at every step (the AEC form then asks each in
+    #: a cycle, which PettingZoo's ``aec_to_parallel`` needs: its ``is_parallelizable``)
+    simultaneous: bool = False
 
     def begin(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
         """Start an episode as ``reset`` does and return the infos of its agents, without
@@ -136,7 +149,9 @@ class DecisionAEC(AECEnv):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__()
         self.parallel = self.parallel_class(*args, **kwargs)
-        self.metadata = self.parallel.metadata
+        # PettingZoo's aec_to_parallel steps every agent once a cycle: only a form that asks
+        # everyone at every step can be converted so (the others: turn_based_aec_to_parallel)
+        self.metadata = {**self.parallel.metadata, "is_parallelizable": self.parallel.simultaneous}
         self.possible_agents = list(self.parallel.possible_agents)
         self.render_mode = self.parallel.render_mode
         self._has_reset = False
@@ -145,6 +160,11 @@ class DecisionAEC(AECEnv):
     # the episode state of the Parallel env, under the same names
     bus = property(lambda self: self.parallel.bus)
     turn = property(lambda self: self.parallel.turn)
+
+    @property
+    def state_space(self):
+        """The space of :meth:`state`, the Parallel env's."""
+        return self.parallel.state_space
 
     def summary(self) -> dict[str, Any]:
         return self.parallel.summary()
@@ -316,7 +336,10 @@ def entry_points(
         (DecisionAEC,),
         {
             "parallel_class": parallel_class,
-            "metadata": parallel_class.metadata,
+            "metadata": {
+                **parallel_class.metadata,
+                "is_parallelizable": parallel_class.simultaneous,
+            },
             "__doc__": f"The AEC form of ``{name}`` (see :class:`DecisionAEC`).",
             "__module__": f"socialsim.envs.{name}",
         },

@@ -25,8 +25,8 @@ Arguments
 Observation
 -----------
 ``observation``: the faces shown last round, ``[matcher, mismatcher]`` (2 = none yet).
-``action_mask``: all ones while the agent has a decision (every round), all zeros after the
-last round. ``infos[agent]["decision"]`` is ``"face"``, or ``None`` once the episode is over.
+``action_mask``: all ones while the agent has a decision (every round); after the last round
+only the no-op, 0 (ignored). ``infos[agent]["decision"]`` is ``"face"``, or ``None`` once the episode is over.
 ``state()`` (``state_space``): ``[round, matcher's last face, mismatcher's last face]``.
 
 Bus messages: ``rules`` (public, to everyone, the first message, turn 1: ``game``, ``rounds``,

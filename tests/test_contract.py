@@ -112,7 +112,7 @@ class Turns(DecisionEnv):
 
     def mask(self, agent: str) -> np.ndarray:
         allowed = self.agents and agent == self.mover()
-        return np.array([1, 1, 0] if allowed else [0, 0, 0], dtype=np.int8)
+        return np.array([1, 1, 0] if allowed else [1, 0, 0], dtype=np.int8)  # idle: the no-op
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         vector = np.array([min(self.turn, 10), self.last], dtype=np.int64)

@@ -1,6 +1,7 @@
 """Decrypto's observation vector is built from named parts: the layout's slices are the
 documented table, and a played turn lands in the parts the table names."""
 
+import pytest
 from socialsim.envs import decrypto_v0
 from socialsim.envs.decrypto.board import Layout
 from socialsim.envs.decrypto.protocol import CODE_INDEX
@@ -39,3 +40,14 @@ def test_a_played_turn_lands_in_the_named_parts_of_every_seat_s_vector():
     assert observations["decoder"]["observation"].tolist() == [2, 0, 0, 0, *words, 0, 0, 0, none, none, none, *tail]  # fmt: skip
     assert observations["interceptor"]["observation"].tolist() == [2, 0, 0, 0, *[N] * 4, 0, 0, 0, none, none, none, *tail]  # fmt: skip
     assert env.state().tolist() == [2, 1, 0, 0, *words, 1, 2, 3, none, none, none, *tail]
+
+
+def test_a_pickled_env_plays_its_own_board_as_a_new_env_would():
+    cloudpickle = pytest.importorskip("cloudpickle")  # what vector envs copy envs with
+    copy = cloudpickle.loads(cloudpickle.dumps(decrypto_v0.parallel_env()))
+    fresh = decrypto_v0.parallel_env()
+    for env in (copy, fresh):
+        env.reset(seed=1)
+        env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    assert copy.state().tolist() == fresh.state().tolist()
+    assert copy._board.hints is not fresh._board.hints

@@ -71,11 +71,12 @@ def test_seed_tests_pass():
     parallel_seed_test(decrypto_v0.parallel_env, num_cycles=50)
 
 
-def test_spaces_are_discrete_24_for_guessers_and_multidiscrete_over_the_hint_vocabulary():
+def test_spaces_are_discrete_24_for_guessers_and_one_hint_of_the_vocabulary_for_the_encoder():
     env = decrypto_v0.parallel_env()
     vocabulary = len(env.hint_vocabulary)
     assert env.action_space("decoder").n == 24 and env.action_space("interceptor").n == 24
-    assert list(env.action_space("encoder").nvec) == [vocabulary] * 3
+    assert env.action_space("encoder").n == vocabulary
+    assert env.observation_space("encoder")["action_mask"].shape == (vocabulary,)
     assert env.observation_space("decoder")["observation"].shape == (14 + 9 * 8,)
     assert env.observation_space("encoder") is env.observation_space("encoder")
 
@@ -84,10 +85,35 @@ def test_hint_vocabulary_kwarg_sets_the_encoder_space(tmp_path):
     path = tmp_path / "hints.txt"
     path.write_text("alpha\nbeta\ngamma\ndelta\n")
     env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
-    assert list(env.action_space("encoder").nvec) == [4, 4, 4]
+    assert env.action_space("encoder").n == 4
     env.reset(seed=0)
     env.step({"encoder": np.array([3, 0, 1])})
     assert env.hints == ["delta", "alpha", "beta"]
+
+
+def test_encoder_gives_one_hint_a_step_and_nothing_shows_until_the_third(tmp_path):
+    path = tmp_path / "hints.txt"
+    path.write_text("alpha\nbeta\ngamma\ndelta\n")
+    env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
+    env.reset(seed=0)
+    posted = len(env.bus.log)
+    observations, _, _, _, infos = env.step({"encoder": 3})
+    observations, _, _, _, infos = env.step({"encoder": np.int64(0)})
+    assert infos["encoder"]["decision"] == "hints" and infos["decoder"]["decision"] is None
+    assert len(env.bus.log) == posted and env.hints is None
+    assert observations["encoder"]["observation"][11:14].tolist() == [3, 0, 5]  # 5: none yet
+    assert observations["decoder"]["observation"][11:14].tolist() == [5, 5, 5]
+    _, _, _, _, infos = env.step({"encoder": 1})
+    assert env.hints == ["delta", "alpha", "beta"] and infos["decoder"]["decision"] == "guess"
+    assert env.bus.log[-1].kind == "hints"
+
+
+def test_a_full_hint_triple_after_the_first_hint_step_is_a_value_error():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": 5})
+    with pytest.raises(ValueError, match=r"encoder: expected hint 2 of 3, an element of Discrete"):
+        env.step({"encoder": {"hints": ["red", "blue", "green"]}})
 
 
 def test_wordlist_kwarg_draws_keywords_from_another_list(tmp_path):
@@ -307,7 +333,8 @@ def snapshot(env):
         {"hint": ["a", "b", "c"]},
         ["a", "b", "c"],
         "a, b, c",
-        7,
+        7.0,
+        -1,
         np.array([0, 1]),
         np.array([0, 1, 10_000]),
         [0, 1, -1],
@@ -321,7 +348,8 @@ def test_malformed_encoder_action_is_a_value_error_and_changes_nothing(action):
         env.step({"encoder": action})
     message = str(error.value)
     assert message.startswith(
-        "encoder: expected {'hints': [str, str, str]} or an element of MultiDiscrete"
+        "encoder: expected an element of Discrete(328) (one hint-vocabulary index: the first of "
+        "three hints), three indices or {'hints': [str, str, str]}"
     )
     assert f"got {action!r}" in message
     assert snapshot(env) == before
@@ -580,18 +608,19 @@ def test_rules_message_is_first_and_carries_the_settings_in_force():
     assert not set(strings(dict(first.payload))) & set(env.game.keywords)
 
 
-def test_agents_without_a_decision_get_an_all_zero_mask():
+def test_agents_without_a_decision_may_play_only_the_no_op():
     env = decrypto_v0.parallel_env(first_round_interception=False)
     observations, _ = env.reset(seed=0)
-    assert not observations["decoder"]["action_mask"].any()
-    assert not observations["interceptor"]["action_mask"].any()
+    no_op = [1] + [0] * 23
+    assert observations["decoder"]["action_mask"].tolist() == no_op
+    assert observations["interceptor"]["action_mask"].tolist() == no_op
     observations, _, _, _, _ = env.step({"encoder": {"hints": ["red", "blue", "green"]}})
-    assert not np.asarray(observations["encoder"]["action_mask"]).any()
+    assert np.flatnonzero(observations["encoder"]["action_mask"]).tolist() == [0]
     assert observations["decoder"]["action_mask"].tolist() == [1] * 24
-    assert not observations["interceptor"]["action_mask"].any()  # the first-round rule
-    observations, _, _, _, _ = env.step({"decoder": 0})
-    assert observations["interceptor"]["action_mask"].sum() == 0
-    assert np.asarray(observations["encoder"]["action_mask"]).shape == (3, len(env.hint_vocabulary))
+    assert observations["interceptor"]["action_mask"].tolist() == no_op  # the first-round rule
+    observations, _, _, _, _ = env.step({"decoder": 0, "interceptor": 0, "encoder": 0})
+    assert observations["interceptor"]["action_mask"].tolist() == no_op
+    assert observations["encoder"]["action_mask"].shape == (len(env.hint_vocabulary),)
 
 
 def test_encoder_masks_are_read_only_and_a_game_never_changes_one_already_observed(tmp_path):
@@ -604,14 +633,14 @@ def test_encoder_masks_are_read_only_and_a_game_never_changes_one_already_observ
         observations["decoder"]["action_mask"],
     )
     with pytest.raises(ValueError, match="read-only"):
-        encoder[0][1] = 0
-    decoder[0] = 1  # a guesser's mask is its own
+        encoder[1] = 0
+    decoder[1] = 1  # a guesser's mask is its own
     env.step({"encoder": [1, 2, 1]})
     env.reset(seed=1, options={"keywords": ["glow", "moon", "star", "sky"]})
-    assert [m.tolist() for m in encoder] == [[0, 1, 1]] * 3  # the first game's, as observed
-    assert decoder.tolist() == [1] + [0] * 23
-    assert env.observe("decoder")["action_mask"].tolist() == [0] * 24
-    assert [m.tolist() for m in env.observe("encoder")["action_mask"]] == [[1, 0, 1]] * 3
+    assert encoder.tolist() == [0, 1, 1]  # the first game's, as observed
+    assert decoder.tolist() == [1, 1] + [0] * 22
+    assert env.observe("decoder")["action_mask"].tolist() == [1] + [0] * 23
+    assert env.observe("encoder")["action_mask"].tolist() == [1, 0, 1]
 
 
 def test_encoder_mask_forbids_the_keywords_and_hints_over_the_limits(tmp_path):
@@ -620,7 +649,7 @@ def test_encoder_mask_forbids_the_keywords_and_hints_over_the_limits(tmp_path):
     env = decrypto_v0.parallel_env(hint_vocabulary=str(path), max_hint_words=2)
     observations, _ = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
     mask = observations["encoder"]["action_mask"]
-    assert [m.tolist() for m in mask] == [[0, 0, 1, 1, 0]] * 3
+    assert mask.tolist() == [0, 0, 1, 1, 0]
     assert env.observation_space("encoder").contains(observations["encoder"])
     assert env.observation_space("encoder") is env.observation_space("encoder")
     # an index the mask forbids is played as the fallback and flagged
@@ -634,10 +663,24 @@ def test_every_spelling_of_a_keyword_in_the_vocabulary_is_masked_and_falls_back(
     path.write_text("Sun\nsun\nglow\nwarm\n")
     env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
     observations, _ = env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
-    assert [m.tolist() for m in observations["encoder"]["action_mask"]] == [[0, 0, 1, 1]] * 3
+    assert observations["encoder"]["action_mask"].tolist() == [0, 0, 1, 1]
     _, _, _, _, infos = env.step({"encoder": [0, 2, 3]})  # "Sun", allowed by no mask
     assert env.hints == [FALLBACK_HINT, "glow", "warm"]
     assert "is one of the keywords" in infos["encoder"]["invalid_action"]["reason"]
+
+
+def test_a_forbidden_hint_given_alone_falls_back_and_is_flagged_at_its_step(tmp_path):
+    path = tmp_path / "hints.txt"
+    path.write_text("Sun\nsun\nglow\nwarm\n")
+    env = decrypto_v0.parallel_env(hint_vocabulary=str(path))
+    env.reset(seed=0, options={"keywords": ["sun", "moon", "star", "sky"]})
+    _, _, _, _, infos = env.step({"encoder": 2})
+    assert "invalid_action" not in infos["encoder"]
+    _, _, _, _, infos = env.step({"encoder": 1})  # "sun", a keyword
+    flag = infos["encoder"]["invalid_action"]
+    assert flag["fallback"] == FALLBACK_HINT and "is one of the keywords" in flag["reason"]
+    env.step({"encoder": 3})
+    assert env.hints == ["glow", FALLBACK_HINT, "warm"]
 
 
 def test_an_allowed_index_hint_plays_exactly_as_the_same_words_given_as_text():
@@ -752,3 +795,40 @@ def test_every_info_copies_deep_copies_and_pickles_as_rl_libraries_need():
     assert copy.deepcopy(last_turn)["code"] == (3, 1, 4)
     with pytest.raises(TypeError):
         last_turn["code"] = (1, 2, 3)
+
+
+# -- shaped rewards -------------------------------------------------------------------------------
+
+
+def test_turn_rewards_pay_each_reveal_on_top_of_the_outcome_and_are_recorded():
+    env = decrypto_v0.parallel_env(turn_rewards=0.5, max_turns=2)
+    env.reset(seed=0, options={"codes": ["3-1-4", "1-2-3"]})
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    # the decoder reads the code, the interceptor intercepts it
+    _, rewards, _, _, _ = env.step(
+        {"decoder": {"guess": "3-1-4"}, "interceptor": {"guess": "3-1-4"}}
+    )
+    assert rewards == {"encoder": 0.5, "decoder": 0.5, "interceptor": 0.5}
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    _, rewards, terminations, _, _ = env.step(
+        {"decoder": {"guess": "1-2-4"}, "interceptor": {"guess": "4-3-2"}}
+    )
+    # a miscommunication, and the team survives its 2 turns: +1 -0.5 each, the interceptor -1
+    assert all(terminations.values()) and env.game.ending == "survived"
+    assert rewards == {"encoder": 0.5, "decoder": 0.5, "interceptor": -1.0}
+    assert env.summary()["turn_rewards"] == 0.5
+
+
+def test_without_turn_rewards_the_summary_and_rewards_are_as_they_were():
+    env = decrypto_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"encoder": {"hints": ["red", "blue", "green"]}})
+    _, rewards, _, _, _ = env.step({"decoder": 0, "interceptor": 0})
+    assert rewards == {"encoder": 0, "decoder": 0, "interceptor": 0}
+    assert "turn_rewards" not in env.summary()
+
+
+@pytest.mark.parametrize("bad", [-1, True, "1", float("nan"), float("inf")])
+def test_turn_rewards_must_be_a_number_at_least_zero(bad):
+    with pytest.raises(ValueError, match=r"turn_rewards: must be a number >= 0, got"):
+        decrypto_v0.parallel_env(turn_rewards=bad)

@@ -88,7 +88,7 @@ def test_a_repeated_vocabulary_hint_gets_the_fallback_under_the_board_game_only(
         env = decrypto_v0.parallel_env(hint_rules=rules)
         observations, _ = env.reset(seed=0)
         index = env.unwrapped.hint_vocabulary.index("above")
-        assert observations["encoder"]["action_mask"][0][index] == 1
+        assert observations["encoder"]["action_mask"][index] == 1
         _, _, _, _, infos = env.step({"encoder": np.array([index] * 3)})
         if expected is None:
             assert env.hints == ["above", "no_hint", "no_hint"]

@@ -68,7 +68,7 @@ def test_shared_seats_fed_the_recorded_actions_give_the_runner_s_record():
     record = play_episode(spec(seed, gossip=False))
     actions = learner_actions(record)
     while True:
-        deciding = bool(seats.action_masks()[0].any())
+        deciding = bool(seats._games[0].infos[LEARNER]["decision"])
         _, _, dones, _ = seats.step(np.array([actions.pop(0) if deciding else 0]))
         if dones[0]:
             break

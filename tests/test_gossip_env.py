@@ -249,7 +249,7 @@ def test_observation_holds_own_resources_role_and_counterpart():
     assert recipient[1:3].tolist() == [0, 1] and recipient[3:6].tolist() == [1, 0, 0]
     assert observations["agent_2"]["observation"][1:6].sum() == 0
     assert observations["agent_0"]["action_mask"].tolist() == [1, 1, 0, 0, 0, 0, 0]
-    assert observations["agent_2"]["action_mask"].tolist() == [0] * 7
+    assert observations["agent_2"]["action_mask"].tolist() == [1] + [0] * 6  # the no-op
 
 
 def test_returned_observations_are_never_changed_by_later_steps_or_resets():
@@ -648,13 +648,13 @@ def test_state_holds_progress_resources_seats_and_tones():
 
 
 @pytest.mark.parametrize("module", [donation_v0, prisoners_v0, trust_v0, market_v0])
-def test_agents_without_a_decision_get_an_all_zero_mask(module):
+def test_agents_without_a_decision_may_play_only_the_no_op(module):
     env = module.parallel_env()
     observations, infos = env.reset(seed=0)
     idle = [a for a in env.agents if not infos[a]["decision"]]
     assert idle
     for agent in idle:
-        assert not observations[agent]["action_mask"].any()
+        assert np.flatnonzero(observations[agent]["action_mask"]).tolist() == [0]
     for agent in env.agents:
         if infos[agent]["decision"]:
             assert observations[agent]["action_mask"].any()

@@ -41,13 +41,13 @@ def test_rules_message_is_first_and_states_the_rounds():
     assert [m.kind for m in env.bus.log[1:]] == ["lucky_face", "lucky_face"]
 
 
-def test_agents_without_a_decision_get_an_all_zero_mask():
+def test_agents_without_a_decision_may_play_only_the_no_op():
     env = matching_pennies_v0.parallel_env(rounds=1)
     observations, _ = env.reset(seed=0)
     assert observations["matcher"]["action_mask"].tolist() == [1, 1]
     observations, _, terminations, _, infos = env.step({"matcher": 0, "mismatcher": 1})
     assert all(terminations.values()) and infos["matcher"]["decision"] is None
-    assert observations["matcher"]["action_mask"].tolist() == [0, 0]
+    assert observations["matcher"]["action_mask"].tolist() == [1, 0]
 
 
 def test_aec_form_asks_the_matcher_then_the_mismatcher_and_pays_the_round_together():

@@ -154,3 +154,19 @@ def test_a_parameter_shared_policy_over_all_eight_seats_beats_both_random_refere
     assert (out / "shared.zip").is_file() and (out / "initial.zip").is_file()
     assert (out / "training_curve.png").stat().st_size > 10_000
     assert cli.main(["report", str(out / "eval"), "--no-files"]) == 0
+
+
+@pytest.mark.slow
+def test_decrypto_turn_rewards_teach_an_interceptor_in_8000_steps(tmp_path, capsys):
+    """About a minute and a half on 2 loaded cores. Measured at seed 0: 0.05 -> 0.23
+    interceptions per guess with the option, 0.05 -> 0.06 without it (the end's +-1 only)."""
+    script = load_script("decrypto_turn_rewards")
+    out = tmp_path / "turn"
+    status = script.main(["--timesteps", "8000", "--out", str(out)])
+    result = json.loads((out / "result.json").read_text())
+    first = result["first_quarter_interceptions_per_guess"]
+    last = result["last_quarter_interceptions_per_guess"]
+    assert first < 0.1  # about the random guesser's 1/24
+    assert last >= 3 * first and status == 0
+    assert "interceptions per guess" in capsys.readouterr().out
+    assert (out / "training_curve.png").is_file()

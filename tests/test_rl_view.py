@@ -116,7 +116,7 @@ def test_the_views_episode_is_the_runners_for_the_same_seed_and_agents(env_id, k
         assert total == pytest.approx(ours.returns[seat])
 
 
-def test_action_masks_is_the_observations_mask_and_ends_all_zero():
+def test_action_masks_is_the_observations_mask_and_ends_with_the_no_op_only():
     view = SeatView("donation_v0", "agent_0", {"kind": "stern_judging"}, n_agents=4)
     observation, _ = view.reset(seed=0)
     done = False
@@ -125,7 +125,7 @@ def test_action_masks_is_the_observations_mask_and_ends_all_zero():
         assert view.record is None
         observation, _, terminated, truncated, _ = view.step(first_legal(observation))
         done = terminated or truncated
-    assert not observation["action_mask"].any()
+    assert observation["action_mask"].tolist() == [1, 0, 0, 0, 0, 0, 0]
     assert view.record is not None and view.record.status == "done"
 
 

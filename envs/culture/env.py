@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from socialsim.envs.aec import DecisionEnv
+from socialsim.envs.aec import DecisionEnv, idle_mask
 from socialsim.envs.culture import protocol as p
 from socialsim.envs.culture.core import CultureGame, Interaction
 
@@ -168,7 +168,7 @@ class CultureEnv(DecisionEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         depth = self.options.trace_depth
         obs = np.full(2 + 2 * depth, -1.0)
-        mask = np.zeros(p.N_ACTIONS, dtype=np.int8)
+        mask = idle_mask(p.N_ACTIONS)
         game = self.game
         if game is not None:
             k = self.possible_agents.index(agent)

@@ -124,16 +124,34 @@ class Board:
         self._empty = self.values.copy()
         self._empty[parts.hints] = self._empty[parts.hint_history] = self._no_hint
         self._empty[parts.guesses] = len(CODES)
-        cells = memoryview(self.values)
-        self.turn, self.tokens = cells[parts.turn], cells[parts.tokens]
-        self.keywords, self.code, self.hints = (
-            cells[parts.keywords],
-            cells[parts.code],
-            cells[parts.hints],
-        )
-        self.hint_history = cells[parts.hint_history]
-        self.codes_played, self.guesses = cells[parts.codes_played], cells[parts.guesses]
+        self._bind()
         self._views = seat_views(max_turns)
+
+    #: the parts of :attr:`values` written through memoryviews, made by :meth:`_bind`
+    _CELLS = (
+        "turn",
+        "tokens",
+        "keywords",
+        "code",
+        "hints",
+        "hint_history",
+        "codes_played",
+        "guesses",
+    )
+
+    def _bind(self) -> None:
+        """Make each part's memoryview of :attr:`values` (again, after a copy or unpickling)."""
+        cells, parts = memoryview(self.values), self.layout
+        for name in self._CELLS:
+            setattr(self, name, cells[getattr(parts, name)])
+
+    def __getstate__(self) -> dict:
+        # a memoryview cannot be pickled or copied: a copy binds its own to its own values
+        return {k: v for k, v in self.__dict__.items() if k not in self._CELLS}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind()
 
     def show(self, seat: str | None, decision: str | None) -> np.ndarray:
         """What ``seat`` sees while it has ``decision`` (``None``: the global state in

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from socialsim.envs.aec import DecisionEnv
-from socialsim.envs.decrypto import protocol, words
+from socialsim.envs.aec import DecisionEnv, idle_mask
+from socialsim.envs.decrypto import protocol, shaping, words
 from socialsim.envs.decrypto.board import Board
 from socialsim.envs.decrypto.core import DecryptoGame
 from socialsim.envs.decrypto.protocol import (
@@ -44,7 +44,8 @@ RENDER_MODES = ("ansi", "human")
 _VIEWS = dict.fromkeys(("keywords", "code", "hints", "reveal", "game_over"), MappingProxyType)
 
 _ANY_CODE = np.ones(len(CODES), dtype=np.int8)  # a guesser's mask (copied for each observation)
-_NO_CODE = np.zeros(len(CODES), dtype=np.int8)
+#: a seat without a decision may play only the no-op, its space's first action (ignored)
+_NO_CODE = idle_mask(len(CODES))
 
 
 class DecryptoEnv(DecisionEnv):
@@ -68,7 +69,10 @@ class DecryptoEnv(DecisionEnv):
         keywords: Sequence[str] | None = None,
         codes: Sequence[Any] | None = None,
         hint_rules: str = protocol.REFERENCE_HINTS,
+        turn_rewards: float = 0.0,
     ):
+        #: the shaped reward of each reveal (0: none, the game's own rewards only)
+        self.turn_rewards = shaping.checked_weight(turn_rewards)
         self.settings = Options(
             max_turns, first_round_interception, max_hint_words, max_hint_chars, hint_rules
         )
@@ -94,11 +98,14 @@ class DecryptoEnv(DecisionEnv):
         self._hint_fits = lexicon.hint_fits
         #: the encoder's masks, one per hint position, of a game none of whose keywords is in
         #: the vocabulary (the bundled lists' every game), and with no decision
-        self._fit_masks = (self._hint_fits,) * 3
         self._fit_allowed = self._hint_fits.tobytes()
-        self._no_hints = (read_only(np.zeros_like(self._hint_fits)),) * 3
-        #: this game's masks (made at reset), and the hints check_action allows, as bytes
-        self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
+        self._no_hint = read_only(idle_mask(len(self._hint_fits)))
+        #: this game's mask of one hint (made at reset), and the hints check_action allows, as
+        #: bytes
+        self._hint_mask, self._hint_allowed = self._hint_fits, self._fit_allowed
+        #: the hints chosen so far this turn one at a time (an element of the Discrete space
+        #: each), as the words the game will play
+        self._slots: list[str] = []
         # the settings never change, so neither does the message: made plain once
         self._rules = json_copy(self.rules().to_payload())
         #: the reference stream, re-seeded by each game (building one costs more than a turn)
@@ -131,15 +138,15 @@ class DecryptoEnv(DecisionEnv):
         high = self._board.layout.high(len(self.words), V)
         vector = spaces.Box(low=np.zeros_like(high), high=high, dtype=np.int64)
         guess_mask = spaces.Box(0, 1, shape=(len(CODES),), dtype=np.int8)
-        # one mask per hint position: MultiDiscrete.sample takes a tuple of per-position masks
-        hint_mask = spaces.Tuple([spaces.Box(0, 1, shape=(V,), dtype=np.int8)] * 3)
+        # the encoder's three-slot choice, offered flat: one hint per step, three steps a turn
+        hint_mask = spaces.Box(0, 1, shape=(V,), dtype=np.int8)
         observation = {
             "encoder": spaces.Dict({"observation": vector, "action_mask": hint_mask}),
             "decoder": spaces.Dict({"observation": vector, "action_mask": guess_mask}),
             "interceptor": spaces.Dict({"observation": vector, "action_mask": guess_mask}),
         }
         action = {
-            "encoder": spaces.MultiDiscrete([V, V, V]),
+            "encoder": spaces.Discrete(V),
             "decoder": spaces.Discrete(len(CODES)),
             "interceptor": spaces.Discrete(len(CODES)),
         }
@@ -188,9 +195,10 @@ class DecryptoEnv(DecisionEnv):
         if masked:
             mask = self._hint_fits.copy()
             mask[masked] = 0
-            self._hint_masks, self._hint_allowed = (read_only(mask),) * 3, mask.tobytes()
+            self._hint_mask, self._hint_allowed = read_only(mask), mask.tobytes()
         else:
-            self._hint_masks, self._hint_allowed = self._fit_masks, self._fit_allowed
+            self._hint_mask, self._hint_allowed = self._hint_fits, self._fit_allowed
+        self._slots = []
         self._keywords = game.keywords
         self.agents = list(SEATS)
         self.bus = MessageBus(SEATS, TEAMS, views=_VIEWS)
@@ -215,6 +223,10 @@ class DecryptoEnv(DecisionEnv):
 
     def check_action(self, agent: str, action: Any) -> tuple[Any, dict[str, Any] | None]:
         if agent == "encoder":
+            if _is_index(action):
+                return self._check_slot(int(action))
+            if self._slots:
+                raise self._expected_hints(action)
             indices = self._hint_indices(action)
             allowed = self._hint_allowed
             if (
@@ -239,7 +251,11 @@ class DecryptoEnv(DecisionEnv):
         assert game is not None
         rewards = dict.fromkeys(self.agents, 0)
         if self.phase == HINTS:
-            self.hints = choices["encoder"]
+            hints = choices["encoder"]
+            if isinstance(hints, str):  # one hint of three: the turn waits for the others
+                self._slots.append(hints)
+                return rewards, False, False, self._infos()
+            self.hints, self._slots = hints, []
             self._enter_phase(GUESS)
             self._board.hint(self.hints)
             self._publish(EVERYONE, "public", protocol.Hints(game.turn, tuple(self.hints)))
@@ -262,13 +278,20 @@ class DecryptoEnv(DecisionEnv):
             else:
                 self._enter_phase(HINTS)
                 self._publish_code()
+            if self.turn_rewards:
+                rewards = shaping.shaped(rewards, result, self.turn_rewards)
         return rewards, game.done, False, self._infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
         decision = self._decisions[agent]
         vector = self._board.show(agent, decision)  # a new array
         if agent == "encoder":
-            mask: Any = self._hint_masks if decision else self._no_hints
+            mask = self._hint_mask if decision else self._no_hint
+            if self._slots and decision:  # the hints it has chosen this turn, to itself only
+                index, outside = self._board._vocab_index, len(self.hint_vocabulary)
+                chosen = [index.get(word.casefold(), outside) for word in self._slots]
+                start = self._board.layout.hints.start
+                vector[start : start + len(chosen)] = chosen
         else:
             mask = (_ANY_CODE if decision else _NO_CODE).copy()  # its own: RL views pass it on
         return {"observation": vector, "action_mask": mask}
@@ -282,9 +305,31 @@ class DecryptoEnv(DecisionEnv):
             return self._hint_words(action)
         return [self.hint_vocabulary[i] for i in indices]
 
+    def _check_slot(self, index: int) -> tuple[Any, dict[str, Any] | None]:
+        """One hint of three, a vocabulary index: the word alone, or the three words when it
+        is the last; a hint the mask forbids is replaced by the fallback and flagged at once."""
+        V = len(self.hint_vocabulary)
+        if not 0 <= index < V:
+            raise self._expected_hints(index)
+        word, slots = self.hint_vocabulary[index], self._slots
+        flag = None
+        if not self._hint_allowed[index] or self._board_game_hints:
+            # checked in its place after the hints kept so far (the board game's repeat rule)
+            played, reasons = self.game.apply_hint_fallback([*slots, word])
+            word = played[-1]
+            if reasons:
+                flag = {"reason": "; ".join(reasons), "fallback": word}
+        return ([*slots, word] if len(slots) == 2 else word), flag
+
     def _expected_hints(self, action: Any) -> ValueError:
         V = len(self.hint_vocabulary)
-        expected = f"{{'hints': [str, str, str]}} or an element of MultiDiscrete([{V}, {V}, {V}]) (hint-vocabulary indices)"
+        if self._slots:
+            expected = f"hint {len(self._slots) + 1} of 3, an element of Discrete({V})"
+        else:
+            expected = (
+                f"an element of Discrete({V}) (one hint-vocabulary index: the first of three "
+                "hints), three indices or {'hints': [str, str, str]}"
+            )
         return ValueError(f"encoder: expected {expected}, got {action!r}")
 
     def _board_game_breaks(self, indices: list[int]) -> bool:
@@ -423,7 +468,16 @@ class DecryptoEnv(DecisionEnv):
         """Keywords, ending, turns, counters and the turn log (see ``core.DecryptoGame.summary``)."""
         if self.game is None:
             raise ValueError("summary: no game yet; call reset() first")
+        if self.turn_rewards:  # recorded only when on, so the default records are as they were
+            return {**self.game.summary(), "turn_rewards": self.turn_rewards}
         return self.game.summary()
+
+
+def _is_index(action: Any) -> bool:
+    """Whether ``action`` is one index (an int, a numpy integer or a 0-d integer array)."""
+    if isinstance(action, np.ndarray):
+        return action.shape == () and np.issubdtype(action.dtype, np.integer)
+    return isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
 
 
 __all__ = ["GUESSERS", "RENDER_MODES", "TEAMS", "DecryptoEnv", "render_text"]

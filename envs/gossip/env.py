@@ -7,7 +7,7 @@ order. All four share one pattern:
 
 * **Agents** ``agent_0 .. agent_{N-1}``; with an entrant it is the last one. Every agent is live
   for the whole episode; agents that do not decide at a step get ``infos[a]["decision"] = None``
-  and an all-zero action mask, and their actions are ignored.
+  and an action mask allowing only the no-op, action 0; their actions are ignored.
 * **Observation**: see :mod:`.observation`. **Actions**: see :mod:`.actions`.
 * **Infos** ``{"decision", "round", "role", "counterpart"}`` (``role``/``counterpart`` ``None``
   when sitting out; the agents sitting out a step share one info dict: read it, don't change it).

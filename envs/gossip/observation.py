@@ -6,7 +6,8 @@ counts of each tone published so far about every agent (N x 5, agent-major)]``; 
 donation game's ``gossip_reach`` below 1 the counts are of the tones that reached the agent
 (``Hearsay.known``: its own, those about it, those a ``reputation`` message told it); the role and
 counterpart parts are zero for an agent sitting out and once the game is over. The mask marks
-the actions legal for the decision due; it is all zeros for an agent without a decision.
+the actions legal for the decision due; for an agent without a decision it allows only the
+no-op, action 0, which the env ignores (:func:`socialsim.envs.aec.idle_mask`).
 
 Nothing here is kept in step with the game: every observation is computed from the core's
 ``resources``, ``seats``, ``tone_counts`` and ``pending()`` at the moment it is asked for, into
@@ -20,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 from gymnasium import spaces
+from socialsim.envs.aec import idle_mask
 from socialsim.envs.gossip import core
 from socialsim.envs.gossip.protocol import TONES
 
@@ -70,7 +72,7 @@ class Layout:
         vector[0] = game.resources[agent]
         due = game.pending().get(agent)
         if due is None:
-            action_mask = np.zeros(self.n_actions, dtype=np.int8)
+            action_mask = idle_mask(self.n_actions)
         else:
             action_mask = mask(agent, due[0]).copy()
         return {"observation": vector, "action_mask": action_mask}
@@ -90,6 +92,7 @@ class Layout:
         vectors[:, 0] = game.resources
         vectors[:, self.tone_offset :] = tones_seen(game)  # one row: the same for everyone
         masks = np.zeros((game.n, self.n_actions), dtype=np.int8)
+        masks[:, 0] = 1  # the no-op of every agent without a decision (idle_mask)
         for agent, (decision, _, _) in game.pending().items():
             masks[agent] = mask(agent, decision)
         return {

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from socialsim.envs.aec import DecisionEnv
+from socialsim.envs.aec import DecisionEnv, idle_mask
 
 from socialsim.bus import EVERYONE, MessageBus
 
@@ -22,6 +22,7 @@ NONE_YET = 2  # the observation's value of a face before the first round
 class PenniesEnv(DecisionEnv):
     """Matching pennies, Parallel form."""
 
+    simultaneous = True  # both players choose at every step
     metadata = {
         "name": "matching_pennies_v0",
         "render_modes": list(RENDER_MODES),
@@ -119,7 +120,7 @@ class PenniesEnv(DecisionEnv):
         last = self._last if self._last is not None else (NONE_YET, NONE_YET)
         return {
             "observation": np.array(last, dtype=np.int8),
-            "action_mask": np.full(2, 0 if self.over else 1, dtype=np.int8),
+            "action_mask": idle_mask(2) if self.over else np.ones(2, dtype=np.int8),
         }
 
     # -- global views ---------------------------------------------------------------------------

@@ -11,6 +11,9 @@
 * :class:`~socialsim.rl.rllib.RLlibSeats`: the learner seats of one game as an RLlib
   ``MultiAgentEnv``, and ``shared_ppo``, one masked PPO policy for all of them (needs the
   ``rllib`` extra). Both play their games through :class:`~socialsim.rl.games.LearnerGame`.
+* :mod:`socialsim.rl.plain`: wrappers for MARL libraries, either form: ``numeric_infos``
+  (plain numeric infos, the mask included), ``padded_roles`` (one space for every seat, so one
+  policy hosts Decrypto's roles) and ``box_observations`` (Box observations).
 * :class:`~socialsim.rl.vector.ProcessVectorEnv`: a Gymnasium vector env with several envs per
   worker process, one round trip per worker and step.
 

@@ -26,8 +26,8 @@ parts RLlib's PettingZoo wrappers get wrong for these games:
   each observation carries the sum of the learner's rewards since its previous one: RLlib drops
   the rewards of an agent before its first observation (a glue that observes only the deciding
   agents trained on returns of 13.6 per seat where random legal play has 20.9). The actions the
-  learners without a decision are asked for at the reset (their masks all zeros, so the masking
-  module draws uniformly) are ignored.
+  learners without a decision are asked for at the reset (their masks allow only the no-op,
+  action 0) are ignored.
 * **Seeds.** ``reset(seed=s)`` restarts the env's generator of episode seeds at ``s`` (the env
   runners of ``config.debugging(seed=...)`` do), so a seeded run plays the same episodes.
 """

@@ -22,10 +22,10 @@ Contract:
   always among them). Its reward is the seat's reward of the step (``reward="own"``) or the mean
   of the step's rewards of its game's learner seats (``reward="mean"``: the group's welfare per
   seat, a cooperative objective).
-* The env steps every game at once. A learner seat without a decision this step has an all-zero
-  ``action_masks()`` row: MaskablePPO's masked distribution gives its sample a constant
-  log-probability, so it moves the value estimate and never the policy; the env ignores its
-  action.
+* The env steps every game at once. A learner seat without a decision this step has an
+  ``action_masks()`` row allowing only the no-op (action 0): MaskablePPO's masked distribution
+  gives its sample a constant log-probability, so it moves the value estimate and never the
+  policy; the env ignores its action.
 * When a game ends, its slots are ``done`` (``info["terminal_observation"]`` is the last
   observation, ``info["TimeLimit.truncated"]`` set on truncation) and the game restarts on the
   next episode seed, drawn from the game's own generator (``np.random.default_rng(seed + g)``,

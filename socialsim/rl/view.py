@@ -21,9 +21,9 @@ Contract:
   also holds what was paid before the learner's first decision, so the returns add up to the
   record's). The episode ends
   (``terminated``/``truncated`` as the env says) when the game does, whether or not the learner
-  decides again; the final observation carries an all-zero mask.
+  decides again; the final observation's mask allows only the no-op (action 0, ignored).
 * **Observation**: the learner's own numeric observation dict of the env, ``{"observation",
-  "action_mask"}`` (a Decrypto encoder's three per-hint masks concatenated into one), plus one
+  "action_mask"}`` (one flat vector: a ``MultiDiscrete`` space's per-part masks concatenated), plus one
   key per feature in ``features``: a name of :mod:`socialsim.rl.features` or a feature object
   (such as ``socialsim.agents.rl.decrypto.HintHistory``, the embedding features of a Decrypto
   guess). :meth:`action_masks` is the mask as
@@ -34,7 +34,7 @@ Contract:
   ``socialsim.envs.decrypto.protocol.CODES`` (0 is 1-2-3); its observation is the env's integer
   vector (turn, tokens, the seat's keywords if a teammate, the current hints and the hint and
   code history, all as vocabulary indices; see ``socialsim.envs.decrypto_v0``). The encoder's
-  ``MultiDiscrete`` hint choice works too but is hard to learn.
+  hint choice is one ``Discrete`` hint per step, three steps a turn.
 * ``info``: the learner's env info (``decision``, ...). :attr:`messages` holds the bus messages
   new in the learner's inbox at its current decision, as an agent would receive them.
 """

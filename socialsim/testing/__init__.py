@@ -2,6 +2,8 @@
 
 * :func:`check_env` (:mod:`socialsim.testing.contract`) checks an env, by id, shim module or
   factory, against PettingZoo's API and seed tests and the socialsim env contract.
+* :func:`run_pettingzoo_suite` (:mod:`socialsim.testing.pettingzoo_suite`): PettingZoo's whole
+  test suite (API, seed, render, state, performance benchmark, the conversions), both forms.
 * :class:`~socialsim.testing.llm_server.ScriptedChatServer`: a real OpenAI-compatible chat
   server on 127.0.0.1 with scripted replies and injected faults (stdlib only; also
   ``python -m socialsim.testing.llm_server``).
@@ -27,6 +29,8 @@ _LAZY = {
     "ContractViolation": "socialsim.testing.contract",
     "ContractWarning": "socialsim.testing.contract",
     "ScriptedChatServer": "socialsim.testing.llm_server",
+    "run_pettingzoo_suite": "socialsim.testing.pettingzoo_suite",
+    "run_pettingzoo_test": "socialsim.testing.pettingzoo_suite",
 }
 
 __all__ = sorted(_LAZY)

@@ -133,9 +133,11 @@ def _check_masks(d: Any, findings: Findings, masked: bool) -> None:
             findings.fail(
                 "masks", f"{where}: action_mask holds values other than 0 and 1: {mask!r}"
             )
-        elif decision is None and any(part.any() for part in parts):
+        elif decision is None and any(np.flatnonzero(part).tolist() != [0] for part in parts):
             allowed = np.flatnonzero(np.concatenate(parts)).tolist()
-            findings.fail("masks", f"{where}: action_mask allows {allowed}; it must be all zeros")
+            findings.fail(
+                "masks", f"{where}: action_mask allows {allowed}; it must allow only the no-op, 0"
+            )
         elif decision is not None and not all(part.any() for part in parts):
             findings.fail("masks", f"{where}: the action_mask allows no action")
 

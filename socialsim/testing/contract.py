@@ -15,9 +15,10 @@ The contract, on top of PettingZoo's API (``socialsim.envs``'s docstring states 
     Every info holds ``"decision"``, a str or ``None``; while the episode runs at least one live
     agent has a decision (the Parallel form needs actions only from those).
 ``masks``
-    Where observations carry an ``action_mask``, an agent without a decision gets all zeros and
-    an agent with a decision gets a mask allowing at least one action (every decision has a
-    mask; one vector per sub-action for a ``MultiDiscrete`` space).
+    Where observations carry an ``action_mask``, an agent without a decision gets a mask that
+    allows only the no-op, its space's first action (index 0; the env ignores it), and an agent
+    with a decision gets a mask allowing at least one action (every decision has a mask; one
+    vector per sub-action for a ``MultiDiscrete`` space).
 ``forbidden_action``
     A well-formed action the mask forbids is no error: the env plays the decision's fallback and
     sets ``infos[agent]["invalid_action"] = {"reason": str, "fallback": ...}``; a legal action
