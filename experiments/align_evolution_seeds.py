@@ -29,11 +29,11 @@ on the 2 cores):
 
 | arm | n | cooperation, generation 14 [95% bootstrap] | defectors win, k/n [95% Clopper-Pearson] |
 |---|---|---|---|
-| gossip=False | 1000 | 0.0116 [0.0101, 0.0131] | 1000/1000 = 1.0 [0.9963, 1.0] |
 | gossip=True | 1000 | 0.8724 [0.8533, 0.8901] | 107/1000 = 0.107 [0.0885, 0.1278] |
+| gossip=False | 1000 | 0.0116 [0.0101, 0.0131] | 1000/1000 = 1.0 [0.9963, 1.0] |
 
-difference (gossip=True - gossip=False), paired by seed: 0.8608 [0.8414, 0.8787], p = 0.0002
-(the permutation test's floor, 1/5001). The 10 seeds of the env run (``generations.csv``):
+difference (gossip=False - gossip=True, the file's first value the baseline), paired by seed:
+-0.8608 [-0.8787, -0.8414], p = 0.0002 (the permutation test's floor, 1/5001). The 10 seeds of the env run (``generations.csv``):
 0.749 [0.486, 0.956] and 0.027 [0.000, 0.059], defectors winning in 2 of 10 with gossip.
 """
 

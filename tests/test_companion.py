@@ -41,8 +41,8 @@ def test_the_society_plays_the_env_runs_generations_for_the_same_seeds(tmp_path,
 
 
 def test_the_arms_are_the_files_cells_in_its_order_with_its_population():
-    gossip_off, gossip_on = arms(load("align_evolution"))
-    assert (gossip_off.label, gossip_on.label) == ("gossip=False", "gossip=True")
+    gossip_on, gossip_off = arms(load("align_evolution"))
+    assert (gossip_on.label, gossip_off.label) == ("gossip=True", "gossip=False")
     assert gossip_on.population == {"always_cooperate": 6, "always_defect": 6, "stern_judging": 8}
     assert (gossip_on.rounds, gossip_on.generations, gossip_on.first_seed) == (30, 15, 0)
     assert gossip_on.evolution.mutation == 0.02

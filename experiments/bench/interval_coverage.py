@@ -44,6 +44,7 @@ import argparse
 import math
 import sys
 import time
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -124,9 +125,9 @@ def main() -> None:
     last = pool(args.file, args.pool)
     print(f"pool: {args.pool} seeds an arm of {args.file} ({time.perf_counter() - started:.0f} s)")
     rows = []
-    rng = np.random.default_rng(0)
     for name, (values, method) in quantities(last).items():
         for n in args.sizes:
+            rng = np.random.default_rng([zlib.crc32(name.encode()), n])  # the blocks' draws
             row = {"quantity": name, "method": method, "truth": values.mean()}
             rows.append({**row, **coverage(values, method, n, args.blocks, rng)})
     table = pd.DataFrame(rows)
