@@ -2,7 +2,8 @@
 
 ``socialsim run align_evolution`` keeps every record of 10 replicates a cell; 10 seeds of this
 split outcome (defectors win in about one seed in ten) give bootstrap intervals that cover the
-true mean in 67-69% of seed blocks, 1,000 seeds in 95% (``experiments/bench/interval_coverage.py``). This script plays the
+true mean in 69-70% of seed blocks, 1,000 seeds in 93.5-97.5%
+(``experiments/bench/interval_coverage.py``). This script plays the
 same file's cells in the numpy society (:mod:`socialsim.society.companion`: the same
 generations for the same seeds; its first 10 seeds are the env run's 10 replicates, value for
 value) for ``--seeds`` seeds (1,000 by default, a few seconds), and prints the headline of the

@@ -20,7 +20,7 @@ of seeds (k of n) has the exact Clopper-Pearson interval (:func:`binomial_ci`).
 **Coverage.** A percentile bootstrap interval covers its mean only with enough replicates: over
 10 seeds of ``align_evolution`` (a split outcome: defectors win in about one seed in ten) the
 95% interval of the last generation's cooperation with gossip covers the true mean in 69% of
-disjoint seed blocks, over 30 seeds in 91%, over 1,000 seeds in 95%
+disjoint seed blocks, over 30 seeds in 91%, over 1,000 seeds in 93.5-97.5%
 (``experiments/bench/interval_coverage.py`` measures it).
 
 **Printed numbers** keep four significant digits and print values within ``1e-9`` of zero as
