@@ -58,29 +58,77 @@ def test_an_unpaired_contrast_shuffles_the_labels_and_equal_cells_give_p_1():
     assert not row["paired"] and row["difference"] == 0.0 and row["p_value"] == 1.0
 
 
-def test_contrasts_hold_the_other_factors_fixed_and_state_the_comparisons():
+def _gossip_by_norm(**extra_metrics) -> pd.DataFrame:
     rows = []
     for gossip in (True, False):
         for norm in ("a", "b"):
             for seed in range(4):
+                score = float(seed) + (2.0 if gossip else 0.0)
                 rows.append(
                     {
-                        "cell.gossip": gossip,
+                        "cell.env.kwargs.gossip": gossip,
                         "cell.norm": norm,
                         "seed": seed,
                         "fingerprint": f"{gossip}{norm}{seed}",
-                        "score": float(seed) + (2.0 if gossip else 0.0),
+                        "score": score,
+                        **{name: rule(score, seed) for name, rule in extra_metrics.items()},
                     }
                 )
-    table = contrasts.contrasts(pd.DataFrame(rows), ["score"])
+    return pd.DataFrame(rows)
+
+
+def test_contrasts_hold_the_other_factors_fixed_and_state_the_comparisons():
+    table = contrasts.contrasts(_gossip_by_norm(), ["score"])
     gossip = table[table["factor"] == "gossip"]
     assert list(gossip["context"]) == ["norm=a", "norm=b"]
+    # no grid given: the values in natural order, false first
     assert (gossip["baseline"] == "False").all() and (gossip["difference"] == 2.0).all()
     assert (gossip["p_value"] == 2 / 16).all()
     norm = table[table["factor"] == "norm"]
     assert (norm["difference"] == 0.0).all() and (norm["p_value"] == 1.0).all()
     assert (table["comparisons"] == 4).all()
-    assert (table["p_bonferroni"] == (table["p_value"] * 4).clip(upper=1)).all()
+    # Holm over the 4: p = 1/8, 1/8, 1, 1 -> 4/8, max(3/8, 4/8), 1, 1
+    assert list(table["p_holm"]) == [0.5, 0.5, 1.0, 1.0]
+
+
+def test_the_contrasts_baseline_is_the_files_first_grid_value():
+    grid = {"env.kwargs.gossip": [True, False], "norm": ["b", "a"]}
+    table = contrasts.contrasts(_gossip_by_norm(), ["score"], grid)
+    gossip = table[table["factor"] == "gossip"]
+    assert (gossip["baseline"] == "True").all() and (gossip["treatment"] == "False").all()
+    assert (gossip["difference"] == -2.0).all()
+    norm = table[table["factor"] == "norm"]
+    assert (norm["baseline"] == "b").all() and (norm["treatment"] == "a").all()
+
+
+def test_metrics_that_rescale_another_share_its_row_naming_them_all():
+    frame = _gossip_by_norm(
+        copy=lambda score, seed: score,
+        welfare=lambda score, seed: 3 * score + 1,
+        squared=lambda score, seed: score**2,
+    )
+    table = contrasts.contrasts(frame, ["score", "copy", "welfare", "squared"])
+    gossip = table[(table["factor"] == "gossip") & (table["context"] == "norm=a")]
+    assert list(gossip["metric"]) == ["score = copy = welfare / 3", "squared"]
+    assert list(gossip["difference"]) == [2.0, 4 * 1.5 + 4]  # (s + 2)^2 - s^2 = 4 s + 4
+    norm = table[table["factor"] == "norm"]  # equal cells: squared is score's rescaling nowhere
+    assert list(norm["metric"]) == ["score = copy = welfare / 3", "squared"] * 2
+    assert (table["comparisons"] == 8).all()  # 2 factors x 2 contexts x 2 rows
+
+
+def test_holm_multiplies_the_ith_smallest_of_m_by_m_minus_i_plus_1_keeping_the_order():
+    adjusted = stats.holm([0.01, 0.04, 0.03, math.nan, 0.5])
+    assert adjusted[:3].tolist() == pytest.approx([0.04, 0.09, 0.09])
+    assert math.isnan(adjusted[3]) and adjusted[4] == 0.5
+    assert stats.holm([0.6, 0.9]).tolist() == [1.0, 1.0]
+
+
+def test_a_share_of_seeds_has_the_exact_clopper_pearson_interval():
+    # the beta quantiles Beta(0.025; 2, 9) and Beta(0.975; 3, 8), as scipy gives them
+    assert stats.binomial_ci(2, 10) == pytest.approx((0.0252107263, 0.5560954623), abs=1e-9)
+    assert stats.binomial_ci(0, 10) == pytest.approx((0.0, 1 - 0.025 ** (1 / 10)), abs=1e-9)
+    assert stats.binomial_ci(10, 10) == pytest.approx((0.025 ** (1 / 10), 1.0), abs=1e-9)
+    assert all(math.isnan(v) for v in stats.binomial_ci(0, 0))
 
 
 def test_a_cell_whose_games_are_all_the_same_is_one_replicate_with_no_se():

@@ -8,7 +8,20 @@ private ``reputation`` message, :class:`ReputationPayload`; none while nothing w
 when draw ``k`` of ``reach.random(pairs)`` is below q, ``reach`` being :func:`reach_generator`
 of the game's Generator, so that the schedule's draws are those of q = 1. A donor that is not
 told treats its recipient as a stranger. With q = 1 (the default) nothing of this happens:
-gossip is public, as it always was. Discriminators resist defectors when q > cost / benefit.
+gossip is public, as it always was.
+
+What q must be for discriminators to out-earn defectors is measured, not assumed
+(:mod:`socialsim.society.threshold`; ``experiments/gossip_threshold.py``: 100 agents, 200
+rounds, 100 seeds a q, q* the reach from which they out-earn defectors for good). Nowak &
+Sigmund's q > c/b is the limit of rare defectors and discriminators who all stay in good
+standing. With 10% defectors, image scoring needs q* = 0.229 at c/b = 0.2 and 0.535 at 0.5 (0.03
+above c/b, within 0.012 of the good-standing bound c / ((1 - d) b + d c) for a share d of
+defectors), simple standing 0.233 and 0.550, and stern judging 0.257 and 0.603: a recipient
+gossips by its own norm, and always-defect and always-cooperate recipients judge by image
+scoring, so a stern judge's justified refusal of a defector is criticised, and the refuser is
+bad to the other judges until it is next praised. With half the population defecting, stern
+judging loses at c/b = 0.5 whatever the reach, and image scoring out-earns defectors only in a
+window (q of about 0.69-0.76) and from q = 0.977 on.
 
 What each agent's inbox holds of the tones is :attr:`Hearsay.known`, which the numeric
 observation counts in place of every tone published: an RL seat sees what a scripted judge reads.

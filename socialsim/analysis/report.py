@@ -184,7 +184,8 @@ def contrast_section(
 ) -> None:
     """Differences between the cells of every grid factor (and between runs), with their
     intervals and tests (:mod:`~socialsim.analysis.contrasts`), as ``contrasts.csv``."""
-    tables_ = [contrasts.contrasts(frame, metrics) for frame, metrics in per_episode]
+    grid = result.manifest.get("config", {}).get("grid") or {}  # the file's order of values
+    tables_ = [contrasts.contrasts(frame, metrics, grid) for frame, metrics in per_episode]
     table = (
         pd.concat([t for t in tables_ if not t.empty], ignore_index=True)
         if any(not t.empty for t in tables_)
@@ -192,8 +193,7 @@ def contrast_section(
     )
     if table.empty:
         return
-    table["comparisons"] = len(table)
-    table["p_bonferroni"] = (table["p_value"] * len(table)).clip(upper=1.0)
+    table = contrasts.family(table)  # one family: every contrast of the run
     shown = table[
         [
             "factor",
@@ -208,6 +208,7 @@ def contrast_section(
             "ci_low",
             "ci_high",
             "p_value",
+            "p_holm",
             "one_replicate",
         ]
     ]

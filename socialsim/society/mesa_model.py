@@ -48,7 +48,9 @@ model.datacollector.get_model_vars_dataframe()
   discriminators help everyone (they cannot tell).
 * `gossip_reach` [1]: q, the probability that a donor knows its recipient's reputation
   (Nowak & Sigmund 1998), drawn per donation; a donor that does not know treats its recipient
-  as a stranger. Discriminators resist defectors only when q > cost / benefit.
+  as a stranger. Discriminators out-earn defectors above a threshold q* that is near c/b for
+  image scoring with rare defectors and higher for other norms and more defectors
+  (:mod:`socialsim.society.threshold` measures it; `envs/gossip/reach.py` gives the values).
 * `error` [0]: execution error, the probability that a donor who means to help fails to (it
   counts, and is judged, as a refusal). It makes the norms' differences show.
 * `seed`: the seed of the model's numpy Generator, the only source of randomness.
