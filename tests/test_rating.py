@@ -445,6 +445,33 @@ def test_leaderboard_writes_a_page_with_intervals_and_the_pool_and_a_csv(tmp_pat
     ]
 
 
+def test_leaderboard_lists_per_opponent_rates_only_where_one_number_does_not_fit(tmp_path):
+    def fit(rating_loss, rates_loss):
+        return {
+            "held_out_log_loss": rating_loss, "coin_log_loss": 0.693147,
+            "per_opponent_log_loss": rates_loss, "one_number_fits": rates_loss >= rating_loss,
+            "per_opponent": {"always_defect": [0.9, 40], "simple_standing": [0.2, 40]},
+        }  # fmt: skip
+
+    path = tmp_path / "ratings.jsonl"
+    leaderboard.append(
+        path,
+        [
+            entry("split", -80.0, game="donation", role="donation", fit=fit(0.691, 0.655)),
+            entry("steady", 20.0, game="donation", role="donation", fit=fit(0.640, 0.650)),
+        ],
+    )
+    text = leaderboard.page(leaderboard.read(path))
+    assert "vs always_defect: 0.90 (40 games)<br>vs simple_standing: 0.20 (40 games)" in text
+    assert text.count("vs always_defect") == 1  # the steady entrant's one number fits
+    assert '<td data-value="0.691">0.691</td>' in text
+    leaderboard.write_csv(leaderboard.read(path), tmp_path / "board.csv")
+    with (tmp_path / "board.csv").open() as handle:
+        rows = {r["entrant"]: r for r in csv.DictReader(handle)}
+    assert rows["split"]["one_number_fits"] == "False"
+    assert rows["split"]["per_opponent"] == "always_defect 0.900; simple_standing 0.200"
+
+
 def test_leaderboard_of_a_missing_file_exits_2(tmp_path):
     done = cli.run("leaderboard", str(tmp_path / "none.jsonl"), cwd=tmp_path)
     assert done.returncode == 2 and "no ratings file" in done.stderr

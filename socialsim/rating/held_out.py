@@ -80,13 +80,7 @@ def check(matches: Sequence[model.Match], player: str, frozen: Mapping[str, floa
     weights = (groups[None, :] != seeds[:, None]).astype(float)
     ratings = model.fit_one(matches, player, frozen, weights)
     sign = np.array([1.0 if player in m.a else -1.0 for m in matches])
-    x = np.array([m.a.count(player) - m.b.count(player) for m in matches], dtype=float)
-    offset = np.array(
-        [
-            sum(frozen[p] for p in m.a if p != player) - sum(frozen[p] for p in m.b if p != player)
-            for m in matches
-        ]
-    )
+    x, offset = model.entrant_terms(matches, player, frozen)
     fold = np.searchsorted(seeds, groups)
     # P(the player's side wins) under the rating fitted without this game's seed
     p_a = model.probability(ratings[fold] * x + offset)

@@ -97,13 +97,7 @@ def fit_one(
 ) -> np.ndarray:
     """The MAP rating of ``player`` (the only free one) under each row of ``weights``
     (replicates x matches): one Newton iteration for all replicates at once."""
-    x = np.array([m.a.count(player) - m.b.count(player) for m in matches], dtype=float)
-    offset = np.array(
-        [
-            sum(frozen[p] for p in m.a if p != player) - sum(frozen[p] for p in m.b if p != player)
-            for m in matches
-        ]
-    )
+    x, offset = entrant_terms(matches, player, frozen)
     y = np.array([m.y for m in matches])
     w = np.atleast_2d(np.asarray(weights, dtype=float))
     r = np.zeros(w.shape[0])
@@ -116,6 +110,21 @@ def fit_one(
         if np.max(np.abs(step)) < 1e-9:
             break
     return r
+
+
+def entrant_terms(
+    matches: Sequence[Match], player: str, frozen: Mapping[str, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per match: how often ``player`` is on side A minus side B, and side A's frozen ratings
+    minus side B's (the others'), so that A leads by ``x * r + offset`` at rating ``r``."""
+    x = np.array([m.a.count(player) - m.b.count(player) for m in matches], dtype=float)
+    offset = np.array(
+        [
+            sum(frozen[p] for p in m.a if p != player) - sum(frozen[p] for p in m.b if p != player)
+            for m in matches
+        ]
+    )
+    return x, offset
 
 
 def probability(difference: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """The frozen reference pool: who an entrant is rated against, and their frozen ratings.
 
-A pool is a versioned TOML file shipped in ``socialsim/rating/pools/`` (``v1.toml``), written by
+A pool is a versioned TOML file shipped in ``socialsim/rating/pools/`` (``v1.toml``, ``v2.toml``: the default), written by
 ``experiments/make_rating_pool.py`` from the project's own agents: it names every member (its
 agent spec, its Decrypto role or gossip label) and the rating the script fitted from the pool's
 own cross-play. A pool never changes once shipped; a new one is a new version, so two ratings
