@@ -362,6 +362,23 @@ def test_a_bad_rating_request_exits_2_naming_the_field_and_writes_nothing(tmp_pa
     assert not (tmp_path / "out").exists() and not (tmp_path / "ratings.jsonl").exists()
 
 
+def test_a_donor_that_cannot_afford_the_cost_has_no_move():
+    # agent_0 refuses a cooperator with 5 in hand (a move), then has 0.5 < cost 1 (no move)
+    interactions = [
+        {"donor": "agent_0", "recipient": "agent_1", "donor_before": 5.0, "action": "defect",
+         "tone": None},
+        {"donor": "agent_0", "recipient": "agent_1", "donor_before": 0.5, "action": "defect",
+         "tone": None},
+    ]  # fmt: skip
+    record = SimpleNamespace(
+        summary={"game": "donation", "cost": 1.0, "interactions": interactions},
+        returns={"agent_0": 3.0},
+    )
+    tally = scores.gossip_counts(record, "agent_0", {"agent_1": "always_cooperate"}, pool.load())
+    assert (tally["cooperates_with_cooperators"], tally["cooperates_with_cooperators/"]) == (0, 1)
+    assert (tally["exploits"], tally["exploits/"]) == (1, 1)
+
+
 def test_trust_exchanges_read_as_moves_and_gossip_is_checked_against_them():
     # agent_0 invests 5 in a cooperator (a move), is repaid 10 and praises it (truthful); then,
     # responding, keeps a defector's 5 (a refusal) and calls it out although it trusted (untrue)

@@ -24,8 +24,9 @@ The gossip games (the entrant's own moves, counterparts classed by the pool's di
   spec (a pool member is not compared with its own label in the pool's fit either), and with the
   pool's entrant offset on its side (:func:`.model.fit_as_entrants`).
 
-In the trust game an investment above 0 cooperates (an investor with nothing has no move), and
-so does a return of at least the investment (nothing invested: no move).
+In the donation game a donor with less than the cost has no move (only defecting is open to
+it). In the trust game an investment above 0 cooperates (an investor with nothing has no move),
+and so does a return of at least the investment (nothing invested: no move).
 
 Every interval is the 95% cluster bootstrap over the pool's seeds, the seed being the cluster
 (:mod:`.model`). Beside each rating: how well it predicts held-out seeds, and the entrant's
@@ -169,11 +170,12 @@ def gossip_counts(record, seat: str, labels: dict[str, str], pool: Pool) -> dict
         tally["truthful_gossip"] += (valence(tone) > 0) == (about_action == cooperate)
         tally["truthful_gossip/"] += 1
 
+    cost = float(record.summary.get("cost", 0.0))  # a donor with less has no move (masked)
     for interaction in record.summary.get("interactions", []):
         if game is TRUST:
             _trust(interaction, seat, tally_move=moved, tally_tone=gossiped, cooperate=cooperate)
         elif game is DONATION:
-            if interaction["donor"] == seat:
+            if interaction["donor"] == seat and interaction["donor_before"] >= cost:
                 moved(interaction["recipient"], interaction["action"])
             elif interaction["recipient"] == seat:
                 gossiped(interaction["tone"], interaction["action"])
