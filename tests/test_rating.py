@@ -60,6 +60,24 @@ def test_bootstrap_resamples_are_seeded_and_draw_every_seed_index_n_times():
     assert first.shape == (model.RESAMPLES, 32) and set(first.sum(axis=1)) == {32.0}
 
 
+def test_cluster_interval_widens_the_percentile_distances_for_few_clusters():
+    values = np.linspace(-1.0, 1.0, 10001)  # percentiles -0.95 and 0.95
+    widen = math.sqrt(18 / 17) * 2.1098156 / 1.9599640  # t(0.975, 17) / z(0.975): 1.1077
+    low, high = model.interval(values, 0.0, clusters=18)
+    assert (low, high) == (
+        pytest.approx(-0.95 * widen, abs=1e-5),
+        pytest.approx(0.95 * widen, abs=1e-5),
+    )
+    # around a point off the middle, each side keeps its own distance
+    assert model.interval(values, 0.5, 18)[0] == pytest.approx(0.5 - 1.45 * widen, abs=1e-4)
+
+
+def test_t_quantile_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for df in range(1, 60):
+        assert model.t_quantile(df) == pytest.approx(stats.t.ppf(0.975, df), abs=3e-3)
+
+
 def test_a_ratio_and_its_interval_over_the_seeds():
     value, low, high = model.ratio_with_interval(
         np.array([1, 1, 0, 0]), np.array([1, 1, 1, 1]), model.resample_counts(4, 0)
@@ -219,11 +237,11 @@ def test_v2_rates_every_seat_position_with_every_society_after_it_and_states_its
     assert set(v2.intervals("decrypto")) == set(v2.decrypto_ratings())
 
 
-def rerate(member: str, game: str, shipped, out) -> tuple[float, float, float]:
+def rerate(member: str, game: str, shipped, out, episodes=None) -> tuple[float, float, float]:
     """``socialsim rate MEMBER --game GAME`` on the pool's seeds, in process."""
     spec = next(s for society in shipped.societies() for lbl, s in society.seats if lbl == member)
     who = entrant.Entrant(member, spec=dict(spec))
-    episodes, seed = shipped.gossip["episodes"], shipped.gossip["seed"]
+    episodes, seed = episodes or shipped.gossip["episodes"], shipped.gossip["seed"]
     matchups = play.gossip_matchups(who, shipped, game)
     held = play.play(
         play.blocks(who, game, shipped, episodes, seed, matchups, out), lambda _: None, False
@@ -231,6 +249,12 @@ def rerate(member: str, game: str, shipped, out) -> tuple[float, float, float]:
     groups = episodes * len(shipped.positions)
     [rated] = scores.rate_gossip(scores.join(held, matchups, seed), shipped, game, groups, seed)
     return rated.rating
+
+
+def test_a_v1_rating_still_plays_agent_0_in_one_results_directory(tmp_path):
+    rating, low, high = rerate("always_defect", "donation", pool.load("v1"), tmp_path, 2)
+    assert (tmp_path / "episodes.jsonl").is_file() and not (tmp_path / "agent_0").exists()
+    assert low - 1e-9 <= rating <= high + 1e-9
 
 
 @pytest.mark.slow
