@@ -1,4 +1,4 @@
-"""The cross-play a rating plays: the entrant against the pool, as one ordinary experiment.
+"""The cross-play a rating plays: the entrant against the pool, as ordinary experiments.
 
 A rating run is made of results directories like any other (``socialsim report`` reads each;
 rerunning the same command resumes them): one experiment per block of seeds whose single grid

@@ -175,8 +175,9 @@ def gossip_counts(record, seat: str, labels: dict[str, str], pool: Pool) -> dict
         if game is TRUST:
             _trust(interaction, seat, tally_move=moved, tally_tone=gossiped, cooperate=cooperate)
         elif game is DONATION:
-            if interaction["donor"] == seat and interaction["donor_before"] >= cost:
-                moved(interaction["recipient"], interaction["action"])
+            if interaction["donor"] == seat:
+                if interaction["donor_before"] >= cost:
+                    moved(interaction["recipient"], interaction["action"])
             elif interaction["recipient"] == seat:
                 gossiped(interaction["tone"], interaction["action"])
         elif seat in interaction["players"]:
