@@ -254,6 +254,8 @@ def rerate(member: str, game: str, shipped, out, episodes=None) -> tuple[float, 
 def test_a_v1_rating_still_plays_agent_0_in_one_results_directory(tmp_path):
     rating, low, high = rerate("always_defect", "donation", pool.load("v1"), tmp_path, 2)
     assert (tmp_path / "episodes.jsonl").is_file() and not (tmp_path / "agent_0").exists()
+    # the value the v1 code gave for `rate always_defect --game donation --episodes 2`
+    assert rating == pytest.approx(121.437565, abs=1e-5)
     assert low - 1e-9 <= rating <= high + 1e-9
 
 
