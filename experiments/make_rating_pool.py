@@ -24,9 +24,10 @@ v2 also writes the pool's own sampling error: each rating's 95% cluster bootstra
 the pool's seeds (the seed the cluster, 1000 resamples seeded 0, every fit redone per resample,
 widened for few clusters as an entrant's is: ``socialsim.rating.model.interval``).
 
-The members (the same in v1 and v2) are below. Future members, not in v1: the RL policies the project trains
-(``experiments/train/interceptor.py``, ``donor.py``: no trained file is shipped), replayed human
-Decrypto games (the human-data form; none are shipped), and LLM agents replayed from records.
+The members (the same in v1 and v2) are below. Future members, not in v2: the RL policies the
+project trains (``experiments/train/interceptor.py``, ``donor.py``: no trained file is shipped),
+replayed human Decrypto games (the human-data form; none are shipped), and LLM agents replayed
+from records.
 """
 
 from __future__ import annotations

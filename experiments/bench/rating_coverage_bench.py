@@ -19,8 +19,9 @@ It asserts nothing.
     python experiments/bench/rating_coverage_bench.py --blocks 10 --entrants always_defect
 
 **Printed on 2026-12-06, 22:52-23:26 UTC** by the first command (the defaults: 30 blocks, these
-three entrants, both games; 16,200 games on a machine shared by eight jobs, load about 10). ``covers``: the interval ``rate`` prints; ``plain``: the percentile
-interval before widening; ``log-loss``, ``per-opp``: the blocks' medians::
+three entrants, both games; 16,200 games on a machine shared by eight jobs, load about 10).
+``covers``: the interval ``rate`` prints; ``plain``: the percentile interval before widening;
+``log-loss``, ``per-opp``: the blocks' medians::
 
     game      entrant            covers   plain             all blocks        frozen [pool 95%] log-loss  per-opp
     donation  always_defect      30/30   29/30    -68.1 [ -81.1,  -55.8]   -91.7 [-136.3,  -52.4]   0.6707   0.6588
@@ -139,8 +140,9 @@ def main(argv=None) -> int:
                 pool_low, pool_high = pool.gossip_intervals(game)[label]
                 loss = np.median([fit.log_loss for _, _, fit in rows])
                 per = np.median([fit.per_opponent_log_loss for _, _, fit in rows])
+                counts = f"{covered:>3d}/{len(rows):<3d} {plain:>3d}/{len(rows):<3d}"
                 print(
-                    f"{game:9s} {label:17s} {covered:>3d}/{len(rows):<3d} {plain:>3d}/{len(rows):<3d} "
+                    f"{game:9s} {label:17s} {counts} "
                     f"{point:7.1f} [{low:6.1f}, {high:6.1f}] "
                     f"{frozen:7.1f} [{pool_low:6.1f}, {pool_high:6.1f}] {loss:8.4f} {per:8.4f}"
                 )

@@ -1,10 +1,10 @@
 """The frozen reference pool: who an entrant is rated against, and their frozen ratings.
 
-A pool is a versioned TOML file shipped in ``socialsim/rating/pools/`` (``v1.toml``, ``v2.toml``: the default), written by
-``experiments/make_rating_pool.py`` from the project's own agents: it names every member (its
-agent spec, its Decrypto role or gossip label) and the rating the script fitted from the pool's
-own cross-play. A pool never changes once shipped; a new one is a new version, so two ratings
-against one version are comparable.
+A pool is a versioned TOML file shipped in ``socialsim/rating/pools/`` (``v1.toml``; ``v2.toml``,
+the default), written by ``experiments/make_rating_pool.py`` from the project's own agents: it
+names every member (its agent spec, its Decrypto role or gossip label) and the rating the script
+fitted from the pool's own cross-play. A pool never changes once shipped; a new one is a new
+version, so two ratings against one version are comparable.
 
 ``[decrypto]``: ``env``, ``seed`` and ``episodes`` (the pool's seeds: every matchup is played on
 the seeds ``seed .. seed + episodes - 1``) and ``[[decrypto.members]]`` (``name``, ``role``:
@@ -18,9 +18,10 @@ rated player and the seed is the bootstrap's cluster) or ``seat`` (v1: ``agent_0
 ``seats``, a list of ``{label, spec, count}`` that fill the other seats in turn after the rated
 player's, wrapping round), ``[gossip.dispositions]`` (label -> ``cooperator``, ``discriminator``,
 ``defector`` or ``random``: who counts as a cooperator or a defector when the entrant's moves are
-scored), ``[gossip.entrant_offset]`` (game -> the Elo points on every entrant's side: the
-members' mean luck as entrants, which keeps the ratings' mean at 0), ``skip_own_label`` (v2: a rated player is not compared with seats of its own spec, as
-the pool's fit is not) and ``[gossip.ratings.GAME]`` (label -> rating).
+scored), ``[gossip.entrant_offset]`` (v2; game -> the Elo points on every entrant's side: how
+much more the members won as entrants than their ratings predict, taken as a whole, which keeps
+the ratings' mean at 0), ``skip_own_label`` (v2: a rated player is not compared with seats of its
+own spec, as the pool's fit is not) and ``[gossip.ratings.GAME]`` (label -> rating).
 
 The pool's own sampling error (v2): ``[decrypto.members]`` carry ``interval`` and
 ``[gossip.intervals.GAME]`` maps each label to ``[low, high]``, the 95% cluster bootstrap over
