@@ -35,12 +35,44 @@ three entrants, both games; 16,200 games on a machine shared by eight jobs, load
 
 So: the widened cluster-bootstrap interval (``rate``'s) covers in 95.0% of 180 blocks, the plain
 percentile interval in 91.1% (the reason for the widening). On 540 seeds the pool never played,
-each member's rating lands inside the 95% interval of its frozen rating (the pool's own
-sampling error), though not always inside the all-blocks interval: the frozen ratings are
-estimates from 18 seeds (always_defect in donation -68.1 against -91.7). The rating predicts a
-block's held-out seeds better than a coin (0.693) but for random_donor, which stays near it
-(0.6951, 0.6871); the per-opponent rates predict better still for always_defect and
+each of the three members' ratings lands inside the 95% interval of its frozen rating (the
+pool's own sampling error), though not always inside the all-blocks interval: the frozen
+ratings are estimates from 18 seeds (always_defect in donation -68.1 against -91.7). The rating
+predicts a block's held-out seeds better than a coin (0.693) but for random_donor, which stays
+near it (0.6951, 0.6871); the per-opponent rates predict better still for always_defect and
 simple_standing, which beat some members and lose to others against the ratings' order.
+
+**Every member, printed on 2026-12-06, 23:35-23:53 UTC** (``--blocks 10 --entrants
+always_cooperate,always_defect,entrant,image_scoring,liar_invert,random_donor,reputation_seeker,
+simple_standing,stern_judging``; with 10 blocks each block is a tenth of the rating it is
+checked against, so these coverages run high)::
+
+    game      entrant            covers   plain             all blocks        frozen [pool 95%] log-loss  per-opp
+    donation  always_cooperate   10/10   10/10      4.7 [ -27.1,   37.0]    25.3 [ -16.1,   68.0]   0.6994   0.6872
+    donation  always_defect      10/10    9/10    -62.0 [ -83.5,  -40.1]   -91.7 [-136.3,  -52.4]   0.6737   0.6632
+    donation  entrant            10/10    9/10    -87.6 [-110.6,  -66.9]   -97.3 [-159.0,  -39.9]   0.6637   0.6509
+    donation  image_scoring      10/10    9/10     16.1 [ -12.7,   46.8]    17.0 [ -12.7,   47.8]   0.6715   0.6573
+    donation  liar_invert        10/10   10/10     79.7 [  48.4,  110.5]    72.1 [  34.9,  107.9]   0.6750   0.6688
+    donation  random_donor       10/10   10/10     -9.8 [ -39.0,   19.1]    -6.0 [ -38.8,   26.1]   0.6955   0.6966
+    donation  reputation_seeker  10/10   10/10     46.3 [  17.9,   76.4]    23.0 [   0.3,   47.2]   0.6733   0.6628
+    donation  simple_standing    10/10   10/10     46.0 [  18.2,   75.9]    31.2 [  11.6,   51.8]   0.6661   0.6564
+    donation  stern_judging      10/10   10/10     39.7 [  12.2,   69.9]    26.4 [   4.6,   50.0]   0.6768   0.6641
+    prisoners always_cooperate   10/10   10/10     26.6 [   0.7,   53.3]     0.8 [ -18.2,   20.7]   0.6803   0.6236
+    prisoners always_defect      10/10    9/10   -104.6 [-127.2,  -82.2]  -124.7 [-179.1,  -79.8]   0.6384   0.5923
+    prisoners entrant            10/10   10/10   -140.9 [-164.0, -116.4]  -160.4 [-243.9,  -93.8]   0.6087   0.5638
+    prisoners image_scoring      10/10   10/10     20.2 [  -2.0,   42.8]    18.0 [  -0.8,   38.7]   0.6386   0.6039
+    prisoners liar_invert        10/10   10/10    144.4 [ 116.4,  173.7]   109.2 [  72.7,  155.2]   0.6637   0.6001
+    prisoners random_donor       10/10   10/10     -5.3 [ -31.1,   20.5]   -44.3 [ -85.2,   -9.2]   0.6931   0.6841
+    prisoners reputation_seeker  10/10   10/10     78.5 [  50.3,  106.4]    69.3 [  38.2,  108.1]   0.6422   0.5868
+    prisoners simple_standing    10/10    9/10     77.0 [  49.8,  105.4]    71.5 [  45.2,  108.0]   0.6295   0.5641
+    prisoners stern_judging      10/10   10/10     70.4 [  43.2,   97.3]    60.5 [  28.9,  102.2]   0.6453   0.5823
+    cluster: 180/180 intervals cover (100.0%)
+    plain: 175/180 intervals cover (97.2%)
+
+On these 180 new seeds 16 of the 18 all-blocks ratings land inside their member's frozen
+interval; prisoners' always_cooperate (26.6 against 0.8 [-18.2, 20.7]) and random_donor (-5.3
+against -44.3 [-85.2, -9.2]) do not, though their distances (25.8, 39.0) are within both
+intervals' half-widths added in quadrature (33, 46): the all-blocks rating has its own error.
 """
 
 from __future__ import annotations
