@@ -1,6 +1,7 @@
-"""Ratings against the frozen reference pool: the Bradley–Terry fit and its bootstrap, reading
-an entrant's SPEC, `socialsim rate` in Decrypto and the donation game (through a subprocess, a
-few games per matchup), and the ratings file the leaderboard reads."""
+"""Ratings against the frozen reference pool: the Bradley–Terry fit and its bootstrap, the pool
+fitted as entrants and every member recovering its own rating, held-out log-loss and
+per-opponent rates, reading an entrant's SPEC, `socialsim rate` in Decrypto and the donation game
+(through a subprocess, a few games per matchup), and the ratings file the leaderboard reads."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from socialsim.config import ConfigError
-from socialsim.rating import entrant, leaderboard, model, pool, scores
+from socialsim.rating import entrant, held_out, leaderboard, model, play, pool, scores
 from socialsim.testing import cli
 
 # -- the model ------------------------------------------------------------------------------------
@@ -59,11 +60,92 @@ def test_bootstrap_resamples_are_seeded_and_draw_every_seed_index_n_times():
     assert first.shape == (model.RESAMPLES, 32) and set(first.sum(axis=1)) == {32.0}
 
 
+def test_cluster_interval_widens_the_percentile_distances_for_few_clusters():
+    values = np.linspace(-1.0, 1.0, 10001)  # percentiles -0.95 and 0.95
+    widen = math.sqrt(18 / 17) * 2.1098156 / 1.9599640  # t(0.975, 17) / z(0.975): 1.1077
+    low, high = model.interval(values, 0.0, clusters=18)
+    assert (low, high) == (
+        pytest.approx(-0.95 * widen, abs=1e-5),
+        pytest.approx(0.95 * widen, abs=1e-5),
+    )
+    # around a point off the middle, each side keeps its own distance
+    assert model.interval(values, 0.5, 18)[0] == pytest.approx(0.5 - 1.45 * widen, abs=1e-4)
+
+
+def test_t_quantile_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for df in range(1, 60):
+        assert model.t_quantile(df) == pytest.approx(stats.t.ppf(0.975, df), abs=3e-3)
+
+
 def test_a_ratio_and_its_interval_over_the_seeds():
     value, low, high = model.ratio_with_interval(
         np.array([1, 1, 0, 0]), np.array([1, 1, 1, 1]), model.resample_counts(4, 0)
     )
     assert value == 0.5 and 0.0 <= low <= 0.5 <= high <= 1.0
+
+
+def _round_robin(strengths: dict[str, float], seeds: int, rng) -> list[model.Match]:
+    """Every player rated in turn against every other, one game each per seed."""
+    out = []
+    for group in range(seeds):
+        for me, mine in strengths.items():
+            for them, theirs in strengths.items():
+                if me != them:
+                    won = rng.random() < 1 / (1 + 10 ** ((theirs - mine) / 400))
+                    out.append(model.Match((me,), (them,), float(won), group))
+    return out
+
+
+def test_a_pool_fitted_as_entrants_gives_each_member_its_own_rating_back_as_an_entrant():
+    rng = np.random.default_rng(5)
+    matches = _round_robin({"a": 150.0, "b": 0.0, "c": -40.0, "d": -200.0}, 12, rng)
+    players, ratings, offset = model.fit_as_entrants(matches)
+    frozen = dict(zip(players, ratings[0], strict=True))
+    assert sum(frozen.values()) == pytest.approx(0.0, abs=1e-6)  # the offset keeps the mean 0
+    for player in players:
+        mine = [model.Match((player, "h"), m.b, m.y, m.group) for m in matches if m.a[0] == player]
+        others = {p: r for p, r in frozen.items() if p != player} | {"h": offset[0]}
+        again = model.fit_one(mine, player, others, np.ones((1, len(mine))))[0]
+        assert again == pytest.approx(frozen[player], abs=1e-6)
+    assert frozen["a"] > frozen["b"] > frozen["d"]
+
+
+def test_pool_fit_as_entrants_for_each_bootstrap_weighting_agrees_with_one_fit_each():
+    rng = np.random.default_rng(6)
+    matches = _round_robin({"a": 100.0, "b": 0.0, "c": -100.0}, 8, rng)
+    counts = model.resample_counts(8, seed=1, resamples=4)
+    _, many, offsets = model.fit_as_entrants(matches, counts[:, [m.group for m in matches]])
+    for row, ratings, offset in zip(counts, many, offsets, strict=True):
+        _, one, one_offset = model.fit_as_entrants(matches, row[[m.group for m in matches]])
+        assert np.allclose(one[0], ratings) and one_offset[0] == pytest.approx(offset)
+
+
+def test_one_number_fits_a_transitive_entrant_and_not_one_that_beats_a_and_loses_to_b():
+    # against two members frozen at 0: winning 3 of 4 against both is one number (+191);
+    # beating a always and losing to b always is not (the rating says 50%, a coin's log-loss)
+    steady = [
+        model.Match(("x",), (who,), float(game % 4 != 0), group)
+        for group in range(6)
+        for who in ("a", "b")
+        for game in range(4)
+    ]
+    split = [
+        model.Match(("x",), (who,), float(who == "a"), group)
+        for group in range(6)
+        for who in ("a", "b")
+        for _ in range(4)
+    ]
+    frozen = {"a": 0.0, "b": 0.0}
+    fits = held_out.check(steady, "x", frozen)
+    assert fits.one_number_fits and fits.log_loss < held_out.COIN
+    assert fits.rates == {"a": (0.75, 24), "b": (0.75, 24)}
+    apart = held_out.check(split, "x", frozen)
+    assert not apart.one_number_fits
+    assert apart.log_loss == pytest.approx(held_out.COIN, abs=1e-3)
+    # each opponent's rate from the other five seeds, one win and one loss added: 21/22
+    assert apart.per_opponent_log_loss == pytest.approx(-math.log(21 / 22))
+    assert apart.rates == {"a": (1.0, 24), "b": (0.0, 24)}
 
 
 # -- the entrant ----------------------------------------------------------------------------------
@@ -109,9 +191,10 @@ def test_a_bad_spec_is_a_config_error_naming_it(text, message):
         entrant.parse(text)
 
 
-def test_the_shipped_pool_names_its_version_and_every_decrypto_role():
-    shipped = pool.load("v1")
-    assert shipped.version == "v1"
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_the_shipped_pools_name_their_version_and_every_decrypto_role(version):
+    shipped = pool.load(version)
+    assert shipped.version == version
     for role in pool.DECRYPTO_ROLES:
         assert len(shipped.members(role)) >= 3
     for society in shipped.societies():
@@ -120,8 +203,79 @@ def test_the_shipped_pool_names_its_version_and_every_decrypto_role():
             "cooperator",
             "defector",
         }
-    with pytest.raises(ConfigError, match="no reference pool 'v0'; shipped: v1"):
+    with pytest.raises(ConfigError, match="no reference pool 'v0'; shipped: v1, v2"):
         pool.load("v0")
+
+
+def test_v1_still_loads_and_rates_from_agent_0_against_every_seat_as_it_did():
+    v1 = pool.load("v1")
+    assert v1.positions == ["agent_0"] and not v1.skips_own_label
+    assert v1.entrant_offset("donation") == 0.0 and v1.intervals("donation") == {}
+    assert v1.gossip_ratings("donation")["always_defect"] == -187.0
+    [first] = play.gossip_matchups(entrant.parse("always_defect"), v1, "donation")[:1]
+    assert first.seat == "agent_0" and list(first.seats) == [f"agent_{i}" for i in range(9)]
+
+
+def test_v2_rates_every_seat_position_with_every_society_after_it_and_states_its_error():
+    v2 = pool.load(pool.DEFAULT_VERSION)
+    assert v2.version == "v2" and v2.positions == [f"agent_{i}" for i in range(9)]
+    matchups = play.gossip_matchups(entrant.parse("always_defect"), v2, "donation")
+    assert len(matchups) == 9 * len(v2.societies())
+    fourth = next(m for m in matchups if m.seat == "agent_3" and m.role == "simple_standing")
+    # the society fills the seats after the entrant's, wrapping round
+    assert [fourth.names[f"agent_{i}"] for i in (4, 7, 8, 0, 1, 2)] == [
+        "simple_standing", "simple_standing", "always_cooperate", "always_cooperate",
+        "always_defect", "always_defect",
+    ]  # fmt: skip
+    assert list(v2.position_seeds(3, seed=0, episodes=2)) == [6, 7]
+    for game in ("donation", "prisoners", "trust"):
+        intervals = v2.intervals(game)
+        assert set(intervals) == set(v2.gossip_ratings(game))
+        for label, rating in v2.gossip_ratings(game).items():
+            low, high = intervals[label]
+            assert low < rating < high
+    assert set(v2.intervals("decrypto")) == set(v2.decrypto_ratings())
+
+
+def rerate(member: str, game: str, shipped, out, episodes=None) -> tuple[float, float, float]:
+    """``socialsim rate MEMBER --game GAME`` on the pool's seeds, in process."""
+    spec = next(s for society in shipped.societies() for lbl, s in society.seats if lbl == member)
+    who = entrant.Entrant(member, spec=dict(spec))
+    episodes, seed = episodes or shipped.gossip["episodes"], shipped.gossip["seed"]
+    matchups = play.gossip_matchups(who, shipped, game)
+    held = play.play(
+        play.blocks(who, game, shipped, episodes, seed, matchups, out), lambda _: None, False
+    )
+    groups = episodes * len(shipped.positions)
+    [rated] = scores.rate_gossip(scores.join(held, matchups, seed), shipped, game, groups, seed)
+    return rated.rating
+
+
+def test_a_v1_rating_still_plays_agent_0_in_one_results_directory(tmp_path):
+    rating, low, high = rerate("always_defect", "donation", pool.load("v1"), tmp_path, 2)
+    assert (tmp_path / "episodes.jsonl").is_file() and not (tmp_path / "agent_0").exists()
+    # the value the v1 code gave for `rate always_defect --game donation --episodes 2`
+    assert rating == pytest.approx(121.437565, abs=1e-5)
+    assert low - 1e-9 <= rating <= high + 1e-9
+
+
+MEMBERS = sorted(pool.load("v2").gossip_ratings("donation"))
+
+
+@pytest.mark.slow  # 2-6 s each: the member's 90 games of the pool (9 positions x 5 societies x 2)
+@pytest.mark.parametrize("game", ["donation", "prisoners"])
+@pytest.mark.parametrize("member", MEMBERS)
+def test_every_pool_member_rerated_as_an_entrant_lands_inside_its_frozen_interval(
+    tmp_path, game, member
+):
+    # v1 did not: always_defect in donation was rated -104 on its 16 seeds against -187.0
+    shipped = pool.load("v2")
+    frozen, intervals = shipped.gossip_ratings(game)[member], shipped.intervals(game)[member]
+    rating, low, high = rerate(member, game, shipped, tmp_path)
+    assert intervals[0] <= rating <= intervals[1]
+    # the same games as the pool's own, so the same rating (the file keeps one decimal)
+    assert rating == pytest.approx(frozen, abs=0.25)
+    assert low < frozen < high
 
 
 # -- socialsim rate -------------------------------------------------------------------------------
@@ -159,7 +313,7 @@ def test_glove_decoder_and_glove_team_rate_above_the_random_ones_with_intervals_
     team = rating_of(tmp_path, "glove_encoder+glove_decoder", "team")
     random_team = rating_of(tmp_path, "decrypto_random_encoder+decrypto_random_guesser", "team")
     assert team["rating"][1] > random_team["rating"][2]
-    assert {e["pool"] for e in entries(tmp_path)} == {"v1"}
+    assert {e["pool"] for e in entries(tmp_path)} == {"v2"}
 
 
 @pytest.mark.slow
@@ -174,12 +328,14 @@ def test_glove_decoder_is_rated_as_decoder_only_and_says_why_not_as_interceptor(
     with (tmp_path / "out" / "crossplay.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     # every pool encoder x every pool interceptor, two games each
-    shipped = pool.load("v1")
+    shipped = pool.load("v2")
     assert len(rows) == len(shipped.members("encoder")) * len(shipped.members("interceptor"))
     assert {row["games"] for row in rows} == {"2"}
     assert (
-        "decoder  " in done.stdout and "pool v1" in done.stdout and "Bradley-Terry" in done.stdout
+        "decoder  " in done.stdout and "pool v2" in done.stdout and "Bradley-Terry" in done.stdout
     )
+    assert "held-out log-loss" in done.stdout and "(a coin: 0.693" in done.stdout
+    assert "pool v2's own ratings carry sampling error: 95% intervals of +-" in done.stdout
 
 
 @pytest.mark.slow
@@ -191,14 +347,19 @@ def test_two_runs_with_one_seed_print_identical_ratings_and_a_rerun_resumes(tmp_
         tmp_path, "stern_judging", "--game", "donation", "--episodes", "2", "--seed", "5", out="b"
     )
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
-    assert first.stdout == second.stdout and "seeds 5-6" in first.stdout
+    assert first.stdout == second.stdout
+    assert "2 games per matchup in each of 9 seat positions, seeds 5-22" in first.stdout
     again = rate(
         tmp_path, "stern_judging", "--game", "donation", "--episodes", "2", "--seed", "5", out="a"
     )
     assert again.stdout == first.stdout and "0 to run" in again.stderr
     # the rerun replaced its entry rather than adding one
     assert len(entries(tmp_path)) == 1
-    report = cli.run("report", str(tmp_path / "a"), "--no-files", cwd=tmp_path)
+    # one ordinary results directory per seat position
+    assert sorted(p.name for p in (tmp_path / "a").iterdir() if p.is_dir()) == [
+        f"agent_{i}" for i in range(9)
+    ]
+    report = cli.run("report", str(tmp_path / "a" / "agent_4"), "--no-files", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
 
 
@@ -217,7 +378,7 @@ def test_always_cooperate_cooperates_but_never_refuses_and_a_norm_does_both(tmp_
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["glove_decoder", "--game", "chess"], "--game: 'chess' is not rated by pool v1; allowed: decrypto, donation, prisoners, trust"),
+        (["glove_decoder", "--game", "chess"], "--game: 'chess' is not rated by pool v2; allowed: decrypto, donation, prisoners, trust"),
         (["glove_decodr", "--game", "decrypto"], "SPEC.kind: unknown agent kind 'glove_decodr' (did you mean 'glove_decoder'"),
         (["glove_decoder", "--game", "donation"], "SPEC: glove_decoder cannot play donation: it plays decrypto games"),
         (["always_cooperate", "--game", "decrypto", "--pool", "v9"], "--pool: no reference pool 'v9'"),
@@ -230,6 +391,23 @@ def test_a_bad_rating_request_exits_2_naming_the_field_and_writes_nothing(tmp_pa
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "ratings.jsonl").exists()
+
+
+def test_a_donor_that_cannot_afford_the_cost_has_no_move():
+    # agent_0 refuses a cooperator with 5 in hand (a move), then has 0.5 < cost 1 (no move)
+    interactions = [
+        {"donor": "agent_0", "recipient": "agent_1", "donor_before": 5.0, "action": "defect",
+         "tone": None},
+        {"donor": "agent_0", "recipient": "agent_1", "donor_before": 0.5, "action": "defect",
+         "tone": None},
+    ]  # fmt: skip
+    record = SimpleNamespace(
+        summary={"game": "donation", "cost": 1.0, "interactions": interactions},
+        returns={"agent_0": 3.0},
+    )
+    tally = scores.gossip_counts(record, "agent_0", {"agent_1": "always_cooperate"}, pool.load())
+    assert (tally["cooperates_with_cooperators"], tally["cooperates_with_cooperators/"]) == (0, 1)
+    assert (tally["exploits"], tally["exploits/"]) == (1, 1)
 
 
 def test_trust_exchanges_read_as_moves_and_gossip_is_checked_against_them():
@@ -272,7 +450,7 @@ def test_recorded_games_rate_the_seat_where_its_partners_are_pool_members(tmp_pa
     assert "seat decoder of 6 recorded games" in done.stdout and "0 skipped" in done.stdout
     [rated] = entries(tmp_path)
     assert (rated["entrant"], rated["role"], rated["games"], rated["pool"]) == (
-        "ada", "decoder", 6, "v1"
+        "ada", "decoder", 6, "v2"
     )  # fmt: skip
     # none of these games had a pool society around the seat
     refused = rate(tmp_path, str(played), "--seat", "decoder", "--game", "donation", out="x")
@@ -313,6 +491,33 @@ def test_leaderboard_writes_a_page_with_intervals_and_the_pool_and_a_csv(tmp_pat
         ("a", "10.0", "-40.0"),
         ("c", "5.0", "-45.0"),
     ]
+
+
+def test_leaderboard_lists_per_opponent_rates_only_where_one_number_does_not_fit(tmp_path):
+    def fit(rating_loss, rates_loss):
+        return {
+            "held_out_log_loss": rating_loss, "coin_log_loss": 0.693147,
+            "per_opponent_log_loss": rates_loss, "one_number_fits": rates_loss >= rating_loss,
+            "per_opponent": {"always_defect": [0.9, 40], "simple_standing": [0.2, 40]},
+        }  # fmt: skip
+
+    path = tmp_path / "ratings.jsonl"
+    leaderboard.append(
+        path,
+        [
+            entry("split", -80.0, game="donation", role="donation", fit=fit(0.691, 0.655)),
+            entry("steady", 20.0, game="donation", role="donation", fit=fit(0.640, 0.650)),
+        ],
+    )
+    text = leaderboard.page(leaderboard.read(path))
+    assert "vs always_defect: 0.90 (40 games)<br>vs simple_standing: 0.20 (40 games)" in text
+    assert text.count("vs always_defect") == 1  # the steady entrant's one number fits
+    assert '<td data-value="0.691">0.691</td>' in text
+    leaderboard.write_csv(leaderboard.read(path), tmp_path / "board.csv")
+    with (tmp_path / "board.csv").open() as handle:
+        rows = {r["entrant"]: r for r in csv.DictReader(handle)}
+    assert rows["split"]["one_number_fits"] == "False"
+    assert rows["split"]["per_opponent"] == "always_defect 0.900; simple_standing 0.200"
 
 
 def test_leaderboard_of_a_missing_file_exits_2(tmp_path):

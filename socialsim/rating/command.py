@@ -7,9 +7,14 @@
 
 ``rate`` checks everything before it writes: the pool, the game, the entrant (its kind, its
 parameters, the seats it can take). Then it plays (or resumes) the cross-play in ``DIR``
-(default ``results/rate_POOL_GAME_NAME_sSEED``), prints the entrant's scores and ratings with
-their intervals, writes ``DIR/crossplay.csv`` and ``DIR/rating.json`` and appends the ratings to
-the ratings file.
+(default ``results/rate_POOL_GAME_NAME_sSEED``; a gossip game of pool v2: one results directory
+per seat position, ``DIR/agent_0`` .. ``DIR/agent_8``), prints the entrant's scores and ratings
+with their intervals, the rating's held-out log-loss beside a coin's, the pool's own sampling
+error and, where one number does not fit the entrant, its per-opponent win rates; it writes
+``DIR/crossplay.csv`` and ``DIR/rating.json`` and appends the ratings to the ratings file.
+
+``--episodes`` counts games per matchup and seed block: in a gossip game of pool v2 every one of
+the nine positions plays its own ``--episodes`` seeds, so a rating spans 9 x N seeds.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 
 from socialsim.config import ConfigError
 from socialsim.rating import entrant as entrant_module
-from socialsim.rating import leaderboard, model, play, recorded, scores
+from socialsim.rating import held_out, leaderboard, model, play, recorded, scores
 from socialsim.rating import pool as pool_module
 
 DECRYPTO = "decrypto"
@@ -57,7 +62,11 @@ def add_rate_command(sub) -> None:
         "a person's browser games, say)",
     )
     rate.add_argument("--game", required=True, help="decrypto, or a gossip game of the pool")
-    rate.add_argument("--episodes", type=int, help="games per matchup (default: the pool's)")
+    rate.add_argument(
+        "--episodes",
+        type=int,
+        help="games per matchup (default: the pool's; a gossip game: per seat position)",
+    )
     rate.add_argument("--pool", default=pool_module.DEFAULT_VERSION, help="pool version")
     rate.add_argument("--seed", type=int, help="base seed (default: the pool's seeds)")
     rate.add_argument("--out", help="the results directory of the rating run")
@@ -105,27 +114,33 @@ def cmd_rate(args: argparse.Namespace) -> int:
     if args.game == DECRYPTO:
         roles = play.decrypto_roles(who, pool, say)
         matchups = play.decrypto_matchups(who, pool, roles)
-        game_section = {"env": pool.decrypto["env"]}
+        groups = episodes
     else:
         matchups = play.gossip_matchups(who, pool, args.game)
-        game_section = pool.gossip["games"][args.game]
+        groups = episodes * len(pool.positions)
     out = Path(
         args.out
         or Path("results")
         / f"rate_{pool.version}_{args.game}_{entrant_module.slug(who.name)}_s{seed}"
     )
-    config = play.experiment(who, args.game, game_section, episodes, seed, matchups)
-    held = play.play(config, out, say, progress=not args.quiet)
-    played = scores.join(held, matchups)
+    run_blocks = play.blocks(who, args.game, pool, episodes, seed, matchups, out)
+    held = play.play(run_blocks, say, progress=not args.quiet)
+    played = scores.join(held, matchups, seed)
     if args.game == DECRYPTO:
-        rated = scores.rate_decrypto(played, pool, episodes, seed)
+        rated = scores.rate_decrypto(played, pool, groups, seed)
+        where = f"{episodes} games per matchup"
     else:
-        rated = scores.rate_gossip(played, pool, args.game, pool.gossip["seat"], episodes, seed)
+        rated = scores.rate_gossip(played, pool, args.game, groups, seed)
+        where = (
+            f"{episodes} games per matchup in each of {len(pool.positions)} seat positions"
+            if len(pool.positions) > 1
+            else f"{episodes} games per matchup"
+        )
     title = (
         f"{who.name} in {args.game}, against reference pool {pool.version} "
-        f"({episodes} games per matchup, seeds {seed}-{seed + episodes - 1})"
+        f"({where}, seeds {seed}-{seed + groups - 1})"
     )
-    return _finish(args, who, rated, pool, seed, episodes, out, title, "seeds")
+    return _finish(args, who, rated, pool, seed, groups, out, title, "seeds")
 
 
 def say(line: str) -> None:
@@ -142,7 +157,7 @@ def _rate_recorded(args: argparse.Namespace, pool, seed: int) -> int:
     if args.game == DECRYPTO:
         rated = scores.rate_decrypto(played, pool, groups, seed)
     else:
-        rated = scores.rate_gossip(played, pool, args.game, args.seat, groups, seed)
+        rated = scores.rate_gossip(played, pool, args.game, groups, seed)
     name = f"rate_{pool.version}_{args.game}_{entrant_module.slug(who.name)}_recorded"
     out = Path(args.out or Path("results") / name)
     out.mkdir(parents=True, exist_ok=True)
@@ -154,7 +169,7 @@ def _rate_recorded(args: argparse.Namespace, pool, seed: int) -> int:
 
 
 def _finish(args, who, rated, pool, seed, groups, out: Path, title: str, unit: str) -> int:
-    entries = [_entry(who, args.game, r, pool.version, seed, groups, out) for r in rated]
+    entries = [_entry(who, args.game, r, pool, seed, groups, out) for r in rated]
     print(_text(title, args.game, rated, pool, seed, f"{groups} {unit}"))
     _write_crossplay(out / "crossplay.csv", rated)
     (out / "rating.json").write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
@@ -169,19 +184,20 @@ def _rounded(triple: tuple[float, float, float]) -> list[float | None]:
     return [None if math.isnan(v) else round(v, 6) for v in triple]
 
 
-def _entry(who, game, rated, version, seed, episodes, out) -> dict[str, Any]:
+def _entry(who, game, rated, pool, seed, episodes, out) -> dict[str, Any]:
     return {
         "entrant": who.name,
         "spec": who.spec if who.spec is not None else who.team,
         "game": game,
         "role": rated.role,
-        "pool": version,
-        "model": model.DESCRIPTION,
+        "pool": pool.version,
+        "model": pool.model,
         "seed": seed,
         "episodes": episodes,
         "games": rated.games,
         "rating": _rounded(rated.rating),
         "scores": {k: _rounded(v) for k, v in rated.scores.items()},
+        **({"fit": rated.fit.to_json()} if rated.fit is not None else {}),
         "results": str(out),
         "rated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -197,9 +213,15 @@ def _format(triple, digits: int) -> str:
 def _text(title: str, game: str, rated, pool, seed: int, groups: str) -> str:
     keys = list(rated[0].scores)
     first = "role" if game == DECRYPTO else "game"
-    header = [first, "games", "rating (Elo)", *(TITLES[k] for k in keys)]
+    header = [first, "games", "rating (Elo)", "held-out log-loss", *(TITLES[k] for k in keys)]
     rows = [
-        [r.role, str(r.games), _format(r.rating, 0), *(_format(r.scores[k], 3) for k in keys)]
+        [
+            r.role,
+            str(r.games),
+            _format(r.rating, 0),
+            _log_loss(r.fit),
+            *(_format(r.scores[k], 3) for k in keys),
+        ]
         for r in rated
     ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
@@ -207,11 +229,49 @@ def _text(title: str, game: str, rated, pool, seed: int, groups: str) -> str:
         title,
         "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
         *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows),
-        f"rating model: {model.DESCRIPTION} (pool {pool.version}).",
-        f"intervals: 95% percentile bootstrap over the {groups} ({model.RESAMPLES} "
-        f"resamples, seeded {seed}).",
+        f"rating model: {pool.model} (pool {pool.version}).",
+        f"intervals: 95% cluster bootstrap over the {groups}, the seed the cluster "
+        f"({model.RESAMPLES} resamples, seeded {seed}).",
+        f"held-out log-loss: each seed's games predicted by the rating fitted on the other seeds "
+        f"(a coin: {held_out.COIN:.3f}; per-opponent win rates fitted the same way in brackets).",
+        _pool_error(pool, game),
+        *(line for r in rated for line in _per_opponent(r, game)),
     ]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _log_loss(fit) -> str:
+    if fit is None or math.isnan(fit.log_loss):
+        return "-"
+    return f"{fit.log_loss:.3f} ({fit.per_opponent_log_loss:.3f})"
+
+
+def _pool_error(pool, game: str) -> str:
+    intervals = pool.intervals(game)
+    if not intervals:
+        return f"pool {pool.version} states no sampling error of its own ratings (v2 on do)."
+    halves = sorted((high - low) / 2 for low, high in intervals.values())
+    middle = halves[len(halves) // 2]
+    return (
+        f"pool {pool.version}'s own ratings carry sampling error: 95% intervals of "
+        f"+-{halves[0]:.0f} to +-{halves[-1]:.0f} Elo (median +-{middle:.0f}; cluster bootstrap "
+        "over its seeds); a rating that close to a member's is not told apart from it."
+    )
+
+
+def _per_opponent(rated, game: str) -> list[str]:
+    fit = rated.fit
+    if fit is None or fit.one_number_fits:
+        return []
+    where = f"{rated.role}: " if game == DECRYPTO else ""
+    rates = ", ".join(
+        f"vs {k} {r:.2f}" if not k.startswith("with") else f"{k} {r:.2f}"
+        for k, (r, _) in sorted(fit.rates.items(), key=lambda kv: -kv[1][0])
+    )
+    return [
+        f"{where}one number does not fit: its per-opponent win rates predict held-out seeds "
+        f"better ({fit.per_opponent_log_loss:.3f} against {fit.log_loss:.3f}): {rates}."
+    ]
 
 
 def _write_crossplay(path: Path, rated) -> None:

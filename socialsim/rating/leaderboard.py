@@ -3,12 +3,16 @@
 Every ``socialsim rate`` appends one JSON line per role (Decrypto) or game (gossip) to a ratings
 file (default ``results/ratings.jsonl``): the entrant, its spec, the game, the role, the pool
 version, the model, the seed and episodes, the rating and each score as ``[value, low, high]``
-(the 95% interval), and the results directory. A later line for the same entrant, game, role,
-pool, seed and episodes replaces an earlier one (a rerun is not a second entry).
+(the 95% interval), how well the rating predicts held-out seeds (``fit``: its log-loss, a
+coin's, the per-opponent win rates' and the rates themselves; :mod:`.held_out`) and the results
+directory. A later line for the same entrant, game, role, pool, seed and episodes replaces an
+earlier one (a rerun is not a second entry).
 
 ``socialsim leaderboard [FILE]`` writes ``leaderboard.html`` (one self-contained page: a table per
-game, sortable by clicking a header, each value with its interval and the pool version) and
-``leaderboard.csv`` (one row per entry, ``*_low`` and ``*_high`` columns for the intervals).
+game, sortable by clicking a header, each value with its interval and the pool version, the
+rating's held-out log-loss and, where one number does not fit the entrant, its per-opponent win
+rates) and ``leaderboard.csv`` (one row per entry, ``*_low`` and ``*_high`` columns for the
+intervals, the log-losses and the per-opponent rates).
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ def write_csv(entries: list[dict[str, Any]], path: Path) -> None:
     fields = ["entrant", "game", "role", "pool", "seed", "episodes", "games"]
     fields += ["rating", "rating_low", "rating_high"]
     fields += [f"{k}{s}" for k in keys for s in ("", "_low", "_high")]
+    fields += ["held_out_log_loss", "per_opponent_log_loss", "one_number_fits", "per_opponent"]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
@@ -90,6 +95,11 @@ def write_csv(entries: list[dict[str, Any]], path: Path) -> None:
                 row.update(
                     zip((k, f"{k}_low", f"{k}_high"), _triple(e["scores"].get(k)), strict=True)
                 )
+            fit = e.get("fit") or {}
+            row.update({f: fit.get(f) for f in fields[-4:-1]})
+            row["per_opponent"] = "; ".join(
+                f"{name} {rate:.3f}" for name, (rate, _) in fit.get("per_opponent", {}).items()
+            )
             writer.writerow(row)
 
 
@@ -119,8 +129,9 @@ def _cell(triple, rating: bool = False) -> str:
 
 def _table(title: str, kind: str, entries: list[dict[str, Any]]) -> str:
     heads = ["Entrant", *(["Role"] if kind == "decrypto" else []), "Rating (Elo)"]
-    heads += [t for _, t in COLUMNS[kind]] + ["Games", "Pool"]
-    text = ("Entrant", "Role", "Pool")
+    heads += ["Held-out log-loss"] + [t for _, t in COLUMNS[kind]]
+    heads += ["Games", "Pool", "Per-opponent win rates"]
+    text = ("Entrant", "Role", "Pool", "Per-opponent win rates")
     header = "".join(
         f'<th scope="col" class="{"text" if h in text else "number"}" '
         f'data-type="{"text" if h in text else "number"}"><button>{html.escape(h)}</button></th>'
@@ -133,13 +144,26 @@ def _table(title: str, kind: str, entries: list[dict[str, Any]]) -> str:
         if kind == "decrypto":
             cells.append(f'<td class="text">{html.escape(e["role"])}</td>')
         cells.append(_cell(e["rating"], rating=True))
+        cells.append(_cell([(e.get("fit") or {}).get("held_out_log_loss"), None, None]))
         cells += [_cell(e["scores"].get(k)) for k, _ in COLUMNS[kind]]
         cells.append(f'<td data-value="{e["games"]}">{e["games"]}</td>')
         cells.append(f'<td class="text">{html.escape(e["pool"])}</td>')
+        cells.append(f'<td class="text rates">{_rates(e.get("fit"))}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<h2>{html.escape(title)}</h2>\n<table class="board" data-game="{html.escape(title)}">'
         f"<thead><tr>{header}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody></table>"
+    )
+
+
+def _rates(fit: dict[str, Any] | None) -> str:
+    """The per-opponent win rates where they predict held-out seeds better than the rating."""
+    if not fit or fit.get("one_number_fits", True):
+        return ""
+    ordered = sorted(fit["per_opponent"].items(), key=lambda kv: -kv[1][0])
+    return "<br>".join(
+        html.escape(f"{'' if n.startswith('with ') else 'vs '}{n}: {r:.2f} ({g} games)")
+        for n, (r, g) in ordered
     )
 
 
@@ -148,6 +172,7 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin-bottom: 2em; }
 th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
 td { white-space: nowrap; }
+td.rates { font-size: 0.85em; }
 .text { text-align: left; }
 th button { font: inherit; font-weight: bold; background: none; border: none; cursor: pointer; }
 th[aria-sort="ascending"] button::after { content: " \\25B2"; }
@@ -200,10 +225,13 @@ def page(entries: list[dict[str, Any]]) -> str:
 <style>{_STYLE}</style></head>
 <body>
 <h1>socialsim leaderboard</h1>
-<p class="note">Reference pool: {html.escape(pools)}. Brackets: 95% percentile bootstrap
-intervals over the pool's seeds. Ratings are comparable within one pool version and one game
-(and, in Decrypto, one role; a team's rating is its encoder's plus its decoder's). An interval
-of one point: the entrant's games went the same way on every seed. Click a header to sort.</p>
+<p class="note">Reference pool: {html.escape(pools)}. Brackets: 95% cluster bootstrap
+intervals over the pool's seeds (the seed the cluster). Ratings are comparable within one pool
+version and one game (and, in Decrypto, one role; a team's rating is its encoder's plus its
+decoder's). An interval of one point: the entrant's games went the same way on every seed.
+Held-out log-loss: each seed's games predicted by the rating fitted on the other seeds (a coin:
+0.693; lower is better). Where the entrant's per-opponent win rates predict them better than its
+one rating, the rates are listed beside it. Click a header to sort.</p>
 {notes}
 {tables or "<p>No ratings yet.</p>"}
 <script>{_SCRIPT}</script>

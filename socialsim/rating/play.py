@@ -1,15 +1,20 @@
-"""The cross-play a rating plays: the entrant against the pool, as one ordinary experiment.
+"""The cross-play a rating plays: the entrant against the pool, as ordinary experiments.
 
-A rating run is a results directory like any other (``socialsim report`` reads it; rerunning the
-same command resumes it): one experiment whose single grid axis, ``seats``, lists every matchup
-as a whole seat table. Every matchup is played on the pool's seeds (``seed .. seed + episodes -
-1``), so each game of the entrant meets the same keywords, codes and schedules as every other
-entrant's; the seed index is the bootstrap's unit.
+A rating run is made of results directories like any other (``socialsim report`` reads each;
+rerunning the same command resumes them): one experiment per block of seeds whose single grid
+axis, ``seats``, lists every matchup as a whole seat table. Every matchup is played on the
+pool's seeds, so each game of the entrant meets the same keywords, codes and schedules as every
+other entrant's (and, for a pool member, as its own games in the pool's fit); the seed is the
+bootstrap's cluster.
 
 * Decrypto: the entrant in each role it can take — as encoder with every pool decoder against
   every pool interceptor, as decoder with every pool encoder, as interceptor against every pool
-  team — or, a team, against every pool interceptor.
-* Gossip games: the entrant in the pool's entrant seat of every pool society.
+  team — or, a team, against every pool interceptor: one experiment on ``seed .. seed + episodes
+  - 1``, written to the rating's directory.
+* Gossip games: the entrant in every seat position the pool's members played (v2: all nine, v1:
+  ``agent_0``), with every pool society filling the seats after it: one experiment per position
+  on its own block of seeds (:meth:`.pool.Pool.position_seeds`), written to ``DIR/SEAT`` (v1's
+  single position: to ``DIR``).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import socialsim
 from socialsim import registry
 from socialsim.config import ConfigError
 from socialsim.rating.entrant import Entrant, slug
-from socialsim.rating.pool import DECRYPTO_ROLES, Pool
+from socialsim.rating.pool import DECRYPTO_ROLES, Pool, around
 
 #: the role a team is rated in
 TEAM = "team"
@@ -39,6 +44,7 @@ class Matchup:
     role: str
     names: dict[str, str]  # seat -> player name
     seats: dict[str, dict[str, Any]]  # seat -> agent spec
+    seat: str | None = None  # a gossip game: the entrant's seat
 
     @property
     def key(self) -> str:
@@ -110,40 +116,63 @@ def _cross(lists):
 
 
 def gossip_matchups(entrant: Entrant, pool: Pool, game: str) -> list[Matchup]:
+    """Every position (in the pool's order) x every society: the entrant at the position, the
+    society after it."""
     if entrant.team:
         raise ConfigError(f"SPEC: a team ({entrant.name}) is rated in Decrypto only, not {game}")
-    problem = registry.fit_problem(_agent_class(entrant.spec), "gossip", pool.gossip["seat"])
+    problem = registry.fit_problem(_agent_class(entrant.spec), "gossip", pool.positions[0])
     if problem is not None:
         raise ConfigError(f"SPEC: {entrant.name} cannot play {game}: {problem}")
-    seat = pool.gossip["seat"]
     n_agents = int(pool.gossip["games"][game]["kwargs"]["n_agents"])
-    others = [f"agent_{i}" for i in range(n_agents) if f"agent_{i}" != seat]
     out = []
-    for society in pool.societies():
-        if len(society.seats) != len(others):
-            raise ConfigError(
-                f"pool {pool.version}: society {society.name} fills {len(society.seats)} seats; "
-                f"{game} has {len(others)} beside the entrant's"
-            )
-        names = {
-            seat: entrant.name,
-            **{s: label for s, (label, _) in zip(others, society.seats, strict=True)},
-        }
-        seats = {
-            seat: dict(entrant.spec),
-            **{s: dict(spec) for s, (_, spec) in zip(others, society.seats, strict=True)},
-        }
-        out.append(Matchup(society.name, names, seats))
+    for seat in pool.positions:
+        for society in pool.societies():
+            if len(society.seats) != n_agents - 1:
+                raise ConfigError(
+                    f"pool {pool.version}: society {society.name} fills {len(society.seats)} "
+                    f"seats; {game} has {n_agents - 1} beside the entrant's"
+                )
+            table = around(seat, n_agents, list(society.seats))
+            names = {seat: entrant.name, **{s: label for s, (label, _) in table.items()}}
+            seats = {seat: dict(entrant.spec), **{s: dict(spec) for s, (_, spec) in table.items()}}
+            out.append(Matchup(society.name, _ordered(names), _ordered(seats), seat))
     return out
+
+
+def _ordered(by_seat: dict[str, Any]) -> dict[str, Any]:
+    return dict(sorted(by_seat.items(), key=lambda kv: int(kv[0].removeprefix("agent_"))))
 
 
 # -- playing --------------------------------------------------------------------------------------
 
 
-def experiment(
-    entrant: Entrant, game: str, section: dict[str, Any], episodes: int, seed: int, matchups
-) -> dict[str, Any]:
-    return _experiment(f"rate_{game}_{slug(entrant.name)}", section, episodes, seed, matchups, game)
+@dataclass(frozen=True)
+class Block:
+    """One experiment of a rating run: the matchups it plays, on which seeds, into which
+    directory."""
+
+    directory: Path
+    config: dict[str, Any]
+
+
+def blocks(
+    entrant: Entrant, game: str, pool: Pool, episodes: int, seed: int, matchups, out: Path
+) -> list[Block]:
+    """The experiments of a rating run: Decrypto's one; a gossip game's one per position."""
+    name = f"rate_{game}_{slug(entrant.name)}"
+    if game == "decrypto":
+        section = {"env": pool.decrypto["env"]}
+        return [Block(out, _experiment(name, section, episodes, seed, matchups, game))]
+    section = pool.gossip["games"][game]
+    positions = pool.positions
+    out_blocks = []
+    for index, seat in enumerate(positions):
+        seeds = pool.position_seeds(index, seed, episodes)
+        mine = [m for m in matchups if m.seat == seat]
+        directory = out if len(positions) == 1 else out / seat
+        config = _experiment(name, section, episodes, seeds.start, mine, game)
+        out_blocks.append(Block(directory, config))
+    return out_blocks
 
 
 def _experiment(name, section, episodes, seed, matchups, game: str = "decrypto") -> dict[str, Any]:
@@ -161,12 +190,18 @@ def _experiment(name, section, episodes, seed, matchups, game: str = "decrypto")
     }
 
 
-def play(config: dict[str, Any], out: Path, say: Callable[[str], None], progress: bool):
-    """Play (or resume) the rating's experiment into ``out``; the done records."""
-    results = socialsim.run(config, out, progress=progress, say=say)
-    if results.failed:
-        say(f"{len(results.failed)} episodes failed (rerun the same command to retry them)")
-    return results.records()
+def play(run_blocks: list[Block], say: Callable[[str], None], progress: bool) -> list:
+    """Play (or resume) every block of the rating run; the done records."""
+    held = []
+    for block in run_blocks:
+        results = socialsim.run(block.config, block.directory, progress=progress, say=say)
+        if results.failed:
+            say(
+                f"{block.directory}: {len(results.failed)} episodes failed (rerun the same "
+                "command to retry them)"
+            )
+        held += results.records()
+    return held
 
 
 def _agent_class(spec: dict[str, Any]):

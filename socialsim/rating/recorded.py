@@ -38,8 +38,9 @@ def read(directory: Path, seat: str | None, game: str, pool: Pool) -> tuple[dict
         if names is None:
             skipped += 1
             continue
-        role = seat if game == "decrypto" else "recorded"
-        matchup = Matchup(role, names, {s: dict(spec) for s, spec in record.seats.items()})
+        role, rated_seat = (seat, None) if game == "decrypto" else ("recorded", seat)
+        seats = {s: dict(spec) for s, spec in record.seats.items()}
+        matchup = Matchup(role, names, seats, rated_seat)
         by_key.setdefault(matchup.key, (matchup, []))[1].append(record)
     group = 0
     played: Played = []

@@ -20,12 +20,17 @@ The gossip games (the entrant's own moves, counterparts classed by the pool's di
   it is about did to it (the report's reputation accuracy, for its own gossip);
 * ``return``: its mean return;
 * ``rating``: Bradley–Terry over payoffs: in each game the entrant meets every other seat, and
-  wins where its return is higher (a tie is half).
+  wins where its return is higher (a tie is half); from pool v2 on, not the seats of its own
+  spec (a pool member is not compared with its own label in the pool's fit either), and with the
+  pool's entrant offset on its side (:func:`.model.fit_as_entrants`).
 
-In the trust game an investment above 0 cooperates (an investor with nothing has no move), and
-so does a return of at least the investment (nothing invested: no move).
+In the donation game a donor with less than the cost has no move (only defecting is open to
+it). In the trust game an investment above 0 cooperates (an investor with nothing has no move),
+and so does a return of at least the investment (nothing invested: no move).
 
-Every interval is the 95% percentile bootstrap over the pool's seeds (:mod:`.model`).
+Every interval is the 95% cluster bootstrap over the pool's seeds, the seed being the cluster
+(:mod:`.model`). Beside each rating: how well it predicts held-out seeds, and the entrant's
+per-opponent win rates (:mod:`.held_out`).
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ import numpy as np
 
 from socialsim.envs.gossip.norms import valence
 from socialsim.envs.gossip.protocol import DONATION, GAMES, PRISONERS, TRUST
-from socialsim.rating import model
+from socialsim.rating import held_out, model
 from socialsim.rating.play import TEAM, Matchup, cell_key
 from socialsim.rating.pool import Pool
 
 #: the name the entrant goes by in the model's matches (a pool member may share its label)
 ENTRANT = "\0entrant"
+#: the pool's entrant offset, a frozen term on the entrant's side of every gossip match
+OFFSET = "\0offset"
 DECRYPTO_SCORES = ("win_rate", "miscommunication_rate", "interception_rate")
 GOSSIP_SCORES = (
     "cooperates_with_cooperators",
@@ -66,18 +73,19 @@ class Rated:
     rating: tuple[float, float, float]
     scores: dict[str, tuple[float, float, float]]
     crossplay: list[dict[str, Any]] = field(default_factory=list)
+    fit: held_out.Fit | None = None
 
 
 #: the games of each matchup, each with its group: the seed index the bootstrap resamples
 Played = list[tuple[Matchup, list[tuple[int, Any]]]]
 
 
-def join(records, matchups: list[Matchup]) -> Played:
+def join(records, matchups: list[Matchup], seed: int) -> Played:
     """The cross-play's records under their matchups (by the cell's seat table), each in the
-    group of its episode index (its seed)."""
+    group of its seed (its offset from the base ``seed``)."""
     held: dict[str, list] = defaultdict(list)
     for record in records:
-        held[cell_key(record.cell.get("seats", {}))].append((record.episode, record))
+        held[cell_key(record.cell.get("seats", {}))].append((record.seed - seed, record))
     return [(m, held.get(m.key, [])) for m in matchups]
 
 
@@ -114,7 +122,8 @@ def rate_decrypto(played: Played, pool: Pool, groups: int, seed: int) -> list[Ra
             for i, s in enumerate(DECRYPTO_SCORES)
         }
         rating = model.rating_with_interval(matches, ENTRANT, frozen, counts)
-        rated.append(Rated(role, len(matches), rating, scores, crossplay))
+        fit = held_out.check(matches, ENTRANT, frozen)
+        rated.append(Rated(role, len(matches), rating, scores, crossplay, fit))
     return rated
 
 
@@ -161,12 +170,14 @@ def gossip_counts(record, seat: str, labels: dict[str, str], pool: Pool) -> dict
         tally["truthful_gossip"] += (valence(tone) > 0) == (about_action == cooperate)
         tally["truthful_gossip/"] += 1
 
+    cost = float(record.summary.get("cost", 0.0))  # a donor with less has no move (masked)
     for interaction in record.summary.get("interactions", []):
         if game is TRUST:
             _trust(interaction, seat, tally_move=moved, tally_tone=gossiped, cooperate=cooperate)
         elif game is DONATION:
             if interaction["donor"] == seat:
-                moved(interaction["recipient"], interaction["action"])
+                if interaction["donor_before"] >= cost:
+                    moved(interaction["recipient"], interaction["action"])
             elif interaction["recipient"] == seat:
                 gossiped(interaction["tone"], interaction["action"])
         elif seat in interaction["players"]:
@@ -197,9 +208,22 @@ def _trust(interaction, seat: str, tally_move, tally_tone, cooperate: str) -> No
         tally_tone(interaction["tones"].get(seat), invest_move if could_invest else None)
 
 
-def rate_gossip(
-    played: Played, pool: Pool, game: str, seat: str, groups: int, seed: int
-) -> list[Rated]:
+def entrant_matches(record, seat: str, names: dict[str, str], skip_own_label: bool, group: int):
+    """The entrant's comparisons in one game: its return against every other seat's (a tie is
+    half), with the entrant offset on its side; ``skip_own_label``: not against a seat of its
+    own spec."""
+    mine = record.returns.get(seat, 0.0)
+    out = []
+    for other, name in names.items():
+        if other == seat or (skip_own_label and record.seats[other] == record.seats[seat]):
+            continue
+        theirs = record.returns.get(other, 0.0)
+        y = 1.0 if mine > theirs else 0.0 if mine < theirs else 0.5
+        out.append(model.Match((ENTRANT, OFFSET), (name,), y, group))
+    return out
+
+
+def rate_gossip(played: Played, pool: Pool, game: str, groups: int, seed: int) -> list[Rated]:
     counts = model.resample_counts(groups, seed)
     numerators = {s: np.zeros(groups) for s in GOSSIP_SCORES}
     denominators = {s: np.zeros(groups) for s in GOSSIP_SCORES}
@@ -207,21 +231,19 @@ def rate_gossip(
     for matchup, games in played:
         cell: dict[str, float] = defaultdict(float)
         for group, record in games:
-            tally = gossip_counts(record, seat, matchup.names, pool)
+            tally = gossip_counts(record, matchup.seat, matchup.names, pool)
             for s in GOSSIP_SCORES:
                 numerators[s][group] += tally[s]
                 denominators[s][group] += tally[s + "/"]
                 cell[s] += tally[s]
                 cell[s + "/"] += tally[s + "/"]
-            mine = record.returns.get(seat, 0.0)
-            for other, name in matchup.names.items():
-                if other != seat:
-                    theirs = record.returns.get(other, 0.0)
-                    y = 1.0 if mine > theirs else 0.0 if mine < theirs else 0.5
-                    matches.append(model.Match((ENTRANT,), (name,), y, group))
+            matches += entrant_matches(
+                record, matchup.seat, matchup.names, pool.skips_own_label, group
+            )
         crossplay.append(
             {
                 "society": matchup.role,
+                "seat": matchup.seat,
                 "games": int(cell["return/"]),
                 **{s: _share(cell[s], cell[s + "/"]) for s in GOSSIP_SCORES},
             }
@@ -229,6 +251,8 @@ def rate_gossip(
     scores = {
         s: model.ratio_with_interval(numerators[s], denominators[s], counts) for s in GOSSIP_SCORES
     }
-    rating = model.rating_with_interval(matches, ENTRANT, pool.gossip_ratings(game), counts)
+    frozen = {**pool.gossip_ratings(game), OFFSET: pool.entrant_offset(game)}
+    rating = model.rating_with_interval(matches, ENTRANT, frozen, counts)
+    fit = held_out.check(matches, ENTRANT, frozen)
     games = sum(row["games"] for row in crossplay)
-    return [Rated(game, games, rating, scores, crossplay)]
+    return [Rated(game, games, rating, scores, crossplay, fit)]
