@@ -152,14 +152,19 @@ def _run(
     check_only: bool,
     progress: bool,
     say: Callable[[str], None],
+    scan: records.LogScan | None = None,
+    written: list[str] | None = None,
 ) -> Results:
-    """:func:`run` once the experiment is loaded and ``out`` is this process's to write."""
+    """:func:`run` once the experiment is loaded and ``out`` is this process's to write.
+    ``scan``: the log as read already (an evolution run reads it once for all generations);
+    ``written`` receives every line this call logs."""
     if "evolution" in experiment.config and not hasattr(experiment, "generation"):
         return _run_generations(experiment, out, check_only, progress, say)
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    scan = records.read_log(out, keep=False)  # unchanged until this run writes: it holds `out`
+    if scan is None:  # unchanged until this run writes: it holds `out`
+        scan = records.read_log(out, keep=False)
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
         _check_credentials(experiment)  # a finished run needs no key
@@ -203,12 +208,14 @@ def _run(
                 play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
             if check_only:
                 _check_episodes(check, play)
-                for line in plan_lines(experiment, out, len(specs), len(todo), grown, todo):
+                for line in plan_lines(
+                    experiment, out, len(specs), len(todo), grown, todo, scan.done
+                ):
                     say(line)
                 return Results(experiment, out, len(specs), 0, [])
             checked = {id(s) for s in check}
             ordered = [*check, *(s for s in todo if id(s) not in checked)]  # checks first
-            with _AfterChecks(check, out, start) as log:
+            with _AfterChecks(check, out, start, written) as log:
                 failed, done = _play(ordered, log, play, progress)
             logged = len(specs) - len(todo) + done
     except ValueError as error:
@@ -261,10 +268,21 @@ def _run_generations(
 
     total = ran = 0
     failed: list[records.EpisodeRecord] = []
+    scan = records.read_log(out)  # once: each generation is born of the lines of the one before
+    done = evolving.done_by_generation(scan.records)
+    scan.records = []
     for g in range(evolving.generations(experiment)):
-        before = records.read_records(out) if g and out.exists() else []
-        stage = _run(evolving.generation(experiment, g, before), out, check_only, progress, say)
+        before = [records.EpisodeRecord.from_json(d) for d in done.pop(g - 1, [])]
+        written: list[str] = []
+        stage = evolving.generation(experiment, g, before)
+        stage = _run(stage, out, check_only, progress, say, scan, written)
         total, ran, failed = total + stage.total, ran + stage.ran, failed + stage.failed
+        if not check_only:  # what this generation logged; the log holds only records now
+            scan.bad, scan.torn = [], b""
+            for data in map(json.loads, written):
+                if data["status"] == "done":
+                    scan.done.add((records.cell_id(data["cell"]), data["episode"]))
+                    done.setdefault(g, []).append(data)
         if check_only or stage.failed:  # the next generation is born of this one's records
             if stage.failed:
                 say(f"{experiment.name}: generation {g} has failed episodes; rerun to retry")
@@ -324,12 +342,22 @@ def plan_lines(
     todo: int,
     grown: dict[str, Any],
     todo_specs: Sequence[EpisodeSpec] = (),
+    done: set[tuple[str, int]] = frozenset(),
 ) -> list[str]:
-    """What a run would do: its cells, its episodes, where they go and how they are played."""
+    """What a run would do: its cells, its episodes, where they go and how they are played;
+    an evolution run's (its generation 0 checked) every generation's."""
+    name, times = experiment.name, ""
+    if hasattr(experiment, "generation"):
+        from socialsim.society import experiment as evolving
+
+        name = experiment.config["name"]
+        times = f" x {evolving.generations(experiment)} generations"
+        total, todo_specs = evolving.plan(experiment, done)
+        todo = len(todo_specs)
     lines = [
-        f"{experiment.name}: checked; nothing written",
-        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes = "
-        f"{total} episodes, {total - todo} already logged in {out}, {todo} to run",
+        f"{name}: checked; nothing written",
+        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes"
+        f"{times} = {total} episodes, {total - todo} already logged in {out}, {todo} to run",
         f"  backend {experiment.backend}, {experiment.workers} workers, "
         f"{experiment.max_concurrent} episodes at once per worker",
     ]
@@ -390,8 +418,10 @@ class _AfterChecks:
         checks: list[EpisodeSpec],
         directory: Path,
         start: Callable[[], records.EventLog],
+        written: list[str] | None = None,
     ):
         self.directory = directory  # the run's, for the agents' RunContext
+        self.written = written  # every line logged, for who asked
         self.waiting = {spec.key: spec for spec in checks}
         self.start = start
         self.held: list[tuple[str, str, tuple[str, int] | None]] = []
@@ -402,6 +432,8 @@ class _AfterChecks:
         return self.log is not None
 
     def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
+        if self.written is not None:
+            self.written.append(line)
         if self.log is not None:
             self.log.write(line, status, key)
             return

@@ -82,6 +82,35 @@ def generations(experiment: Experiment) -> int:
     return max(config["evolution"]["generations"] for _, config in experiment.cells)
 
 
+def done_by_generation(lines: Sequence[Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
+    """The log's ``done`` records (as read, plain dicts) by their generation: the one read of a
+    run's log that every generation is born of."""
+    done: dict[int, list[Mapping[str, Any]]] = {}
+    for data in lines:
+        g = data["cell"].get(GENERATION)
+        if data["status"] == "done" and isinstance(g, int):
+            done.setdefault(g, []).append(data)
+    return done
+
+
+def plan(experiment: Experiment, done: set[tuple[str, int]]) -> tuple[int, list[EpisodeSpec]]:
+    """What ``socialsim run --check`` plans: every generation's episodes (the count is known
+    before any is played; only the seats wait for the generation before) and, for each one
+    ``done`` lacks, a stand-in for the estimate: its cell and replicate's spec as the file
+    gives its seats."""
+    total, left = 0, []
+    base = Experiment(experiment.config, experiment.cells, experiment.notes)
+    generations_of = {
+        cell_id(dict(cell)): config["evolution"]["generations"] for cell, config in experiment.cells
+    }
+    for spec in base.specs():
+        for g in range(generations_of[cell_id(dict(spec.cell))]):
+            total += 1
+            if (cell_id({**spec.cell, GENERATION: g}), spec.episode) not in done:
+                left.append(spec)
+    return total, left
+
+
 def generation(
     experiment: Experiment, g: int, records: Sequence[EpisodeRecord] = ()
 ) -> GenerationExperiment:
