@@ -25,9 +25,10 @@ import pandas as pd
 from socialsim import records
 from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
 from socialsim.analysis.decrypto_report import decrypto_sections, is_decrypto
-from socialsim.analysis.generations import generations_report
+from socialsim.analysis.generations import chosen_generations, generations_report
 from socialsim.analysis.gossip_tom import gossip_tom_sections
 from socialsim.analysis.interventions import interventions_table
+from socialsim.analysis.order import in_order
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
 
@@ -77,7 +78,7 @@ def build_from(
         if out is not None:
             frame.to_csv(out / "llm_health.csv", index=False)
     if done:
-        returns = tables.returns_table(done)
+        returns = in_order(tables.returns_table(done))
         shown = returns.drop(columns=[c for c in returns.columns if c.startswith("cell.")])
         if shown["cell"].eq("(all)").all():
             shown = shown.drop(columns="cell")
@@ -266,7 +267,7 @@ def cost_section(result: Report, recs: list[records.EpisodeRecord], out: Path | 
 def gossip_sections(
     result: Report, recs: list[records.EpisodeRecord], out: Path | None
 ) -> pd.DataFrame:
-    cooperation = tables.cooperation_report(recs)
+    cooperation = {name: in_order(t) for name, t in tables.cooperation_report(recs).items()}
     cells = cooperation["cells"]
     shown = cells[[c for c in HEADLINE if c in cells.columns]]
     shown = shown.dropna(axis="columns", how="all")
@@ -321,10 +322,16 @@ def gossip_sections(
         for name, table in cooperation.items():
             table.to_csv(out / f"cooperation_{name}.csv", index=False)
         statistics.to_csv(out / "cooperation_statistics.csv", index=False)
-        result.figures += figures.plot_cooperation(cooperation, out, same)
-        dynamics = tables.dynamics_report(recs)
+        dynamics = {name: in_order(t) for name, t in tables.dynamics_report(recs).items()}
         for name, table in dynamics.items():
             table.to_csv(out / f"cooperation_{name}_by_round.csv", index=False)
+        drawn, note = chosen_generations(recs)  # an evolution run's: its first, middle and last
+        if note:
+            result.sections.append(Section("figures of an evolution run", text=note))
+            cooperation = {k: in_order(t) for k, t in tables.cooperation_report(drawn).items()}
+            dynamics = {k: in_order(t) for k, t in tables.dynamics_report(drawn).items()}
+            cells = cooperation["cells"]
+        result.figures += figures.plot_cooperation(cooperation, out, same)
         result.figures += figures.plot_dynamics(dynamics, cells, out)
         groups = result.manifest.get("config", {}).get("model_groups")
         result.figures += align_figures.plot_align(cells, out, groups)
