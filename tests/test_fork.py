@@ -72,4 +72,58 @@ def test_an_offline_fork_at_turn_3_replays_the_prefix_with_no_request(
     ]
     assert forked.steps != original.steps
     assert forked.seats["agent_1"] == {"kind": "always_defect"}
-    assert json.loads((tmp_path / "changed" / "fork.json").read_text())["at"] == 3
+    manifest = json.loads((tmp_path / "changed" / "manifest.json").read_text())
+    assert manifest["fork"]["at"] == 3 and manifest["episodes_total"] == 1
+
+
+SCRIPTED = (
+    'name = "scripted"\nepisodes = 2\n[env]\nid = "donation_v0"\n'
+    "[env.kwargs]\nn_agents = 4\nrounds = 4\n"
+    '[seats."*"]\nkind = "stern_judging"\n'
+    '[grid]\n"env.kwargs.gossip" = [true, false]\n'
+)
+
+
+@pytest.fixture
+def scripted_fork(tmp_path):
+    """A scripted run of two cells and a fork of its gossip cell's episode 1 at turn 2, named
+    by the cell's JSON as ``json.dumps`` writes it (spaces after the colons)."""
+    path = tmp_path / "scripted.toml"
+    path.write_text(SCRIPTED)
+    run, out = tmp_path / "run", tmp_path / "fork"
+    assert main(["run", str(path), "--out", str(run), "--quiet"]) == 0
+    cell = json.dumps({"env.kwargs.gossip": True})
+    swap = 'seats.agent_0={kind = "always_defect"}'
+    argv = ["fork", str(run), "--episode", "1", "--cell", cell, "--at", "2", "--set", swap]
+    assert main([*argv, "--out", str(out)]) == 0
+    return run, out
+
+
+def test_a_fork_is_a_results_directory_naming_its_origin_and_its_change(scripted_fork):
+    import socialsim
+
+    run, out = scripted_fork
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["episodes_total"] == 1
+    assert manifest["fork"]["run"] == str(run)
+    assert manifest["fork"]["set"] == ['seats.agent_0={kind = "always_defect"}']
+    assert manifest["fork"]["cell"] == {"env.kwargs.gossip": True}
+    frames = socialsim.load(out)
+    assert len(frames.episodes) == 1
+
+
+@pytest.mark.slow
+def test_report_reads_a_fork_alone_and_beside_its_origin(scripted_fork, capsys):
+    run, out = scripted_fork
+    assert main(["report", str(out)]) == 0
+    assert "episodes: 1 done, 0 failed (of 1)" in capsys.readouterr().out
+    assert (out / "report.html").exists()
+    assert main(["report", str(run), str(out), "--no-files"]) == 0
+
+
+def test_a_cell_that_is_not_json_is_one_clear_line(scripted_fork, capsys):
+    run, out = scripted_fork
+    argv = ["fork", str(run), "--episode", "0", "--cell", "gossip=true", "--at", "2"]
+    assert main([*argv, "--out", str(out.parent / "other")]) == 2
+    err = capsys.readouterr().err
+    assert "--cell: expected the cell as a JSON object" in err and "'gossip=true'" in err

@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import textwrap
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib
@@ -58,9 +59,28 @@ def suptitle(figure: Figure, text: str) -> None:
     figure.suptitle("\n".join(lines))
 
 
+#: what every figure saved now says of its run under its title (a partial or running run)
+_STATE: ContextVar[str] = ContextVar("figure_state", default="")
+
+
+@contextlib.contextmanager
+def stamped(state: str) -> Iterator[None]:
+    """Figures saved inside the block say ``state`` (``"partial: 240 of 300 episodes"``) as
+    the last line of their title; ``""`` says nothing."""
+    token = _STATE.set(state)
+    try:
+        yield
+    finally:
+        _STATE.reset(token)
+
+
 def save(figure: Figure, path: Path) -> Path:
     """Write ``figure`` as ``path`` (PNG) and beside it as PDF and SVG; return ``path``."""
     path = Path(path)
+    state = _STATE.get()
+    if state:
+        title = figure._suptitle.get_text() if figure._suptitle is not None else ""
+        suptitle(figure, f"{title}\n[{state}]" if title else f"[{state}]")
     for fmt in FORMATS:
         figure.savefig(path.with_suffix(f".{fmt}"), dpi=DPI)
     return path

@@ -18,12 +18,21 @@ convention (:data:`~socialsim.analysis.stats.CONVENTION`); undefined values foll
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pandas as pd
 
-from socialsim import records
-from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
+from socialsim import directory_lock, records
+from socialsim.analysis import (
+    align_figures,
+    contrasts,
+    figure_style,
+    figures,
+    health,
+    stats,
+    tables,
+)
 from socialsim.analysis.decrypto_report import decrypto_sections, is_decrypto
 from socialsim.analysis.generations import chosen_generations, generations_report
 from socialsim.analysis.gossip_tom import gossip_tom_sections
@@ -41,15 +50,63 @@ def build(directory: str | Path, write_files: bool = True) -> Report:
     return build_from(recs, manifest, directory, directory if write_files else None)
 
 
+def run_state(manifest: dict, done: int, directory: Path) -> str:
+    """What a reader must know before any number: ``running (pid N): D of M episodes so far``
+    while a run holds the directory, ``partial: D of M episodes`` when fewer than the
+    manifest's are done; ``""`` for a finished run."""
+    total = manifest.get("episodes_total")
+    holder = directory_lock.holder(directory)
+    if holder is not None:
+        return f"running (pid {holder or '?'}): {done} of {total or '?'} episodes so far"
+    if isinstance(total, int) and done < total:
+        return f"partial: {done} of {total} episodes"
+    return ""
+
+
 def build_from(
     recs: list[records.EpisodeRecord], manifest: dict, directory: Path, out: Path | None
 ) -> Report:
-    """The report of ``recs`` (read from ``directory``); files go to ``out`` unless ``None``."""
+    """The report of ``recs`` (read from ``directory``); files go to ``out`` unless ``None``.
+    A partial or running run says so in its first line, under every figure's title and in a
+    first ``state`` column of every CSV file (:func:`run_state`)."""
+    state = run_state(manifest, sum(r.status == "done" for r in recs), directory)
+    started = time.time_ns()
+    with figure_style.stamped(state):
+        result = _build(recs, manifest, directory, out, state)
+    if state and out is not None:
+        for path in out.glob("*.csv"):
+            if path.stat().st_mtime_ns >= started:
+                stamp_csv(path, state)
+    return result
+
+
+def stamp_csv(path: Path, state: str) -> None:
+    """A first column ``state`` in the CSV file at ``path``."""
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, dtype=str)
+    except pd.errors.EmptyDataError:
+        return
+    frame.insert(0, "state", state)
+    frame.to_csv(path, index=False)
+
+
+def _build(
+    recs: list[records.EpisodeRecord],
+    manifest: dict,
+    directory: Path,
+    out: Path | None,
+    state: str,
+) -> Report:
     recs = tables.shorten_cells(recs)
     done = [r for r in recs if r.status == "done"]
     failed = [r for r in recs if r.status != "done"]
     totals = health.invalid_totals(recs)
     head = [
+        *(
+            [f"state: {state}; every table and figure holds the episodes done so far"]
+            if state
+            else []
+        ),
         f"experiment: {manifest.get('config', {}).get('name', '?')}",
         f"episodes: {len(done)} done, {len(failed)} failed (of {manifest.get('episodes_total', '?')})",
         "invalid actions: {invalid_actions}, invalid answers: {invalid_answers}, "
