@@ -32,6 +32,7 @@ from socialsim import backends, directory_lock, estimate, frames, manifest, reco
 from socialsim import config as config_module
 from socialsim.config import ConfigError, Experiment
 from socialsim.episode import EpisodeSpec
+from socialsim.llm.offline import is_offline as offline_now
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -51,6 +52,10 @@ UNHEALABLE = ("authentication:", "structured_refused:")
 
 
 def _unhealable(record: records.EpisodeRecord) -> bool:
+    from socialsim.llm.offline import MISS
+
+    if MISS in (record.error or ""):  # an offline run lacks a reply: no rerun offline has it
+        return True
     return any(
         str(event.get("error") or "").startswith(UNHEALABLE)
         for events in record.events.values()
@@ -114,6 +119,7 @@ def run(
     check_only: bool = False,
     progress: bool = False,
     say: Callable[[str], None] | None = None,
+    offline: bool = False,
 ) -> Results:
     """Play every episode of ``experiment`` (a file path, a bundled name, a config dict or a
     loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
@@ -124,7 +130,9 @@ def run(
     episodes included) and says the plan, writing nothing and playing nothing else; ``progress`` shows a bar on a
     terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake,
     :class:`RunStopped` when an episode fails for a reason no retry heals (refused credentials),
-    and :class:`RunInterrupted` on Ctrl-C.
+    and :class:`RunInterrupted` on Ctrl-C. ``offline``: no model request at all (no server is
+    asked what it is either); a reply that neither the log nor the reply cache holds stops the
+    run with :class:`RunStopped`, naming the seat, its decision and the call.
     """
     say = say or (lambda line: None)
     if cache is not None:
@@ -140,10 +148,13 @@ def run(
         raise ConfigError(
             f"--out {out}: is a file, not a directory; name a new or a results directory"
         )
-    if check_only:  # writes nothing, the lock file included
-        return _run(experiment, out, True, progress, say)
-    with directory_lock.hold(out):  # before reading what is logged: one writer at a time
-        return _run(experiment, out, False, progress, say)
+    from socialsim.llm.offline import offline as no_requests
+
+    with no_requests(offline):
+        if check_only:  # writes nothing, the lock file included
+            return _run(experiment, out, True, progress, say)
+        with directory_lock.hold(out):  # before reading what is logged: one writer at a time
+            return _run(experiment, out, False, progress, say)
 
 
 def _run(
@@ -167,7 +178,8 @@ def _run(
         scan = records.read_log(out, keep=False)
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
-        _check_credentials(experiment)  # a finished run needs no key
+        if not offline_now():  # a finished run needs no key, nor an offline one
+            _check_credentials(experiment)
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:
             experiment = experiment.with_cells(cells)
@@ -263,30 +275,17 @@ def _run_generations(
     experiment: Experiment, out: Path, check_only: bool, progress: bool, say: Callable[[str], None]
 ) -> Results:
     """An ``[evolution]`` experiment: each generation a run of its own, born from the log's
-    records of the one before (:mod:`socialsim.society.experiment`), so a rerun resumes it."""
+    records of the one before (:func:`socialsim.society.experiment.play_generations`)."""
     from socialsim.society import experiment as evolving
 
-    total = ran = 0
-    failed: list[records.EpisodeRecord] = []
-    scan = records.read_log(out)  # once: each generation is born of the lines of the one before
-    done = evolving.done_by_generation(scan.records)
-    scan.records = []
-    for g in range(evolving.generations(experiment)):
-        before = [records.EpisodeRecord.from_json(d) for d in done.pop(g - 1, [])]
-        written: list[str] = []
-        stage = evolving.generation(experiment, g, before)
-        stage = _run(stage, out, check_only, progress, say, scan, written)
-        total, ran, failed = total + stage.total, ran + stage.ran, failed + stage.failed
-        if not check_only:  # what this generation logged; the log holds only records now
-            scan.bad, scan.torn = [], b""
-            for data in map(json.loads, written):
-                if data["status"] == "done":
-                    scan.done.add((records.cell_id(data["cell"]), data["episode"]))
-                    done.setdefault(g, []).append(data)
-        if check_only or stage.failed:  # the next generation is born of this one's records
-            if stage.failed:
-                say(f"{experiment.name}: generation {g} has failed episodes; rerun to retry")
-            break
+    def stage(generation: Experiment, scan: records.LogScan, written: list[str]) -> Results:
+        return _run(generation, out, check_only, progress, say, scan, written)
+
+    stages = evolving.play_generations(experiment, out, stage, check_only)
+    failed = [record for result in stages for record in result.failed]
+    if failed:
+        say(f"{experiment.name}: generation {len(stages) - 1} has failed episodes; rerun to retry")
+    total, ran = sum(r.total for r in stages), sum(r.ran for r in stages)
     return Results(experiment, out, total, ran, failed)
 
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -200,10 +201,16 @@ def _within_one_sem(
 
 def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path: Path) -> Path:
     cells = list(outcomes["cell"])
-    y = np.arange(len(cells))
-    figure = Figure(figsize=(FULL, 1.3 + 0.3 * len(cells)), layout="constrained")
-    left, right = figure.subplots(1, 2, sharey=True)
     games = outcomes["games"].to_numpy(dtype=float)
+    # a cell's label on lines of a third of the page: the panels keep two thirds
+    names = [
+        textwrap.fill(f"{c} ({int(g)} games)", 48, break_long_words=False)
+        for c, g in zip(cells, games, strict=True)
+    ]
+    lines = max(n.count("\n") + 1 for n in names) if names else 1
+    y = np.arange(len(cells))
+    figure = Figure(figsize=(FULL, 1.5 + (0.18 + 0.12 * lines) * len(cells)), layout="constrained")
+    left, right = figure.subplots(1, 2, sharey=True)
     start = np.zeros(len(cells))
     for ending in ENDINGS:
         share = outcomes.get(ending, pd.Series(0, index=outcomes.index)).to_numpy(dtype=float)
@@ -213,7 +220,7 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
         start += share
     left.set_xlim(0, 1)
     left.set_xlabel("share of games")
-    left.set_yticks(y, [f"{c} ({int(g)} games)" for c, g in zip(cells, games, strict=True)])
+    left.set_yticks(y, names)
     left.invert_yaxis()
     left.set_title("How the games ended")
     losses = (
@@ -238,8 +245,8 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
             color=f"C{5 + offset}",
         )
     right.set_xlim(0, 1)
-    right.set_xlabel("share of games (95% bootstrap CI over games)")
-    right.set_title("Losses (a game ending in both counts twice)")
+    right.set_xlabel("share of games\n(95% bootstrap CI over games)")
+    right.set_title("Losses (a game ending\nin both counts twice)")
     handles: dict[str, object] = {}
     for axes in (left, right):
         for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):

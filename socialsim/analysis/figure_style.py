@@ -50,6 +50,18 @@ def paper() -> Iterator[None]:
         yield
 
 
+def fill(text: str, figure: Figure, columns: int = 1, share: float = 0.8) -> str:
+    """``text`` wrapped to the width of one of ``columns`` panels side by side (``share`` of
+    it: the rest is the axis labels'), in the axes title's size."""
+    size = STYLE["axes.titlesize"]
+    chars = int(figure.get_figwidth() * share / max(1, columns) * 72 / (size * 0.56))
+    width = max(16, chars)
+    return "\n".join(
+        textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False)
+        for line in text.split("\n")
+    )
+
+
 def suptitle(figure: Figure, text: str) -> None:
     """The figure's title, each line wrapped to the figure's width (a column-wide figure gets
     more, shorter lines rather than a title cut at both edges)."""

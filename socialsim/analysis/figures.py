@@ -26,8 +26,10 @@ from socialsim.analysis import gossip_maps
 from socialsim.analysis.figure_style import (
     COLUMN,
     FULL,
+    STYLE,
     episodes_note,
     figure_legend,
+    fill,
     paper,
     save,
     suptitle,
@@ -195,7 +197,8 @@ def plot_over_rounds(
                     xycoords=("data", "axes fraction"),
                 )
             title_text = ", ".join(t for t in (f.label(f.column, col_value), row_label) if t)
-            axes.set_title(title_text or _constant_label(rounds) or "all episodes")
+            panel = title_text or _constant_label(rounds) or "all episodes"
+            axes.set_title(fill(panel, figure, len(columns), 0.75))
             if ylim is not None:
                 axes.set_ylim(*ylim)
             axes.set_xlabel("round" if r == len(rows) - 1 else "")
@@ -384,9 +387,9 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
         )
         axes.set_yticks(y, labels)
         axes.axvline(0.0, color="black", linewidth=0.5)
-        axes.set_xlabel("mean return per agent (resources)")
         axes.set_title(f.label(f.column, col_value) or "all episodes")
     grid[0][0].invert_yaxis()
+    figure.supxlabel("mean return per agent (resources)", fontsize=STYLE["axes.labelsize"])
     suptitle(figure, f"Mean return per agent by kind (± SE; {episodes_note(kinds)})")
     return save(figure, path)
 
@@ -430,14 +433,14 @@ def _plot_entrant(cells: pd.DataFrame, kinds: pd.DataFrame, path: Path) -> Path:
                 text = "n/a" if v != v else number(v, 2)
                 left.annotate(text, (0.01, yy + 0.4 * offset), fontsize=5, va="center")
     left.set_xlim(0, 1.05)
-    left.set_xlabel("share of residents' choices that cooperate")
+    left.set_xlabel("share of residents'\nchoices that cooperate")
     left.set_title("Treatment of the entrant")
     left.set_yticks(y + 0.2, labels)
     left.invert_yaxis()
     _bars(right, y, with_entrant, "entrant_return", 0.0, "entrant's return", "tab:red")
     _bars(right, y, with_entrant, "residents_return", 0.4, "residents' mean return", "tab:blue")
     right.axvline(0.0, color="black", linewidth=0.5)
-    right.set_xlabel("return per agent (resources)")
+    right.set_xlabel("return per agent\n(resources)")
     right.set_title("Does defecting pay?")
     figure_legend(figure, ncols=4)
     suptitle(

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from socialsim.analysis.figure_style import COLUMN, FULL, panel_grid, save, suptitle
+from socialsim.analysis.figure_style import COLUMN, FULL, fill, panel_grid, save, suptitle
 from socialsim.analysis.order import ordered
 from socialsim.analysis.stats import number
 from socialsim.envs.gossip.protocol import TONES
@@ -57,14 +57,19 @@ def plot_tones(by_action: pd.DataFrame, path: Path) -> Path:
         if np.isnan(matrix[i]).all():
             axes.text(matrix.shape[1] / 2 - 0.5, i, "no gossip published", ha="center", va="center")
     figure.colorbar(image, ax=axes, label="share of tones about that move")
-    axes.set_title("Tones published about a move, by what the donor did (all episodes pooled)")
+    suptitle(figure, "Tones published about a move, by what the donor did (all episodes pooled)")
     return save(figure, path)
+
+
+#: the reputation figure draws this many cells at most (a heat map each)
+MAX_MAPS = 6
 
 
 def plot_reputation(reputation: pd.DataFrame, path: Path, note: str) -> Path:
     every = ordered(reputation["cell"])
-    cells = [c for c in every if reputation.loc[reputation["cell"] == c, "reputation"].any()]
-    silent = len(every) - len(cells)
+    gossiped = [c for c in every if reputation.loc[reputation["cell"] == c, "reputation"].any()]
+    silent = len(every) - len(gossiped)
+    cells = gossiped[:MAX_MAPS]
     limit = max(1.0, float(reputation["reputation"].abs().max()))
     nrows, ncols = panel_grid(len(cells), 2)
     figure = Figure(
@@ -75,20 +80,28 @@ def plot_reputation(reputation: pd.DataFrame, path: Path, note: str) -> Path:
     for axes, cell in zip(panels, cells, strict=False):
         block = reputation[reputation["cell"] == cell]
         matrix = block.pivot(index="agent", columns="round", values="reputation")
+        matrix = matrix.reindex(ordered(matrix.index))  # agent_2 before agent_10
         image = axes.imshow(
             matrix.to_numpy(dtype=float), aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit
         )
-        axes.set_yticks(range(len(matrix.index)), matrix.index, fontsize=5)
+        every_nth = -(-len(matrix.index) // 10)  # at most 10 names on a panel's height
+        named = list(range(0, len(matrix.index), every_nth))
+        axes.set_yticks(named, [matrix.index[i] for i in named], fontsize=5)
         step = max(1, len(matrix.columns) // 6)
         ticks = list(range(0, len(matrix.columns), step))
         axes.set_xticks(ticks, [matrix.columns[i] for i in ticks])
         axes.set_xlabel("round")
-        axes.set_title(cell)
+        axes.set_title(fill(cell, figure, ncols, 0.7))
     for axes in panels[len(cells) :]:
         axes.set_visible(False)
     if image is not None:
         figure.colorbar(image, ax=list(panels[: len(cells)]), label="net valence", shrink=0.8)
     skipped = f" ({silent} cells without gossip not drawn)" if silent else ""
+    if len(gossiped) > len(cells):
+        skipped += (
+            f"; the first {len(cells)} of {len(gossiped)} drawn (every cell in "
+            "cooperation_reputation_by_round.csv)"
+        )
     suptitle(
         figure,
         "Reputation by round: net tone valence received so far\n+1 praising; -1 mocking, "

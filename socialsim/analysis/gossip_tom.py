@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from socialsim.analysis.order import ordered
 from socialsim.analysis.tom import agent_label
 from socialsim.envs.gossip import tom
 from socialsim.records import EpisodeRecord
@@ -134,15 +135,16 @@ def gossip_tom_sections(report: Any, recs: list[EpisodeRecord], out: Any) -> Non
 
 def plot_gossip_tom(frame: Any, out: Any) -> Any:
     """One bar per (probe, agent): its score, the answered share written above it."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from socialsim.analysis import figure_style
 
     probes = [p for p in tom.GOSSIP_PROBES if p in set(frame["probe"])]
-    agents = sorted(set(frame["agent"]))
+    agents = ordered(frame["agent"])
     width = 0.8 / max(len(agents), 1)
     with figure_style.paper():
-        figure, axes = plt.subplots(figsize=(max(6.0, 1.3 * len(probes) + 2), 3.6))
+        figure = Figure(figsize=(figure_style.FULL, 3.2), layout="constrained")
+        axes = figure.add_subplot()
         for k, agent in enumerate(agents):
             mine = frame[frame["agent"] == agent].set_index("probe")
             xs, ys, shares = [], [], []
@@ -170,6 +172,4 @@ def plot_gossip_tom(frame: Any, out: Any) -> Any:
             figure, "Gossip theory-of-mind probes: score per agent (answered share above)"
         )
         figure_style.figure_legend(figure)
-        path = figure_style.save(figure, out / "gossip_tom.png")
-        plt.close(figure)
-    return path
+        return figure_style.save(figure, out / "gossip_tom.png")
