@@ -1,5 +1,8 @@
 """``socialsim fork``: a recorded LLM episode replayed to a turn from its record and cache with
-no model request, then continued with a change; ``--offline`` never sends a request."""
+no model request, then continued with a change; ``--offline`` never sends a request. And
+``socialsim run --offline``: a finished LLM run reruns with no request, a cut log replays from
+the reply cache with none, and a reply the cache lacks stops the run naming the seat, its
+decision and the call."""
 
 from __future__ import annotations
 
@@ -127,3 +130,58 @@ def test_a_cell_that_is_not_json_is_one_clear_line(scripted_fork, capsys):
     assert main([*argv, "--out", str(out.parent / "other")]) == 2
     err = capsys.readouterr().err
     assert "--cell: expected the cell as a JSON object" in err and "'gossip=true'" in err
+
+
+# -- run --offline ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def finished(tmp_path, llm_server, fresh_models, monkeypatch):
+    """A finished LLM run of two episodes."""
+    monkeypatch.setenv(KEY_ENV, "dummy-key")
+    llm_server.policy = GossipPolicy({"Kate"})
+    path, out = _experiment(tmp_path, llm_server.url), tmp_path / "run"
+    argv = ["run", str(path), "--out", str(out), "--quiet", "--set", "episodes=2"]
+    assert main(argv) == 0
+    assert llm_server.stats()["requests"] > 0
+    return path, out
+
+
+@pytest.mark.slow
+def test_a_finished_llm_run_reruns_offline_with_no_request(finished, llm_server, capsys):
+    path, out = finished
+    asked = llm_server.stats()["requests"]
+    argv = ["run", str(path), "--out", str(out), "--quiet", "--set", "episodes=2", "--offline"]
+    assert main(argv) == 0
+    assert llm_server.stats()["requests"] == asked
+    assert "2 already logged, 0 to run" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_cut_log_replays_offline_from_the_cache_with_no_request(finished, llm_server):
+    path, out = finished
+    whole = [(r.steps, r.messages, r.returns) for r in read_records(out)]
+    log = out / "episodes.jsonl"
+    log.write_text(log.read_text().splitlines(keepends=True)[0])
+    asked = llm_server.stats()["requests"]
+    argv = ["run", str(path), "--out", str(out), "--quiet", "--set", "episodes=2", "--offline"]
+    assert main(argv) == 0
+    assert llm_server.stats()["requests"] == asked
+    # the same game; only its calls are marked as the cache's
+    assert [(r.steps, r.messages, r.returns) for r in read_records(out)] == whole
+
+
+@pytest.mark.slow
+def test_a_reply_the_cache_lacks_stops_an_offline_run_naming_seat_decision_and_call(
+    finished, llm_server, capsys
+):
+    path, out = finished
+    asked = llm_server.stats()["requests"]
+    argv = ["run", str(path), "--out", str(out), "--quiet", "--offline", "--set", "episodes=3"]
+    assert main(argv) == 1
+    assert llm_server.stats()["requests"] == asked
+    err = capsys.readouterr().err
+    assert "stopped, as no retry can heal this: seat agent_" in err
+    assert "(llm_gossip), decision 'donate' at turn " in err
+    assert "OfflineMiss: offline: no recorded or cached reply for a request to openai/test" in err
+    assert "cache key " in err
