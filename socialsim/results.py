@@ -31,8 +31,9 @@ from typing import Any
 from socialsim import backends, directory_lock, estimate, frames, manifest, records, runner
 from socialsim import config as config_module
 from socialsim.config import ConfigError, Experiment
+from socialsim.config.overrides import assignments
 from socialsim.episode import EpisodeSpec
-from socialsim.llm.offline import is_offline as offline_now
+from socialsim.llm import offline as no_requests
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -52,9 +53,9 @@ UNHEALABLE = ("authentication:", "structured_refused:")
 
 
 def _unhealable(record: records.EpisodeRecord) -> bool:
-    from socialsim.llm.offline import MISS
-
-    if MISS in (record.error or ""):  # an offline run lacks a reply: no rerun offline has it
+    if no_requests.MISS in (
+        record.error or ""
+    ):  # an offline run lacks a reply: no rerun offline has it
         return True
     return any(
         str(event.get("error") or "").startswith(UNHEALABLE)
@@ -113,7 +114,7 @@ def load(directory: str | Path, include_failed: bool = False) -> Frames:
 def run(
     experiment: str | Path | Mapping[str, Any] | Experiment,
     out: str | Path | None = None,
-    overrides: Iterable[str] = (),
+    overrides: Iterable[str] | Mapping[str, Any] = (),
     *,
     cache: str | Path | None = None,
     check_only: bool = False,
@@ -124,8 +125,8 @@ def run(
     """Play every episode of ``experiment`` (a file path, a bundled name, a config dict or a
     loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
 
-    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``cache`` is a reply cache file
-    shared with other directories (the ``cache`` key: every LLM seat whose ``model`` table
+    ``overrides`` are ``--set`` strings (``"episodes=20"``) or a dict (``{"episodes": 20}``);
+    ``cache`` is a reply cache file shared with other directories (the ``cache`` key: every LLM seat whose ``model`` table
     names no ``cache`` of its own uses it); ``check_only`` checks everything (the check
     episodes included) and says the plan, writing nothing and playing nothing else; ``progress`` shows a bar on a
     terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake,
@@ -135,6 +136,7 @@ def run(
     run with :class:`RunStopped`, naming the seat, its decision and the call.
     """
     say = say or (lambda line: None)
+    overrides = assignments(overrides)  # a dict of them too
     if cache is not None:
         overrides = [*overrides, f"cache={json.dumps(str(cache))}"]  # a TOML string
     if not isinstance(experiment, Experiment):
@@ -148,9 +150,7 @@ def run(
         raise ConfigError(
             f"--out {out}: is a file, not a directory; name a new or a results directory"
         )
-    from socialsim.llm.offline import offline as no_requests
-
-    with no_requests(offline):
+    with no_requests.offline(offline):
         if check_only:  # writes nothing, the lock file included
             return _run(experiment, out, True, progress, say)
         with directory_lock.hold(out):  # before reading what is logged: one writer at a time
@@ -178,7 +178,7 @@ def _run(
         scan = records.read_log(out, keep=False)
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
-        if not offline_now():  # a finished run needs no key, nor an offline one
+        if not no_requests.is_offline():  # a finished run needs no key, nor an offline one
             _check_credentials(experiment)
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:

@@ -168,9 +168,10 @@ def test_glove_decoder_is_rated_as_decoder_only_and_says_why_not_as_interceptor(
     done = rate(tmp_path, "glove_decoder", "--game", "decrypto", "--episodes", "2")
     assert done.returncode == 0, done.stderr
     assert (
-        "not rated as interceptor: its check game failed: seat interceptor (glove_decoder)"
-        in done.stderr
+        "not rated as interceptor: it plays only seat decoder: it reads what that seat alone is "
+        "shown" in done.stderr
     )
+    assert "KeyError" not in done.stderr
     assert [e["role"] for e in entries(tmp_path)] == ["decoder"]
     with (tmp_path / "out" / "crossplay.csv").open() as handle:
         rows = list(csv.DictReader(handle))

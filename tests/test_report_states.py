@@ -69,3 +69,17 @@ def test_a_run_that_holds_its_lock_is_named_as_running(half, capsys):
 def test_no_run_holds_a_directory_whose_lock_file_a_finished_run_left(half):
     assert (half / directory_lock.LOCK).exists()
     assert directory_lock.holder(half) is None
+
+
+def test_decrypto_returns_are_wins_and_losses_not_resource_units(tmp_path, capsys):
+    out = socialsim.run("decrypto_quickstart", tmp_path / "d", ["episodes=1"]).directory
+    assert main(["report", str(out), "--no-files"]) == 0
+    text = capsys.readouterr().out
+    assert "(a Decrypto game's return: +1 won, -1 lost (0: not over);" in text
+    assert "resource units" not in text.split("mean return per")[1].split("\n")[1]
+
+
+def test_gossip_returns_are_resource_units(half, capsys):
+    assert main(["report", str(half), "--no-files"]) == 0
+    text = capsys.readouterr().out
+    assert "mean return per seat:\n  (resource units;" in text

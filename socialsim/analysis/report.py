@@ -141,7 +141,9 @@ def _build(
             shown = shown.drop(columns="cell")
         per = "seat" if "seat" in shown.columns else "agent kind"
         result.sections.append(
-            Section(f"mean return per {per}", shown, note=f"resource units; {stats.CONVENTION}")
+            Section(
+                f"mean return per {per}", shown, note=f"{return_units(done)}; {stats.CONVENTION}"
+            )
         )
         if out is not None:
             returns.to_csv(out / "returns.csv", index=False)
@@ -191,6 +193,21 @@ def report(directory: str | Path, write_files: bool = True) -> str:
     """What ``socialsim report DIR`` prints; with ``write_files``, every table as CSV, the
     figures as PNG, PDF and SVG and ``report.html`` in ``DIR``."""
     return build(directory, write_files).text()
+
+
+def return_units(recs: list[records.EpisodeRecord]) -> str:
+    """What a return counts in the games of ``recs``: resources in the gossip games (and the
+    culture donor game), a game's win or loss in Decrypto; the env's rewards otherwise."""
+    decrypto = {is_decrypto(r.env_id) for r in recs}
+    if decrypto == {True}:
+        return "a Decrypto game's return: +1 won, -1 lost (0: not over)"
+    if decrypto == {False} and all(
+        r.summary.get("game") in GAMES or "resources" in r.summary for r in recs
+    ):
+        return "resource units"
+    if decrypto == {False}:
+        return "the env's reward units"
+    return "resource units in the gossip games, +1 won / -1 lost in Decrypto"
 
 
 HEADLINE = [
