@@ -57,9 +57,12 @@ def drawn(monkeypatch):
         found[path.stem] = figure_style.layout_problems(figure)
         return save(figure, path)
 
-    monkeypatch.setattr(figure_style, "save", checked)
-    for info in pkgutil.iter_modules(analysis.__path__):  # each module that imported it by name
-        module = importlib.import_module(f"socialsim.analysis.{info.name}")
+    # every module imported first, so that none imports the patched function as its own
+    modules = [
+        importlib.import_module(f"socialsim.analysis.{info.name}")
+        for info in pkgutil.iter_modules(analysis.__path__)
+    ]
+    for module in modules:  # figure_style, and each module that imported save by name
         if getattr(module, "save", None) is save:
             monkeypatch.setattr(module, "save", checked)
     return found
@@ -167,4 +170,5 @@ def test_every_bundled_experiment_reports_with_no_text_clipped_or_overlapping(
         assert main([*arguments, *(x for s in sets for x in ("--set", s))]) == 0
     assert main(["report", str(out)]) == 0
     capsys.readouterr()
+    assert set(drawn) == {path.stem for path in out.glob("*.png")}  # every figure was measured
     assert {stem: problems for stem, problems in drawn.items() if problems} == {}

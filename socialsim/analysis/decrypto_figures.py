@@ -92,7 +92,8 @@ def _figure(panels: int, rows: int, columns: int = 2) -> Figure:
     narrow = panels == 1 and columns <= 2
     grid_rows, grid_columns = panel_grid(panels, 2)
     figure = Figure(
-        figsize=(COLUMN if narrow else FULL, 0.9 + grid_rows * (0.5 + 0.55 * max(rows, 2))),
+        # three rows at least: the colour bar's two-line label needs their height
+        figsize=(COLUMN if narrow else FULL, 0.9 + grid_rows * (0.5 + 0.55 * max(rows, 3))),
         layout="constrained",
     )
     axes = figure.subplots(grid_rows, grid_columns, squeeze=False).ravel()
@@ -172,8 +173,8 @@ def _heatmap(axes, frame: pd.DataFrame, row: str, column: str, best: str):
                     Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, linewidth=1.2)
                 )
     # an agent's parameters on a line of their own: upright labels that fit their column
-    axes.set_xticks(range(len(columns)), [str(c).replace("(", "\n(") for c in columns])
-    axes.set_yticks(range(len(rows)), [str(r).replace("(", "\n(") for r in rows])
+    axes.set_xticks(range(len(columns)), [_tick(c, 18) for c in columns])
+    axes.set_yticks(range(len(rows)), [_tick(r, 28) for r in rows])
     axes.set_xlabel(column)
     axes.set_ylabel(row)
 
@@ -197,6 +198,16 @@ def _within_one_sem(
             if abs(cell["loss_rate"] - top["loss_rate"]) <= reach + 1e-12:
                 marked.add((cell[row], cell[column]))
     return marked
+
+
+def _tick(label: object, width: int) -> str:
+    """An agent's label on lines of ``width`` characters at most (its parameters after its
+    kind): an upright tick label that fits its column."""
+    kind, _, params = str(label).partition("(")
+    lines = (
+        [kind, *textwrap.wrap(f"({params}", width, break_long_words=False)] if params else [kind]
+    )
+    return "\n".join(lines)
 
 
 def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path: Path) -> Path:

@@ -114,9 +114,13 @@ def figure_legend(figure: Figure, title: str | None = None, ncols: int = 2) -> N
         for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
     if handles:
+        size = STYLE["legend.fontsize"]
+        width = max(
+            16, int(figure.get_figwidth() * 72 / (size * 0.56) / min(ncols, len(handles))) - 8
+        )
         figure.legend(
             list(handles.values()),
-            list(handles),
+            [textwrap.fill(label, width, break_long_words=False) for label in handles],
             title=title,
             loc="outside lower center",
             ncols=min(ncols, len(handles)),

@@ -10,6 +10,7 @@ drawn once and labelled ``a = b``, and the entrant's joining round is marked.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,8 +206,9 @@ def plot_over_rounds(
             if c == 0:
                 axes.set_ylabel(ylabel)
             axes.grid(alpha=0.3, linewidth=0.4)
-    if colours is None:
-        figure_legend(figure, factor_name(f.hue[5:]) if f.hue else None)
+    if colours is None:  # a column-wide figure: one legend entry a line
+        hue_name = factor_name(f.hue[5:]) if f.hue else None
+        figure_legend(figure, hue_name, ncols=1 if len(columns) == 1 else 2)
     else:
         colour_bar(figure, list(grid.ravel()), colours, factor_name(f.hue[5:]))
         title = title.replace("mean ± SE", "mean; a line per level")
@@ -365,10 +367,12 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
         return f"{where}: {r['kind']}" if where else str(r["kind"])
 
     kinds = kinds.assign(label=[row_name(r) for _, r in kinds.iterrows()])
+    kinds["label"] = [textwrap.fill(x, 60, break_long_words=False) for x in kinds["label"]]
     labels = ordered(kinds["label"])
     colours = {k: f"C{i}" for i, k in enumerate(sorted(kinds["kind"].map(str).unique()))}
+    lines = len(labels) * max(label.count("\n") + 1 for label in labels)
     figure = Figure(
-        figsize=(COLUMN if len(columns) == 1 else FULL, 1.0 + 0.16 * len(labels)),
+        figsize=(COLUMN if len(columns) == 1 else FULL, 1.0 + 0.16 * lines),
         layout="constrained",
     )
     grid = figure.subplots(1, len(columns), squeeze=False, sharey=True, sharex=True)
@@ -387,7 +391,7 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
         )
         axes.set_yticks(y, labels)
         axes.axvline(0.0, color="black", linewidth=0.5)
-        axes.set_title(f.label(f.column, col_value) or "all episodes")
+        axes.set_title(fill(f.label(f.column, col_value) or "all episodes", figure, len(columns)))
     grid[0][0].invert_yaxis()
     figure.supxlabel("mean return per agent (resources)", fontsize=STYLE["axes.labelsize"])
     suptitle(figure, f"Mean return per agent by kind (± SE; {episodes_note(kinds)})")

@@ -44,19 +44,21 @@ def plot_tones(by_action: pd.DataFrame, path: Path) -> Path:
         [f"{tone} after {action}" for action in actions for tone in TONES],
         rotation=90,  # upright labels side by side: slanted ones' boxes overlap
     )
-    axes.set_yticks(
-        range(len(cells)), [f"{c} (n = {t} tones)" for c, t in zip(cells, totals, strict=True)]
-    )
+    names = [fill(f"{c} (n = {t} tones)", figure, 3) for c, t in zip(cells, totals, strict=True)]
+    lines = max(name.count("\n") + 1 for name in names)
+    # an inch of map at least: the colour bar's label is as long as the map is high
+    figure.set_figheight(1.5 + max(1.0, (0.1 + 0.1 * lines) * len(cells)))
+    axes.set_yticks(range(len(cells)), names)
     for a in range(1, len(actions)):
         axes.axvline(a * len(TONES) - 0.5, color="white", linewidth=2)
-    for (i, j), share in np.ndenumerate(matrix):
+    for (i, j), share in np.ndenumerate(matrix if len(cells) <= 20 else []):  # room to read
         if share == share:
             colour = "black" if share > 0.6 else "white"
             axes.text(j, i, number(share, 2), ha="center", va="center", fontsize=5, color=colour)
     for i in range(len(cells)):
         if np.isnan(matrix[i]).all():
             axes.text(matrix.shape[1] / 2 - 0.5, i, "no gossip published", ha="center", va="center")
-    figure.colorbar(image, ax=axes, label="share of tones about that move")
+    figure.colorbar(image, ax=axes, label="share of tones\nabout that move")
     suptitle(figure, "Tones published about a move, by what the donor did (all episodes pooled)")
     return save(figure, path)
 
