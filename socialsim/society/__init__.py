@@ -17,8 +17,7 @@ Norms and tones    :mod:`socialsim.envs.gossip.norms`, shared with the gossip en
 =================  ==============================================================================
 """
 
-from importlib import import_module
-from typing import Any
+from socialsim import lazy
 
 #: where each name lives: imported when first asked for, so that a run of evolution
 #: experiments (which needs only the rules) does not import Mesa
@@ -32,9 +31,4 @@ _HOMES = {
 }
 
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'socialsim.society' has no attribute {name!r}")
-    return getattr(import_module(_HOMES[name]), name)
+__getattr__ = lazy.attributes(__name__, _HOMES)
