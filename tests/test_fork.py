@@ -119,8 +119,14 @@ def test_a_fork_is_a_results_directory_naming_its_origin_and_its_change(scripted
 def test_report_reads_a_fork_alone_and_beside_its_origin(scripted_fork, capsys):
     run, out = scripted_fork
     assert main(["report", str(out)]) == 0
-    assert "episodes: 1 done, 0 failed (of 1)" in capsys.readouterr().out
-    assert (out / "report.html").exists()
+    text = capsys.readouterr().out
+    assert "episodes: 1 done, 0 failed (of 1)" in text
+    state = (
+        f"state: fork of {run} episode 1 (cell {{'env.kwargs.gossip': True}}) replayed to turn 2, "
+        'then: seats.agent_0={kind = "always_defect"}'
+    )
+    assert text.startswith(state)
+    assert "state: fork of " in (out / "report.html").read_text()
     assert main(["report", str(run), str(out), "--no-files"]) == 0
 
 

@@ -145,7 +145,10 @@ def _by_agent(cells: pd.DataFrame, groups: Mapping[str, str], path: Path) -> Pat
     gossip = ordered(frame[GOSSIP]) if GOSSIP in frame.columns else [""]
     panels = [m for m in BY_AGENT if m[0] in frame.columns and frame[m[0]].notna().any()]
     figure = Figure(
-        figsize=(COLUMN if len(panels) == 1 else FULL, 1.2 + 0.22 * len(agents) * len(gossip)),
+        figsize=(
+            COLUMN if len(panels) == 1 else FULL,
+            max(2.2, 1.2 + 0.22 * len(agents) * len(gossip)),
+        ),
         layout="constrained",
     )
     grid = figure.subplots(1, len(panels), squeeze=False, sharey=True)[0]

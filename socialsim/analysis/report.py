@@ -51,10 +51,18 @@ def build(directory: str | Path, write_files: bool = True) -> Report:
 
 
 def run_state(manifest: dict, done: int, directory: Path) -> str:
-    """What a reader must know before any number: ``running (pid N): D of M episodes so far``
-    while a run holds the directory, ``partial: D of M episodes`` when fewer than the
-    manifest's are done; ``""`` for a finished run."""
+    """What a reader must know before any number: what a fork's directory was forked from and
+    how it changed, ``running (pid N): D of M episodes so far`` while a run holds the
+    directory, ``partial: D of M episodes`` when fewer than the manifest's are done; ``""``
+    for a finished run."""
     total = manifest.get("episodes_total")
+    fork = manifest.get("fork")
+    if isinstance(fork, dict):  # socialsim fork's directory: where it came from, what changed
+        changes = "; ".join(map(str, fork.get("set") or [])) or "no change"
+        return (
+            f"fork of {fork.get('run')} episode {fork.get('episode')} (cell "
+            f"{fork.get('cell')}) replayed to turn {fork.get('at')}, then: {changes}"
+        )
     holder = directory_lock.holder(directory)
     if holder is not None:
         return f"running (pid {holder or '?'}): {done} of {total or '?'} episodes so far"
@@ -71,7 +79,8 @@ def build_from(
     first ``state`` column of every CSV file (:func:`run_state`)."""
     state = run_state(manifest, sum(r.status == "done" for r in recs), directory)
     started = time.time_ns()
-    with figure_style.stamped(state):
+    short = state if len(state) <= 70 else state[:67] + "..."  # a line under a title; the
+    with figure_style.stamped(short):  # page and the CSV files hold it whole
         result = _build(recs, manifest, directory, out, state)
     if state and out is not None:
         for path in out.glob("*.csv"):
