@@ -92,7 +92,7 @@ def test_a_constant_share_over_ten_seeds_has_no_float_noise_and_a_zero_spread(ev
     first = next(r for r in read_records(evolved) if r.cell["generation"] == 0)
     ten = [dataclasses.replace(first, episode=seed) for seed in range(10)]
     row = generations_table(ten).iloc[0]
-    # summed, ten shares of 0.3 make 2.9999999999999996: the mean was 0.29999999999999993
+    # summed in floats, ten shares of 0.3 make 2.9999999999999996: the mean was 0.2999...93
     assert (row["share_always_cooperate"], row["share_always_cooperate_se"]) == (0.3, 0.0)
     assert (row["share_stern_judging"], row["share_stern_judging_se"]) == (0.4, 0.0)
 

@@ -20,6 +20,7 @@ ceiling drawn on the resources figure, and, per generation and seed (the replica
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,7 +45,6 @@ FIGURES = {
 }
 SHARES_FIGURE = "generations_shares.png"
 FINAL_FIGURE = "generations_final_shares.png"
-DECIMALS = 12
 SEEDS_FIGURE, SEEDS_TABLE = "generations_seeds.png", "generations_seeds.csv"
 
 
@@ -110,14 +110,17 @@ def generations_table(recs: Sequence[EpisodeRecord]) -> pd.DataFrame:
     for (cell, generation), block in frame.groupby(["cell", GENERATION], sort=True):
         row: dict[str, Any] = {"cell": cell, GENERATION: generation, "n": len(block)}
         for column in ["cooperation", "mean_resources", "donated_fraction", "ceiling", *shares]:
-            summary = stats.summary(block[column].dropna())
-            row[column] = summary["mean"]
-            row[f"{column}_se"] = summary["sem"]
+            values = block[column].dropna()
+            summary = stats.summary(values)
+            # the mean correctly rounded (fsum): ten shares of 0.3 summed in floats give
+            # 0.29999999999999993; a constant has no spread, not 1.85e-17
+            row[column] = math.fsum(values) / len(values) if len(values) else summary["mean"]
+            row[f"{column}_se"] = 0.0 if values.nunique() == 1 else summary["sem"]
             row[f"{column}_low"], row[f"{column}_high"] = summary["ci_low"], summary["ci_high"]
+            if values.nunique() == 1:
+                row[f"{column}_low"] = row[f"{column}_high"] = row[column]
         out.append(row)
-    # sums of shares carry float noise (0.29999999999999993, an SE of 1.85e-17 for a constant
-    # share): 12 decimals are more than any seed count resolves
-    return in_order(pd.DataFrame(out).round(DECIMALS))
+    return in_order(pd.DataFrame(out))
 
 
 def plot_generations(
@@ -280,7 +283,7 @@ def generations_report(
         seeds = seeds_table(recs)
         shares = sorted(c for c in seeds.columns if c.startswith("share_"))
         seeds[shares] = seeds[shares].fillna(0.0)
-        seeds = in_order(seeds.sort_values([GENERATION, "seed"])).round(DECIMALS)
+        seeds = in_order(seeds.sort_values([GENERATION, "seed"]))
         figures = plot_generations(table, out, seeds)
         culture = seeds["donated_fraction"].notna().any()
         columns = ["cell", GENERATION, "seed", "cooperation", "mean_resources", *shares]
