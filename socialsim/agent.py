@@ -59,6 +59,9 @@ class Agent:
     #: not declared here before anything is written; ``None`` (an agent of one's own, a trained
     #: policy, a person) is not checked.
     plays: ClassVar[Mapping[str, Collection[str]] | None] = None
+    #: the seats it can take, when fewer than its decisions allow (a decoder that reads the
+    #: keywords makes the interceptor's decision too, but is never shown them); ``None``: any
+    only_seats: ClassVar[tuple[str, ...] | None] = None
     #: the parameters that name files: a relative one in an experiment file is read against
     #: the file's folder (one given on the command line, against the working directory)
     file_params: ClassVar[tuple[str, ...]] = ()

@@ -1,6 +1,7 @@
 """The ``socialsim`` command: run experiments, list what is installed, report on results.
 
     socialsim run FILE [--out DIR] [--set path.to.key=value ...] [--cache PATH] [--check]
+                  [--offline]
     socialsim list
     socialsim report DIR
     socialsim play GAME --as SEAT [--with SEAT=KIND|FILE ...]
@@ -54,6 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             check_only=args.check,
             progress=not args.quiet,
             say=say,
+            offline=args.offline,
         )
     except RunInterrupted as stopped:
         print(f"\n{stopped}; rerun the same command to resume", file=sys.stderr)
@@ -184,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         "backend=ray. Without both, backend=ray starts a local Ray of its own",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--offline",
+        action="store_true",
+        help="no model request: every reply from the log's reply cache; the first one missing "
+        "stops the run, naming the seat, its decision and the call",
+    )
     run.set_defaults(func=cmd_run)
     lst = sub.add_parser("list", help="envs, agent kinds, probes and bundled experiment files")
     lst.set_defaults(func=cmd_list)

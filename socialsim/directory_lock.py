@@ -106,3 +106,22 @@ def _same_file(fd: int, path: Path) -> bool:
     except OSError:
         return False
     return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def holder(directory: Path) -> str | None:
+    """The pid of the run that holds ``directory``'s lock now (``""`` if it wrote none), or
+    ``None`` when no run holds it (a reader's question: it takes the lock for an instant only
+    when nobody holds it, and a shared one)."""
+    try:
+        fd = os.open(Path(directory) / LOCK, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None

@@ -55,9 +55,9 @@ class EpisodeSpec:
 class SeatError(Exception):
     """An agent raised while deciding: the record names its seat and kind."""
 
-    def __init__(self, seat: str, kind: str, error: Exception):
+    def __init__(self, seat: str, kind: str, error: Exception, where: str = ""):
         self.seat, self.kind, self.error = seat, kind, error
-        super().__init__(f"seat {seat} ({kind}): {type(error).__name__}: {error}")
+        super().__init__(f"seat {seat} ({kind}){where}: {type(error).__name__}: {error}")
 
 
 @dataclass
@@ -372,7 +372,11 @@ class Episode:
         if not isinstance(error, Exception):  # KeyboardInterrupt, cancellation: not a failure
             return error
         agent = self.agents[agent_id]
-        return SeatError(agent_id, getattr(agent, "kind", "") or type(agent).__name__, error)
+        where = ""
+        if getattr(error, "names_its_decision", False):  # an offline miss: which request it was
+            decision = (self.infos.get(agent_id) or {}).get("decision")
+            where = f", decision {decision!r} at turn {self.turn()}"
+        return SeatError(agent_id, getattr(agent, "kind", "") or type(agent).__name__, error, where)
 
     def log_step(
         self, turn: int, actions: Mapping[str, Any], rewards: Mapping[str, float], infos

@@ -11,8 +11,10 @@ model or option: a seat changed in the prefix would not replay it) and
 ``interventions=[...]`` (one of a turn before ``TURN`` is refused: it would change the prefix).
 
 ``--offline``: no model request at all; a reply that is not in the cache is an error naming the
-seat, the decision and the call. The fork's directory holds ``episodes.jsonl`` and ``fork.json``
-(what it forked), so ``socialsim report DIR`` reads it.
+seat, the decision and the call. The fork's directory is an ordinary results directory:
+``episodes.jsonl`` and ``manifest.json`` (the origin's, one episode, and under ``fork`` what it
+was forked from and what changed), so ``socialsim report DIR``, ``socialsim report RUN DIR`` and
+``socialsim.load(DIR)`` read it. ``--cell`` takes the cell as any JSON object.
 """
 
 from __future__ import annotations
@@ -39,12 +41,32 @@ from socialsim.seeding import agent_seed
 CACHE_FILE = "llm_cache.sqlite"
 
 
+def cell_arg(text: str | None) -> str | None:
+    """``--cell`` as the cell's id: any JSON of the cell (spaces after the colons, as
+    ``json.dumps`` writes it, or none)."""
+    if text is None:
+        return None
+    try:
+        cell = json.loads(text)
+    except ValueError:
+        cell = None
+    if not isinstance(cell, dict):
+        raise ConfigError(
+            f"--cell: expected the cell as a JSON object (as the record's 'cell'), got {text!r}"
+        )
+    return records.cell_id(cell)
+
+
 def find_record(run: Path, episode: int, cell: str | None) -> records.EpisodeRecord:
+    cell = cell_arg(cell)
     found = [
         r
         for r in records.read_records(run)
         if r.episode == episode and (cell is None or records.cell_id(r.cell) == cell)
     ]
+    if not found and cell is not None:
+        cells = ", ".join(sorted({records.cell_id(r.cell) for r in records.read_records(run)}))
+        raise ConfigError(f"--cell {cell}: no done episode {episode} in it; the cells: {cells}")
     if not found:
         raise ConfigError(f"--episode: no done episode {episode} in {run}")
     if len(found) > 1:
@@ -194,7 +216,8 @@ def fork(args: argparse.Namespace) -> int:
         "offline": args.offline,
         "prefix_steps": prefix,
     }
-    (out / "fork.json").write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
+    # an ordinary results directory: the origin's manifest, one episode, what it was forked from
+    records.write_manifest(out, {**manifest, "episodes_total": 1, "fork": facts})
     print(f"fork: {prefix} recorded steps replayed, then played from turn {args.at} -> {out}")
     return 0
 

@@ -22,7 +22,8 @@ by name in an experiment, beside the ``"package.module:Class"`` form::
 **Which kinds fit which env.** An env's *family* is the package of its Parallel class under
 ``socialsim.envs`` (``gossip``, ``decrypto``, ``pennies``), or its ``metadata["family"]``. An
 agent class declares ``plays`` (family -> decisions); a family whose protocol publishes
-``DECISION_OF`` (seat -> its decision, as Decrypto's does) has each seat's decision checked too.
+``DECISION_OF`` (seat -> its decision, as Decrypto's does) has each seat's decision checked too,
+and a class that declares ``only_seats`` is refused any other seat.
 """
 
 from __future__ import annotations
@@ -338,6 +339,9 @@ def fit_problem(cls, family: str | None, seat: str) -> str | None:
     if family not in plays:
         return f"it plays {' and '.join(sorted(plays)) or 'no'} games, not {family} games"
     decisions = plays[family]
+    only = getattr(cls, "only_seats", None)
+    if only is not None and seat not in only:
+        return f"it plays only seat {' and '.join(only)}: it reads what that seat alone is shown"
     due = seat_decision(family, seat)
     if due is not None and "*" not in decisions and due not in decisions:
         return (

@@ -442,6 +442,12 @@ def add_replay_command(sub) -> None:
     replay.add_argument("--seed", type=int, default=0, help="the agents' seed (default 0)")
     replay.add_argument("--out", help="results directory (default: results/NAME)")
     replay.add_argument("--quiet", action="store_true", help="no progress bar")
+    replay.add_argument(
+        "--offline",
+        action="store_true",
+        help="no model request: every reply from the reply cache; the first one missing stops "
+        "the replay, naming the seat, its decision and the call",
+    )
     replay.set_defaults(func=cmd_replay)
 
 
@@ -458,6 +464,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             args.out,
             progress=not args.quiet,
             say=lambda line: print(line, file=sys.stderr),
+            offline=args.offline,
         )
     except RunInterrupted as stop:
         print(f"\n{stop}; rerun the same command to resume", file=sys.stderr)

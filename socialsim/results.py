@@ -32,7 +32,9 @@ from typing import Any
 from socialsim import backends, directory_lock, estimate, frames, manifest, records, runner
 from socialsim import config as config_module
 from socialsim.config import ConfigError, Experiment
+from socialsim.config.overrides import assignments
 from socialsim.episode import EpisodeSpec
+from socialsim.llm import offline as no_requests
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -52,6 +54,10 @@ UNHEALABLE = ("authentication:", "structured_refused:")
 
 
 def _unhealable(record: records.EpisodeRecord) -> bool:
+    if no_requests.MISS in (
+        record.error or ""
+    ):  # an offline run lacks a reply: no rerun offline has it
+        return True
     return any(
         str(event.get("error") or "").startswith(UNHEALABLE)
         for events in record.events.values()
@@ -109,25 +115,29 @@ def load(directory: str | Path, include_failed: bool = False) -> Frames:
 def run(
     experiment: str | Path | Mapping[str, Any] | Experiment,
     out: str | Path | None = None,
-    overrides: Iterable[str] = (),
+    overrides: Iterable[str] | Mapping[str, Any] = (),
     *,
     cache: str | Path | None = None,
     check_only: bool = False,
     progress: bool = False,
     say: Callable[[str], None] | None = None,
+    offline: bool = False,
 ) -> Results:
     """Play every episode of ``experiment`` (a file path, a bundled name, a config dict or a
     loaded :class:`Experiment`) that ``out`` (default ``results/NAME``) does not hold yet.
 
-    ``overrides`` are ``--set`` strings (``"episodes=20"``); ``cache`` is a reply cache file
-    shared with other directories (the ``cache`` key: every LLM seat whose ``model`` table
+    ``overrides`` are ``--set`` strings (``"episodes=20"``) or a dict (``{"episodes": 20}``);
+    ``cache`` is a reply cache file shared with other directories (the ``cache`` key: every LLM seat whose ``model`` table
     names no ``cache`` of its own uses it); ``check_only`` checks everything (the check
     episodes included) and says the plan, writing nothing and playing nothing else; ``progress`` shows a bar on a
     terminal; ``say`` receives the status lines the CLI prints. Raises :class:`ConfigError` before writing anything for any mistake,
     :class:`RunStopped` when an episode fails for a reason no retry heals (refused credentials),
-    and :class:`RunInterrupted` on Ctrl-C.
+    and :class:`RunInterrupted` on Ctrl-C. ``offline``: no model request at all (no server is
+    asked what it is either); a reply that neither the log nor the reply cache holds stops the
+    run with :class:`RunStopped`, naming the seat, its decision and the call.
     """
     say = say or (lambda line: None)
+    overrides = assignments(overrides)  # a dict of them too
     if cache is not None:
         overrides = [*overrides, f"cache={json.dumps(str(cache))}"]  # a TOML string
     if not isinstance(experiment, Experiment):
@@ -146,10 +156,11 @@ def run(
         raise ConfigError(
             f"--out {out}: is a file, not a directory; name a new or a results directory"
         )
-    if check_only:  # writes nothing, the lock file included
-        return _run(experiment, out, True, progress, say)
-    with directory_lock.hold(out):  # before reading what is logged: one writer at a time
-        return _run(experiment, out, False, progress, say)
+    with no_requests.offline(offline):
+        if check_only:  # writes nothing, the lock file included
+            return _run(experiment, out, True, progress, say)
+        with directory_lock.hold(out):  # before reading what is logged: one writer at a time
+            return _run(experiment, out, False, progress, say)
 
 
 def _run(
@@ -158,18 +169,23 @@ def _run(
     check_only: bool,
     progress: bool,
     say: Callable[[str], None],
+    scan: records.LogScan | None = None,
+    written: list[str] | None = None,
 ) -> Results:
-    """:func:`run` once the experiment is loaded and ``out`` is this process's to write."""
+    """:func:`run` once the experiment is loaded and ``out`` is this process's to write.
+    ``scan``: the log as read already (an evolution run reads it once for all generations);
+    ``written`` receives every line this call logs."""
     if "evolution" in experiment.config and not hasattr(experiment, "generation"):
         return _run_generations(experiment, out, check_only, progress, say)
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    # unchanged until this run writes (it holds `out`); a record that is not its spec's is bad
-    scan = records.read_log(out, keep=False, expected={spec.key: spec for spec in specs})
+    if scan is None:  # unchanged until this run writes (it holds `out`); a record not its spec's is bad
+        scan = records.read_log(out, keep=False, expected={spec.key: spec for spec in specs})
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
-        _check_credentials(experiment)  # a finished run needs no key
+        if not no_requests.is_offline():  # a finished run needs no key, nor an offline one
+            _check_credentials(experiment)
         cells = config_module.resolve_models(experiment.cells, held, out)
         if cells is not None:
             experiment = experiment.with_cells(cells)
@@ -210,12 +226,14 @@ def _run(
                 play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
             if check_only:
                 _check_episodes(check, play)
-                for line in plan_lines(experiment, out, len(specs), len(todo), grown, todo):
+                for line in plan_lines(
+                    experiment, out, len(specs), len(todo), grown, todo, scan.done
+                ):
                     say(line)
                 return Results(experiment, out, len(specs), 0, [])
             checked = {id(s) for s in check}
             ordered = [*check, *(s for s in todo if id(s) not in checked)]  # checks first
-            with _AfterChecks(check, out, start) as log:
+            with _AfterChecks(check, out, start, written) as log:
                 failed, done = _play(ordered, log, play, progress)
             logged = len(specs) - len(todo) + done
     except ValueError as error:
@@ -263,19 +281,17 @@ def _run_generations(
     experiment: Experiment, out: Path, check_only: bool, progress: bool, say: Callable[[str], None]
 ) -> Results:
     """An ``[evolution]`` experiment: each generation a run of its own, born from the log's
-    records of the one before (:mod:`socialsim.society.experiment`), so a rerun resumes it."""
+    records of the one before (:func:`socialsim.society.experiment.play_generations`)."""
     from socialsim.society import experiment as evolving
 
-    total = ran = 0
-    failed: list[records.EpisodeRecord] = []
-    for g in range(evolving.generations(experiment)):
-        before = records.read_records(out) if g and out.exists() else []
-        stage = _run(evolving.generation(experiment, g, before), out, check_only, progress, say)
-        total, ran, failed = total + stage.total, ran + stage.ran, failed + stage.failed
-        if check_only or stage.failed:  # the next generation is born of this one's records
-            if stage.failed:
-                say(f"{experiment.name}: generation {g} has failed episodes; rerun to retry")
-            break
+    def stage(generation: Experiment, scan: records.LogScan, written: list[str]) -> Results:
+        return _run(generation, out, check_only, progress, say, scan, written)
+
+    stages = evolving.play_generations(experiment, out, stage, check_only)
+    failed = [record for result in stages for record in result.failed]
+    if failed:
+        say(f"{experiment.name}: generation {len(stages) - 1} has failed episodes; rerun to retry")
+    total, ran = sum(r.total for r in stages), sum(r.ran for r in stages)
     return Results(experiment, out, total, ran, failed)
 
 
@@ -331,12 +347,22 @@ def plan_lines(
     todo: int,
     grown: dict[str, Any],
     todo_specs: Sequence[EpisodeSpec] = (),
+    done: set[tuple[str, int]] = frozenset(),
 ) -> list[str]:
-    """What a run would do: its cells, its episodes, where they go and how they are played."""
+    """What a run would do: its cells, its episodes, where they go and how they are played;
+    an evolution run's (its generation 0 checked) every generation's."""
+    name, times = experiment.name, ""
+    if hasattr(experiment, "generation"):
+        from socialsim.society import experiment as evolving
+
+        name = experiment.config["name"]
+        times = f" x {evolving.generations(experiment)} generations"
+        total, todo_specs = evolving.plan(experiment, done)
+        todo = len(todo_specs)
     lines = [
-        f"{experiment.name}: checked; nothing written",
-        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes = "
-        f"{total} episodes, {total - todo} already logged in {out}, {todo} to run",
+        f"{name}: checked; nothing written",
+        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes"
+        f"{times} = {total} episodes, {total - todo} already logged in {out}, {todo} to run",
         f"  backend {experiment.backend}, {experiment.workers} workers, "
         f"{experiment.max_concurrent} episodes at once per worker",
     ]
@@ -397,8 +423,10 @@ class _AfterChecks:
         checks: list[EpisodeSpec],
         directory: Path,
         start: Callable[[], records.EventLog],
+        written: list[str] | None = None,
     ):
         self.directory = directory  # the run's, for the agents' RunContext
+        self.written = written  # every line logged, for who asked
         self.waiting = {spec.key: spec for spec in checks}
         self.start = start
         self.held: list[tuple[str, str, tuple[str, int] | None]] = []
@@ -409,6 +437,8 @@ class _AfterChecks:
         return self.log is not None
 
     def write(self, line: str, status: str = "", key: tuple[str, int] | None = None) -> None:
+        if self.written is not None:
+            self.written.append(line)
         if self.log is not None:
             self.log.write(line, status, key)
             return

@@ -1,5 +1,7 @@
 import textwrap
 
+import pytest
+
 from socialsim.cli import main
 
 PENNIES = """
@@ -71,3 +73,10 @@ def test_an_unknown_name_gets_the_nearest_suggestion(tmp_path, capsys):
     assert "unknown agent kind 'pennies_rnd' (did you mean 'pennies_random'" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize("command", ["run", "fork", "replay", "rate"])
+def test_every_command_that_can_call_a_model_has_offline(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "--offline" in capsys.readouterr().out

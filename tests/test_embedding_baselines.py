@@ -417,3 +417,17 @@ def test_glove_agents_play_a_full_decrypto_game_with_the_packaged_vectors():
 def test_in_memory_vectors_need_one_row_per_word():
     with pytest.raises(ValueError, match="one row per word"):
         WordVectors(["a", "b"], np.ones((3, 2)))
+
+
+def test_the_glove_decoder_in_the_interceptor_seat_is_one_clear_line_not_a_key_error(tmp_path):
+    import socialsim
+    from socialsim.config import ConfigError
+
+    sets = ["episodes=1", 'seats.interceptor={kind="glove_decoder"}']
+    with pytest.raises(ConfigError) as raised:
+        socialsim.run("decrypto_quickstart", tmp_path / "out", sets, check_only=True)
+    assert str(raised.value) == (
+        "seats.interceptor.kind: 'glove_decoder' cannot play seat interceptor of decrypto_v0: it "
+        "plays only seat decoder: it reads what that seat alone is shown; kinds that fit: "
+        "decrypto_random_guesser, glove_interceptor, llm_decrypto"
+    )

@@ -210,7 +210,52 @@ def test_checking_an_evolution_run_plays_its_first_generation_and_writes_nothing
     result = socialsim.run(SMALL, tmp_path / "out", check_only=True, say=lines.append)
     assert result.ran == 0
     assert not (tmp_path / "out").exists()
-    assert any("generation 0" in line for line in lines)
+    assert lines[0] == "evolution_small: checked; nothing written"
+
+
+def test_checking_an_evolution_run_counts_every_generation_and_what_is_logged(tmp_path):
+    lines = []
+    socialsim.run(SMALL, tmp_path / "out", check_only=True, say=lines.append)
+    # 2 cells x 2 replicates x 4 generations
+    assert lines[1].startswith("  2 cells x 2 episodes x 4 generations = 16 episodes, 0 already")
+    assert lines[1].endswith(", 16 to run")
+    short = copy.deepcopy(SMALL)
+    short["evolution"]["generations"] = 2
+    socialsim.run(short, tmp_path / "out")
+    lines = []
+    socialsim.run(SMALL, tmp_path / "out", check_only=True, say=lines.append)
+    assert lines[1].startswith("  2 cells x 2 episodes x 4 generations = 16 episodes, 8 already")
+    assert lines[1].endswith(", 8 to run")
+
+
+def test_a_finished_evolution_run_reruns_from_one_read_of_its_log(tmp_path, monkeypatch):
+    from socialsim import records
+
+    socialsim.run(SMALL, tmp_path / "out")
+    reads = []
+    scan = records.scan_log
+    monkeypatch.setattr(records, "scan_log", lambda *a, **k: reads.append(a) or scan(*a, **k))
+    rerun = socialsim.run(SMALL, tmp_path / "out")
+    assert (rerun.total, rerun.ran) == (16, 0)
+    assert len(reads) == 1  # not once per generation: the rerun grew with their square
+
+
+def test_a_resumed_evolution_run_reads_its_log_once_and_plays_what_is_left(tmp_path, monkeypatch):
+    from socialsim import records
+
+    whole = socialsim.run(SMALL, tmp_path / "whole").directory
+    lines = (whole / "episodes.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "manifest.json").write_text((whole / "manifest.json").read_text())
+    kept = [line for line in lines if json.loads(line)["cell"]["generation"] < 2]
+    (tmp_path / "cut" / "episodes.jsonl").write_text("".join(kept))
+    reads = []
+    scan = records.scan_log
+    monkeypatch.setattr(records, "scan_log", lambda *a, **k: reads.append(a) or scan(*a, **k))
+    resumed = socialsim.run(SMALL, tmp_path / "cut")
+    assert (resumed.total, resumed.ran) == (16, 8)
+    assert len(reads) == 1
+    assert contents(tmp_path / "cut") == contents(whole)
 
 
 def test_a_run_killed_with_sigkill_mid_run_reruns_to_the_records_of_an_unbroken_run(tmp_path):

@@ -1,13 +1,27 @@
-"""Every figure of the bundled quickstarts, as a paper would take it: PNG, PDF and SVG, column or
-page wide, no text leaving the figure and no two texts overlapping (matplotlib's own renderer
-measures every title, label, tick label, legend entry and annotation)."""
+"""Every figure of every bundled experiment's report, as a paper would take it: PNG, PDF and SVG,
+column or page wide, no text leaving the figure and no two texts overlapping (matplotlib's own
+renderer measures every title, label, tick label, legend entry and annotation). The LLM files
+play against the shipped playground server; every file plays a few episodes."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import pytest
 
+from socialsim import analysis, config
 from socialsim.analysis import figure_style
 from socialsim.cli import main
+from socialsim.testing.llm_server import ScriptedChatServer
+from socialsim.testing.playground import PlayPolicy, play_overrides
+
+#: a few episodes of each file: enough for every figure (two replicates for the intervals; an
+#: evolution run's first, middle and last generations)
+SMALL = {
+    "align_evolution": ["episodes=2", "evolution.generations=4", "env.kwargs.rounds=6"],
+    "llm_cultural_evolution": ["evolution.generations=3", "env.kwargs.rounds=4"],
+}
 
 QUICKSTARTS = {
     "align_quickstart": (
@@ -43,9 +57,14 @@ def drawn(monkeypatch):
         found[path.stem] = figure_style.layout_problems(figure)
         return save(figure, path)
 
-    monkeypatch.setattr(figure_style, "save", checked)
-    for module in ("figures", "decrypto_figures", "align_figures"):
-        monkeypatch.setattr(f"socialsim.analysis.{module}.save", checked)
+    # every module imported first, so that none imports the patched function as its own
+    modules = [
+        importlib.import_module(f"socialsim.analysis.{info.name}")
+        for info in pkgutil.iter_modules(analysis.__path__)
+    ]
+    for module in modules:  # figure_style, and each module that imported save by name
+        if getattr(module, "save", None) is save:
+            monkeypatch.setattr(module, "save", checked)
     return found
 
 
@@ -132,3 +151,24 @@ def test_a_factor_one_run_lacks_sorts_with_the_others_under_pandas_3():
     # pandas 3 keeps NaN through astype(str); sorting it beside strings raised a TypeError
     frame = pd.DataFrame({"cell.env.kwargs.gossip": [True, np.nan, False]})
     assert figures._values(frame, "cell.env.kwargs.gossip") == ["False", "True", "nan"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", config.bundled_experiments())
+def test_every_bundled_experiment_reports_with_no_text_clipped_or_overlapping(
+    tmp_path, capsys, drawn, monkeypatch, fresh_models, name
+):
+    monkeypatch.setattr(figure_style, "FORMATS", ("png",))  # the layout is the same in each
+    monkeypatch.setattr(figure_style, "DPI", 40)  # text extents are measured in points
+    out = tmp_path / name
+    with ScriptedChatServer(PlayPolicy()) as server:
+        sets = play_overrides(name, server.url) if name.startswith(("llm_", "smollm2_")) else []
+        sets += SMALL.get(name, [] if sets else ["episodes=2"])
+        if "episodes=1" in sets and name not in SMALL:
+            sets.append("episodes=2")  # the later --set wins: two replicates
+        arguments = ["run", name, "--out", str(out), "--quiet"]
+        assert main([*arguments, *(x for s in sets for x in ("--set", s))]) == 0
+    assert main(["report", str(out)]) == 0
+    capsys.readouterr()
+    assert set(drawn) == {path.stem for path in out.glob("*.png")}  # every figure was measured
+    assert {stem: problems for stem, problems in drawn.items() if problems} == {}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -21,41 +20,12 @@ from socialsim.testing.chat_requests import ALTERNATION_ERROR, roles_alternate
 from socialsim.testing.decrypto_policies import DecryptoPolicy
 from socialsim.testing.gossip_policies import GossipPolicy
 from socialsim.testing.llm_server import ScriptedChatServer
-from socialsim.testing.playground import PlayPolicy
+from socialsim.testing.playground import PlayPolicy, play_overrides
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BUNDLED_LLM = sorted(
     p.stem for p in EXPERIMENTS.glob("*.toml") if p.stem.startswith(("llm_", "smollm2_"))
 )
-#: the trained policies the RL files name are not in the repository: a scripted seat instead
-STAND_INS = {
-    "llm_rl_donor": ['seats.agent_0={kind="always_cooperate"}'],
-    "llm_rl_interceptor": ['seats.interceptor={kind="decrypto_random_guesser"}'],
-}
-
-
-def play_overrides(name: str, url: str) -> list[str]:
-    """One episode per cell, every LLM seat (the default seat, or each named one where the
-    file has no default) on the server at ``url``."""
-    config = tomllib.loads((EXPERIMENTS / f"{name}.toml").read_text())
-    seats, grid = config["seats"], config.get("grid", {})
-    # axes of whole seat tables (not of keys inside them)
-    swept = [k.removeprefix("seats.") for k in grid if k.startswith("seats.") and k.count(".") == 1]
-    names = ["*"] if "*" in seats else sorted(set(seats) - set(swept))
-    sets = ["episodes=1", *STAND_INS.get(name, [])]
-    for seat in names:
-        sets += [f"seats.{seat}.model.api_base={url}", f"seats.{seat}.model.model=openai/play"]
-    for seat in swept:  # a grid of whole seat tables: its LLM tables, on the server
-        model = f'{{ model = "openai/play", api_base = "{url}" }}'
-        tables = [
-            f'{{ kind = "{spec["kind"]}", model = {model} }}'
-            for spec in grid[f"seats.{seat}"]
-            if "model" in spec
-        ]
-        sets.append(f"grid.seats.{seat}=[{', '.join(tables)}]")
-    return sets
-
-
 # -- the one conversation form --------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -321,9 +322,10 @@ def test_glove_decoder_is_rated_as_decoder_only_and_says_why_not_as_interceptor(
     done = rate(tmp_path, "glove_decoder", "--game", "decrypto", "--episodes", "2")
     assert done.returncode == 0, done.stderr
     assert (
-        "not rated as interceptor: its check game failed: seat interceptor (glove_decoder)"
-        in done.stderr
+        "not rated as interceptor: it plays only seat decoder: it reads what that seat alone is "
+        "shown" in done.stderr
     )
+    assert "KeyError" not in done.stderr
     assert [e["role"] for e in entries(tmp_path)] == ["decoder"]
     with (tmp_path / "out" / "crossplay.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -529,3 +531,17 @@ def test_ratings_file_lines_are_strict_json(tmp_path):
     path = tmp_path / "ratings.jsonl"
     leaderboard.append(path, [entry("a", 1.0, scores={"truthful_gossip": [None, None, None]})])
     assert json.loads(path.read_text())["scores"]["truthful_gossip"] == [None, None, None]
+
+
+def test_a_rating_told_where_to_write_appends_its_ratings_there_not_to_the_working_directory():
+    import argparse
+
+    from socialsim.rating.command import ratings_file
+
+    out = Path("elsewhere/run")
+    told = argparse.Namespace(out=str(out), ratings=None)
+    assert ratings_file(told, out) == out / "ratings.jsonl"
+    named = argparse.Namespace(out=str(out), ratings="board.jsonl")
+    assert ratings_file(named, out) == Path("board.jsonl")
+    default = argparse.Namespace(out=None, ratings=None)
+    assert ratings_file(default, Path("results/x")) == leaderboard.DEFAULT_FILE

@@ -82,3 +82,25 @@ def test_the_generation_figures_are_paper_grade(evolved, tmp_path, monkeypatch):
     assert problems == {p.stem: [] for p in paths}
     for path in paths:
         assert all(path.with_suffix(f".{fmt}").is_file() for fmt in ("png", "pdf", "svg"))
+
+
+def test_a_constant_share_over_ten_seeds_has_no_float_noise_and_a_zero_spread(evolved):
+    import dataclasses
+
+    from socialsim.analysis.generations import generations_table
+
+    first = next(r for r in read_records(evolved) if r.cell["generation"] == 0)
+    ten = [dataclasses.replace(first, episode=seed) for seed in range(10)]
+    row = generations_table(ten).iloc[0]
+    # summed in floats, ten shares of 0.3 make 2.9999999999999996: the mean was 0.2999...93
+    assert (row["share_always_cooperate"], row["share_always_cooperate_se"]) == (0.3, 0.0)
+    assert (row["share_stern_judging"], row["share_stern_judging_se"]) == (0.4, 0.0)
+
+
+def test_each_seed_s_shares_are_in_a_table_and_its_last_generation_drawn_per_seed(evolved):
+    seeds = pd.read_csv(evolved / "generations_seeds.csv")
+    assert list(seeds.columns[:4]) == ["cell", "generation", "seed", "cooperation"]
+    assert len(seeds) == 2 * 4 * 2  # cells x generations x seeds
+    shares = [c for c in seeds.columns if c.startswith("share_")]
+    np.testing.assert_allclose(seeds[shares].sum(axis=1), 1.0)
+    assert (evolved / "generations_final_shares.png").stat().st_size > 10_000

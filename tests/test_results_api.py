@@ -36,3 +36,24 @@ def test_a_bad_override_raises_before_anything_is_written(tmp_path):
     with pytest.raises(ConfigError, match="seats.matcher.p_heads: expected a number"):
         run(PENNIES, out=tmp_path / "out", overrides=["seats.matcher.p_heads=yes"])
     assert not (tmp_path / "out").exists()
+
+
+def test_overrides_as_a_dict_are_the_set_strings_they_spell(tmp_path):
+    from socialsim.config.overrides import assignments
+
+    given = {"episodes": 2, "env.kwargs.gossip": False, "seats.agent_1": {"kind": "liar"}}
+    assert assignments(given) == [
+        "episodes=2",
+        "env.kwargs.gossip=false",
+        'seats.agent_1={"kind" = "liar"}',
+    ]
+    results = run("align_quickstart", tmp_path / "out", {"episodes": 1})
+    assert results.total == len(results.experiment.cells)
+
+
+def test_an_override_value_toml_cannot_spell_is_one_clear_error():
+    from socialsim.config import ConfigError
+    from socialsim.config.overrides import assignments
+
+    with pytest.raises(ConfigError, match=r"overrides\['seed'\]: a number, string, bool, list or"):
+        assignments({"seed": object()})

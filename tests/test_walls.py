@@ -224,3 +224,97 @@ def test_the_patch_detector_catches_assignments_setattr_and_mock_patch():
         "bench.py:7 calls setattr(litellm, ...)",
         "bench.py:8 calls mock.patch",
     ]
+
+
+# -- no circles, no long files ------------------------------------------------------------------
+
+
+def library_files() -> list[Path]:
+    return [p for p in files("socialsim", "envs", "agents") if p.name != "__init__.py"]
+
+
+def runtime_imports(path: Path) -> Iterator[str]:
+    """The modules ``path`` imports when it runs: :func:`imports` less those under
+    ``if TYPE_CHECKING:`` (read by type checkers only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    lines = {
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in typing_only
+    }
+    for line, module in imports(path):
+        if line in lines:
+            yield module
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Library file -> the library files it imports (a package's ``__init__`` left out: it
+    gathers its modules, it is no layer of its own)."""
+    named = {module_name(p): rel(p) for p in library_files()}
+    return {
+        rel(path): {named[m] for m in runtime_imports(path) if m in named} - {rel(path)}
+        for path in library_files()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of files that import one another, directly or round a loop (Tarjan's
+    strongly connected components, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            step = next(targets, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_library_files_import_each_other_directly_or_round_a_loop():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_a_loop_of_three_and_passes_a_chain():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_library_file_is_over_500_lines():
+    long = {rel(p): n for p in library_files() if (n := len(p.read_text().splitlines())) > 500}
+    assert long == {}, "split them by concern"

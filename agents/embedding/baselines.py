@@ -309,6 +309,7 @@ class GloveDecoder(EmbeddingAgent):
 
     decision = GUESS
     plays = {"decrypto": {GUESS}}
+    only_seats = ("decoder",)  # it reads the keywords, which the interceptor is never shown
 
     def act(
         self, observation: Any, messages: Sequence[Message], info: Mapping[str, Any]

@@ -2,7 +2,7 @@
 :func:`~socialsim.analysis.tables.cooperation_report` (each as PNG, PDF and SVG):
 
 * ``cooperation_by_agent``: the agent under test (the grid factor naming the seats' model, kind
-  or norm) x gossip on/off: the residents' cooperation (for the donation game, the paper's
+  or norm; in a run without one, the other factors that vary, as generations) x gossip on/off: the residents' cooperation (for the donation game, the paper's
   cooperation ratio, equal to the average donation since c = 1), and, with an entrant, the
   residents' cooperation towards it after its exposure and its return. The models are grouped
   (reasoning vs chat) when the experiment's ``model_groups`` table labels them.
@@ -31,6 +31,7 @@ from socialsim.analysis.figure_style import (
     save,
     suptitle,
 )
+from socialsim.analysis.order import ordered
 from socialsim.analysis.tables import factor_name, readable
 
 GOSSIP = "cell.env.kwargs.gossip"
@@ -102,15 +103,26 @@ def agent_factor(cells: pd.DataFrame) -> str | None:
     return varying[0] if varying else None
 
 
-def _agent_names(cells: pd.DataFrame, factor: str | None) -> list[str]:
-    if factor is None:
-        return list(cells["cell"])
-    return [readable(str(v)) for v in cells[factor]]
+def _agent_names(cells: pd.DataFrame, factor: str | None, others: list[str]) -> list[str]:
+    """Each row's name: the agent under test, else the factors other than gossip that vary."""
+    if factor is not None:
+        return [readable(str(v)) for v in cells[factor]]
+    if not others:
+        return ["all episodes"] * len(cells)
+    return [
+        ", ".join(f"{factor_name(c[5:])}={readable(str(row[c]))}" for c in others)
+        for _, row in cells.iterrows()
+    ]
 
 
 def _by_agent(cells: pd.DataFrame, groups: Mapping[str, str], path: Path) -> Path:
     factor = agent_factor(cells)
-    frame = cells.assign(agent=_agent_names(cells, factor))
+    others = [
+        c
+        for c in cells.columns
+        if c.startswith("cell.") and c not in (factor, GOSSIP) and cells[c].map(str).nunique() > 1
+    ]
+    frame = cells.assign(agent=_agent_names(cells, factor, others))
     if groups:  # reasoning vs chat: each group's models side by side, the group named
         frame["agent"] = [f"{a} [{groups.get(a, 'unlabelled')}]" for a in frame["agent"]]
         order = {g: i for i, g in enumerate(dict.fromkeys(groups.values()))}
@@ -118,12 +130,7 @@ def _by_agent(cells: pd.DataFrame, groups: Mapping[str, str], path: Path) -> Pat
             order.get(groups.get(a.split(" [")[0], ""), len(order)) for a in frame["agent"]
         ]
         frame = frame.sort_values(["order", "agent"])
-    others = [
-        c
-        for c in frame.columns
-        if c.startswith("cell.") and c not in (factor, GOSSIP) and frame[c].map(str).nunique() > 1
-    ]
-    if others:  # every other factor that varies is named beside the agent: no cell hidden
+    if others and factor is not None:  # every other factor that varies is named: no cell hidden
         frame["agent"] = (
             frame["agent"]
             + " | "
@@ -134,11 +141,14 @@ def _by_agent(cells: pd.DataFrame, groups: Mapping[str, str], path: Path) -> Pat
                 axis=1,
             )
         )
-    agents = list(dict.fromkeys(frame["agent"]))
-    gossip = sorted(frame[GOSSIP].map(str).unique()) if GOSSIP in frame.columns else [""]
+    agents = list(dict.fromkeys(frame["agent"])) if groups else ordered(frame["agent"])
+    gossip = ordered(frame[GOSSIP]) if GOSSIP in frame.columns else [""]
     panels = [m for m in BY_AGENT if m[0] in frame.columns and frame[m[0]].notna().any()]
     figure = Figure(
-        figsize=(COLUMN if len(panels) == 1 else FULL, 1.2 + 0.22 * len(agents) * len(gossip)),
+        figsize=(
+            COLUMN if len(panels) == 1 else FULL,
+            max(2.2, 1.2 + 0.22 * len(agents) * len(gossip)),
+        ),
         layout="constrained",
     )
     grid = figure.subplots(1, len(panels), squeeze=False, sharey=True)[0]
@@ -175,12 +185,11 @@ def _by_agent(cells: pd.DataFrame, groups: Mapping[str, str], path: Path) -> Pat
         axes.axvline(0.0, color="black", linewidth=0.5)
     grid[0].set_yticks(y + height * (len(gossip) - 1) / 2, agents)
     grid[0].invert_yaxis()
-    grid[0].set_ylabel(factor_name(factor[5:]) if factor else "cell")
+    rows = ", ".join(factor_name(c[5:]) for c in others) if factor is None else ""
+    grid[0].set_ylabel(factor_name(factor[5:]) if factor else rows or "cell")
     figure_legend(figure, ncols=len(gossip))
-    suptitle(
-        figure,
-        f"By agent under test and gossip (mean ± SE; {episodes_note(frame)})",
-    )
+    what = "agent under test" if factor else rows or "cell"
+    suptitle(figure, f"By {what} and gossip (mean ± SE; {episodes_note(frame)})")
     return save(figure, path)
 
 

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,8 @@ def _figure(panels: int, rows: int, columns: int = 2) -> Figure:
     narrow = panels == 1 and columns <= 2
     grid_rows, grid_columns = panel_grid(panels, 2)
     figure = Figure(
-        figsize=(COLUMN if narrow else FULL, 0.9 + grid_rows * (0.5 + 0.55 * max(rows, 2))),
+        # three rows at least: the colour bar's two-line label needs their height
+        figsize=(COLUMN if narrow else FULL, 0.9 + grid_rows * (0.5 + 0.55 * max(rows, 3))),
         layout="constrained",
     )
     axes = figure.subplots(grid_rows, grid_columns, squeeze=False).ravel()
@@ -175,9 +177,8 @@ def _heatmap(axes, frame: pd.DataFrame, row: str, column: str, best: str):
                     Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, linewidth=1.2)
                 )
     # an agent's parameters on a line of their own: upright labels that fit their column
-    crowded = {"rotation": 60, "ha": "right", "rotation_mode": "anchor"} if len(columns) > 4 else {}
-    axes.set_xticks(range(len(columns)), [str(c).replace("(", "\n(") for c in columns], **crowded)
-    axes.set_yticks(range(len(rows)), [str(r).replace("(", "\n(") for r in rows])
+    axes.set_xticks(range(len(columns)), [_tick(c, 18) for c in columns])
+    axes.set_yticks(range(len(rows)), [_tick(r, 28) for r in rows])
     axes.set_xlabel(column)
     axes.set_ylabel(row)
 
@@ -203,18 +204,28 @@ def _within_one_sem(
     return marked
 
 
-def _wrapped(cell: Any) -> str:
-    """A cell label a line per axis, an agent's parameters on a line of their own."""
-    return str(cell).replace(", ", "\n").replace("(", "\n(")
+def _tick(label: object, width: int) -> str:
+    """An agent's label on lines of ``width`` characters at most (its parameters after its
+    kind): an upright tick label that fits its column."""
+    kind, _, params = str(label).partition("(")
+    lines = (
+        [kind, *textwrap.wrap(f"({params}", width, break_long_words=False)] if params else [kind]
+    )
+    return "\n".join(lines)
 
 
 def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path: Path) -> Path:
     cells = list(outcomes["cell"])
-    y = np.arange(len(cells))
-    lines = sum(2 + _wrapped(c).count("\n") for c in cells)
-    figure = Figure(figsize=(FULL, 1.3 + 0.17 * lines), layout="constrained")
-    left, right = figure.subplots(1, 2, sharey=True)
     games = outcomes["games"].to_numpy(dtype=float)
+    # a cell's label on lines of a third of the page: the panels keep two thirds
+    names = [
+        textwrap.fill(f"{c} ({int(g)} games)", 48, break_long_words=False)
+        for c, g in zip(cells, games, strict=True)
+    ]
+    lines = max(n.count("\n") + 1 for n in names) if names else 1
+    y = np.arange(len(cells))
+    figure = Figure(figsize=(FULL, 1.5 + (0.18 + 0.12 * lines) * len(cells)), layout="constrained")
+    left, right = figure.subplots(1, 2, sharey=True)
     start = np.zeros(len(cells))
     for ending in ENDINGS:
         share = outcomes.get(ending, pd.Series(0, index=outcomes.index)).to_numpy(dtype=float)
@@ -224,9 +235,7 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
         start += share
     left.set_xlim(0, 1)
     left.set_xlabel("share of games")
-    # a long cell's parameters on a line of their own, its games on the next
-    labels = [f"{_wrapped(c)}\n({int(g)} games)" for c, g in zip(cells, games, strict=True)]
-    left.set_yticks(y, labels)
+    left.set_yticks(y, names)
     left.invert_yaxis()
     left.set_title("How the games ended")
     losses = (
@@ -251,8 +260,8 @@ def _plot_outcomes(outcomes: pd.DataFrame, statistics: pd.DataFrame | None, path
             color=f"C{5 + offset}",
         )
     right.set_xlim(0, 1)
-    right.set_xlabel("share of games (95% bootstrap CI over games)")
-    right.set_title("Losses (a game ending in both counts twice)")
+    right.set_xlabel("share of games\n(95% bootstrap CI over games)")
+    right.set_title("Losses (a game ending\nin both counts twice)")
     handles: dict[str, object] = {}
     for axes in (left, right):
         for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):

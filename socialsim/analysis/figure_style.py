@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import textwrap
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib
@@ -49,6 +50,18 @@ def paper() -> Iterator[None]:
         yield
 
 
+def fill(text: str, figure: Figure, columns: int = 1, share: float = 0.8) -> str:
+    """``text`` wrapped to the width of one of ``columns`` panels side by side (``share`` of
+    it: the rest is the axis labels'), in the axes title's size."""
+    size = STYLE["axes.titlesize"]
+    chars = int(figure.get_figwidth() * share / max(1, columns) * 72 / (size * 0.56))
+    width = max(16, chars)
+    return "\n".join(
+        textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False)
+        for line in text.split("\n")
+    )
+
+
 def suptitle(figure: Figure, text: str) -> None:
     """The figure's title, each line wrapped to the figure's width (a column-wide figure gets
     more, shorter lines rather than a title cut at both edges)."""
@@ -58,9 +71,28 @@ def suptitle(figure: Figure, text: str) -> None:
     figure.suptitle("\n".join(lines))
 
 
+#: what every figure saved now says of its run under its title (a partial or running run)
+_STATE: ContextVar[str] = ContextVar("figure_state", default="")
+
+
+@contextlib.contextmanager
+def stamped(state: str) -> Iterator[None]:
+    """Figures saved inside the block say ``state`` (``"partial: 240 of 300 episodes"``) as
+    the last line of their title; ``""`` says nothing."""
+    token = _STATE.set(state)
+    try:
+        yield
+    finally:
+        _STATE.reset(token)
+
+
 def save(figure: Figure, path: Path) -> Path:
     """Write ``figure`` as ``path`` (PNG) and beside it as PDF and SVG; return ``path``."""
     path = Path(path)
+    state = _STATE.get()
+    if state:
+        title = figure._suptitle.get_text() if figure._suptitle is not None else ""
+        suptitle(figure, f"{title}\n[{state}]" if title else f"[{state}]")
     for fmt in FORMATS:
         figure.savefig(path.with_suffix(f".{fmt}"), dpi=DPI)
     return path
@@ -82,9 +114,13 @@ def figure_legend(figure: Figure, title: str | None = None, ncols: int = 2) -> N
         for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
     if handles:
+        size = STYLE["legend.fontsize"]
+        width = max(
+            16, int(figure.get_figwidth() * 72 / (size * 0.56) / min(ncols, len(handles))) - 8
+        )
         figure.legend(
             list(handles.values()),
-            list(handles),
+            [textwrap.fill(label, width, break_long_words=False) for label in handles],
             title=title,
             loc="outside lower center",
             ncols=min(ncols, len(handles)),

@@ -10,27 +10,34 @@ drawn once and labelled ``a = b``, and the entrant's joining round is marked.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
+from socialsim.analysis import gossip_maps
 from socialsim.analysis.figure_style import (
     COLUMN,
     FULL,
+    STYLE,
     episodes_note,
     figure_legend,
-    panel_grid,
+    fill,
     paper,
     save,
     suptitle,
 )
+from socialsim.analysis.order import in_order, level_key, numeric, ordered
 from socialsim.analysis.stats import number
 from socialsim.analysis.tables import factor_name, readable
-from socialsim.envs.gossip.protocol import TONES
 
 
 def plot_cooperation(
@@ -66,7 +73,7 @@ def _plot_cooperation(tables: Mapping[str, pd.DataFrame], directory: Path) -> li
         written.append(_plot_returns(kinds, directory / "returns_by_kind.png"))
     by_action = tables.get("tones_by_action")
     if by_action is not None and not by_action.empty and by_action["count"].sum() > 0:
-        written.append(_plot_tones(by_action, directory / "tones_by_action.png"))
+        written.append(gossip_maps.plot_tones(by_action, directory / "tones_by_action.png"))
     cells = tables["cells"]
     if "cooperation_to_entrant" in cells.columns and cells["cooperation_to_entrant"].notna().any():
         written.append(_plot_entrant(cells, kinds, directory / "entrant.png"))
@@ -91,17 +98,24 @@ class Facets:
         return ", ".join(self.label(f, str(block[f])) for f in self.rows)
 
 
+#: a factor with more levels is never drawn as a panel per level (it is the hue)
+MAX_PANELS = 4
+#: the qualitative palette's colours; a numeric hue with more levels takes a sequential map
+PALETTE = 10
+
+
 def facets(frame: pd.DataFrame) -> Facets:
     """The population's strategy (a ``seats.*`` factor: kind or norm) as the hue, gossip (or
-    the first other factor) as columns, every other factor that varies as rows."""
-    factors = [
-        c for c in frame.columns if c.startswith("cell.") and frame[c].map(str).nunique() > 1
-    ]
+    the first other factor) as columns, every other factor that varies as rows; a factor with
+    more than :data:`MAX_PANELS` levels (a run's generations) is the hue instead."""
+    levels = {c: frame[c].map(str).nunique() for c in frame.columns if c.startswith("cell.")}
+    factors = [c for c, n in levels.items() if n > 1]
+    many = [f for f in factors if levels[f] > MAX_PANELS]
     population = [f for f in factors if f.startswith("cell.seats.*.")]
-    hue = population[0] if population else None
-    column = next((f for f in factors if f.endswith("gossip")), None)
+    hue = many[0] if many else population[0] if population else None
+    column = next((f for f in factors if f.endswith("gossip") and f != hue), None)
     if column is None:
-        column = next((f for f in factors if f != hue), None)
+        column = next((f for f in factors if f != hue and levels[f] <= MAX_PANELS), None)
     rest = [f for f in factors if f not in (column, hue)]
     if hue is None and rest:
         hue = rest.pop()
@@ -109,7 +123,7 @@ def facets(frame: pd.DataFrame) -> Facets:
 
 
 def _values(frame: pd.DataFrame, factor: str | None) -> list[str]:
-    return sorted(frame[factor].map(str).unique()) if factor else [""]
+    return ordered(frame[factor]) if factor else [""]
 
 
 def _select(frame: pd.DataFrame, factor: str | None, value: str) -> pd.DataFrame:
@@ -125,10 +139,12 @@ def _entrant_rounds(cells: pd.DataFrame) -> dict[str, float]:
 def _row_blocks(frame: pd.DataFrame, f: Facets) -> list[tuple[str, pd.DataFrame]]:
     if not f.rows:
         return [("", frame)]
-    return [
-        (f.row_label(dict(zip(f.rows, key if isinstance(key, tuple) else (key,), strict=True))), b)
-        for key, b in frame.groupby(list(f.rows), sort=True)
+    blocks = [
+        (key if isinstance(key, tuple) else (key,), block)
+        for key, block in frame.groupby(list(f.rows), sort=False)
     ]
+    blocks.sort(key=lambda kb: tuple(level_key(v) for v in kb[0]))
+    return [(f.row_label(dict(zip(f.rows, key, strict=True))), b) for key, b in blocks]
 
 
 # -- cooperation by round -------------------------------------------------------------------------
@@ -161,11 +177,12 @@ def plot_over_rounds(
     width = COLUMN if len(columns) == 1 else FULL
     figure = Figure(figsize=(width, 0.9 + 1.9 * len(rows)), layout="constrained")
     grid = figure.subplots(len(rows), len(columns), squeeze=False, sharey=True)
+    colours = hue_colours(_values(rounds, f.hue)) if f.hue else None
     for r, (row_label, row_block) in enumerate(rows):
         for c, col_value in enumerate(columns):
             axes = grid[r][c]
             block = _select(row_block, f.column, col_value)
-            _draw_series(axes, block, f, column)
+            _draw_series(axes, block, f, column, colours)
             marks = sorted({joins[cell] for cell in block["cell"].unique() if cell in joins})
             for mark in marks:
                 axes.axvline(mark, color="grey", linestyle=":", linewidth=0.8)
@@ -181,14 +198,20 @@ def plot_over_rounds(
                     xycoords=("data", "axes fraction"),
                 )
             title_text = ", ".join(t for t in (f.label(f.column, col_value), row_label) if t)
-            axes.set_title(title_text or _constant_label(rounds) or "all episodes")
+            panel = title_text or _constant_label(rounds) or "all episodes"
+            axes.set_title(fill(panel, figure, len(columns), 0.75))
             if ylim is not None:
                 axes.set_ylim(*ylim)
             axes.set_xlabel("round" if r == len(rows) - 1 else "")
             if c == 0:
                 axes.set_ylabel(ylabel)
             axes.grid(alpha=0.3, linewidth=0.4)
-    figure_legend(figure, factor_name(f.hue[5:]) if f.hue else None)
+    if colours is None:  # a column-wide figure: one legend entry a line
+        hue_name = factor_name(f.hue[5:]) if f.hue else None
+        figure_legend(figure, hue_name, ncols=1 if len(columns) == 1 else 2)
+    else:
+        colour_bar(figure, list(grid.ravel()), colours, factor_name(f.hue[5:]))
+        title = title.replace("mean ± SE", "mean; a line per level")
     note = episodes_note(rounds)
     if note and "\n" not in title:
         title = f"{title[:-1]}; {note})" if title.endswith(")") else f"{title} ({note})"
@@ -245,7 +268,7 @@ def _plot_dynamics(
     reputation = dynamics["reputation"]
     if not reputation.empty and reputation["reputation"].abs().sum() > 0:
         note = episodes_note(cells)
-        written.append(_plot_reputation(reputation, directory / "reputation.png", note))
+        written.append(gossip_maps.plot_reputation(reputation, directory / "reputation.png", note))
     return written
 
 
@@ -262,46 +285,31 @@ def _cell_counts(table: pd.DataFrame, cells: pd.DataFrame) -> list[float]:
     return [n.get(cell, float("nan")) for cell in table["cell"]]
 
 
-def _plot_reputation(reputation: pd.DataFrame, path: Path, note: str) -> Path:
-    every = sorted(reputation["cell"].unique())
-    cells = [c for c in every if reputation.loc[reputation["cell"] == c, "reputation"].any()]
-    silent = len(every) - len(cells)
-    limit = max(1.0, float(reputation["reputation"].abs().max()))
-    nrows, ncols = panel_grid(len(cells), 2)
-    figure = Figure(
-        figsize=(COLUMN if ncols == 1 else FULL, 0.9 + 1.7 * nrows), layout="constrained"
-    )
-    panels = figure.subplots(nrows, ncols, squeeze=False).ravel()
-    image = None
-    for axes, cell in zip(panels, cells, strict=False):
-        block = reputation[reputation["cell"] == cell]
-        matrix = block.pivot(index="agent", columns="round", values="reputation")
-        image = axes.imshow(
-            matrix.to_numpy(dtype=float), aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit
-        )
-        axes.set_yticks(range(len(matrix.index)), matrix.index, fontsize=5)
-        step = max(1, len(matrix.columns) // 6)
-        ticks = list(range(0, len(matrix.columns), step))
-        axes.set_xticks(ticks, [matrix.columns[i] for i in ticks])
-        axes.set_xlabel("round")
-        axes.set_title(cell)
-    for axes in panels[len(cells) :]:
-        axes.set_visible(False)
-    if image is not None:
-        figure.colorbar(image, ax=list(panels[: len(cells)]), label="net valence", shrink=0.8)
-    skipped = f" ({silent} cells without gossip not drawn)" if silent else ""
-    suptitle(
-        figure,
-        "Reputation by round: net tone valence received so far\n+1 praising; -1 mocking, "
-        f"complaint or criticism; mean over episodes, {note}\nevery cell with gossip{skipped}",
-    )
-    return save(figure, path)
+def hue_colours(levels: list[str]) -> dict[str, Any] | None:
+    """Colours of a numeric hue with more levels than the qualitative palette holds: a
+    sequential map in their order (``None``: the palette's colours, one per level)."""
+    if len(levels) <= PALETTE or not numeric(levels):
+        return None
+    cmap = matplotlib.colormaps["viridis"]
+    return {v: cmap(i / (len(levels) - 1)) for i, v in enumerate(levels)}
 
 
-def _draw_series(axes, block: pd.DataFrame, f: Facets, column: str) -> None:
+def colour_bar(figure: Figure, panels: list, colours: Mapping[str, Any], label: str) -> None:
+    """The colour bar of :func:`hue_colours`: the first, middle and last levels named."""
+    levels = list(colours)
+    mappable = ScalarMappable(Normalize(0, len(levels) - 1), matplotlib.colormaps["viridis"])
+    bar = figure.colorbar(mappable, ax=panels, label=label, shrink=0.9)
+    ticks = sorted({0, (len(levels) - 1) // 2, len(levels) - 1})
+    bar.set_ticks(ticks, labels=[levels[i] for i in ticks])
+
+
+def _draw_series(
+    axes, block: pd.DataFrame, f: Facets, column: str, colours: Mapping | None = None
+) -> None:
     """One line per hue value (cooperation among residents, solid with its SE band; towards
     the entrant, dotted, where it has choices), identical lines drawn once under the joined
-    label."""
+    label. With ``colours`` (a hue of many levels: :func:`hue_colours`) each line takes its
+    level's colour, with no band and no legend entry (the colour bar names them)."""
     towards = "cooperation_to_entrant"
     series: dict[tuple, list[str]] = {}
     data: dict[tuple, pd.DataFrame] = {}
@@ -321,6 +329,10 @@ def _draw_series(axes, block: pd.DataFrame, f: Facets, column: str) -> None:
         x = part["round"].to_numpy()
         y = part[column].to_numpy(dtype=float)
         se = part.get(f"{column}_se", part.get("cooperation_rate_se"))
+        if colours is not None:
+            level = str(part[f.hue].iloc[0])
+            axes.plot(x, y, "-", color=colours[level], label="_level", linewidth=0.8)
+            continue
         (line,) = axes.plot(x, y, "-", marker=".", markersize=2, label=label, zorder=3 - index)
         if se is not None:
             se = se.to_numpy(dtype=float)
@@ -355,10 +367,12 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
         return f"{where}: {r['kind']}" if where else str(r["kind"])
 
     kinds = kinds.assign(label=[row_name(r) for _, r in kinds.iterrows()])
-    labels = sorted(kinds["label"].unique())
+    kinds["label"] = [textwrap.fill(x, 60, break_long_words=False) for x in kinds["label"]]
+    labels = ordered(kinds["label"])
     colours = {k: f"C{i}" for i, k in enumerate(sorted(kinds["kind"].map(str).unique()))}
+    lines = len(labels) * max(label.count("\n") + 1 for label in labels)
     figure = Figure(
-        figsize=(COLUMN if len(columns) == 1 else FULL, 1.0 + 0.16 * len(labels)),
+        figsize=(COLUMN if len(columns) == 1 else FULL, 1.0 + 0.16 * lines),
         layout="constrained",
     )
     grid = figure.subplots(1, len(columns), squeeze=False, sharey=True, sharex=True)
@@ -377,50 +391,10 @@ def _plot_returns(kinds: pd.DataFrame, path: Path) -> Path:
         )
         axes.set_yticks(y, labels)
         axes.axvline(0.0, color="black", linewidth=0.5)
-        axes.set_xlabel("mean return per agent (resources)")
-        axes.set_title(f.label(f.column, col_value) or "all episodes")
+        axes.set_title(fill(f.label(f.column, col_value) or "all episodes", figure, len(columns)))
     grid[0][0].invert_yaxis()
+    figure.supxlabel("mean return per agent (resources)", fontsize=STYLE["axes.labelsize"])
     suptitle(figure, f"Mean return per agent by kind (± SE; {episodes_note(kinds)})")
-    return save(figure, path)
-
-
-# -- tones ----------------------------------------------------------------------------------------
-
-
-def _plot_tones(by_action: pd.DataFrame, path: Path) -> Path:
-    cells = sorted(by_action["cell"].unique())
-    actions = sorted(by_action["action"].unique())
-    matrix = np.full((len(cells), len(actions) * len(TONES)), np.nan)
-    totals = []
-    for i, cell in enumerate(cells):
-        totals.append(int(by_action.loc[by_action["cell"] == cell, "count"].sum()))
-        for a, action in enumerate(actions):
-            part = by_action[(by_action["cell"] == cell) & (by_action["action"] == action)]
-            counts = part.set_index("tone")["count"].reindex(TONES).fillna(0).to_numpy()
-            if counts.sum() > 0:
-                matrix[i, a * len(TONES) : (a + 1) * len(TONES)] = counts / counts.sum()
-    figure = Figure(figsize=(FULL, 1.5 + 0.2 * len(cells)), layout="constrained")
-    axes = figure.add_subplot()
-    image = axes.imshow(matrix, aspect="auto", cmap="viridis", vmin=0, vmax=1)
-    axes.set_xticks(
-        range(matrix.shape[1]),
-        [f"{tone} after {action}" for action in actions for tone in TONES],
-        rotation=90,  # upright labels side by side: slanted ones' boxes overlap
-    )
-    axes.set_yticks(
-        range(len(cells)), [f"{c} (n = {t} tones)" for c, t in zip(cells, totals, strict=True)]
-    )
-    for a in range(1, len(actions)):
-        axes.axvline(a * len(TONES) - 0.5, color="white", linewidth=2)
-    for (i, j), share in np.ndenumerate(matrix):
-        if share == share:
-            colour = "black" if share > 0.6 else "white"
-            axes.text(j, i, number(share, 2), ha="center", va="center", fontsize=5, color=colour)
-    for i in range(len(cells)):
-        if np.isnan(matrix[i]).all():
-            axes.text(matrix.shape[1] / 2 - 0.5, i, "no gossip published", ha="center", va="center")
-    figure.colorbar(image, ax=axes, label="share of tones about that move")
-    axes.set_title("Tones published about a move, by what the donor did (all episodes pooled)")
     return save(figure, path)
 
 
@@ -444,7 +418,7 @@ def _bars(axes, y, frame: pd.DataFrame, column: str, offset: float, label: str, 
 
 
 def _plot_entrant(cells: pd.DataFrame, kinds: pd.DataFrame, path: Path) -> Path:
-    with_entrant = cells[cells["cooperation_to_entrant"].notna()].sort_values("cell")
+    with_entrant = in_order(cells[cells["cooperation_to_entrant"].notna()])
     labels = list(with_entrant["cell"])
     y = np.arange(len(labels))
     figure = Figure(figsize=(FULL, 1.2 + 0.3 * len(labels)), layout="constrained")
@@ -463,14 +437,14 @@ def _plot_entrant(cells: pd.DataFrame, kinds: pd.DataFrame, path: Path) -> Path:
                 text = "n/a" if v != v else number(v, 2)
                 left.annotate(text, (0.01, yy + 0.4 * offset), fontsize=5, va="center")
     left.set_xlim(0, 1.05)
-    left.set_xlabel("share of residents' choices that cooperate")
+    left.set_xlabel("share of residents'\nchoices that cooperate")
     left.set_title("Treatment of the entrant")
     left.set_yticks(y + 0.2, labels)
     left.invert_yaxis()
     _bars(right, y, with_entrant, "entrant_return", 0.0, "entrant's return", "tab:red")
     _bars(right, y, with_entrant, "residents_return", 0.4, "residents' mean return", "tab:blue")
     right.axvline(0.0, color="black", linewidth=0.5)
-    right.set_xlabel("return per agent (resources)")
+    right.set_xlabel("return per agent\n(resources)")
     right.set_title("Does defecting pay?")
     figure_legend(figure, ncols=4)
     suptitle(

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from socialsim.analysis import baselines
+from socialsim.analysis.order import ordered
 from socialsim.analysis.tom import agent_label
 from socialsim.envs.gossip import tom_truth as truths
 from socialsim.records import EpisodeRecord
@@ -203,17 +204,18 @@ def plot_gossip_tom(frame: Any, out: Any) -> Any:
     """One bar per (probe and item set, agent): its credited score, with the best trick (a
     black line) and the informed oracle (a triangle) on the same items, the answered share
     written above."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from socialsim.analysis import figure_style
 
     groups = list(dict.fromkeys(zip(frame["probe"], frame["item_set"], strict=True)))
-    agents = sorted(set(frame["agent"]))
+    agents = ordered(frame["agent"])
     width = 0.8 / max(len(agents), 1)
     with figure_style.paper():
-        figure, axes = plt.subplots(
-            figsize=(max(6.0, 1.3 * len(groups) + 2), 4.2), layout="constrained"
+        figure = Figure(
+            figsize=(max(figure_style.FULL, 1.3 * len(groups) + 2), 4.2), layout="constrained"
         )
+        axes = figure.add_subplot()
         for k, agent in enumerate(agents):
             mine = frame[frame["agent"] == agent].set_index(["probe", "item_set"])
             for i, group in enumerate(groups):
@@ -246,6 +248,4 @@ def plot_gossip_tom(frame: Any, out: Any) -> Any:
             "Gossip theory-of-mind probes: score per agent, best trick (line), oracle (triangle)",
         )
         figure_style.figure_legend(figure)
-        path = figure_style.save(figure, out / "gossip_tom.png")
-        plt.close(figure)
-    return path
+        return figure_style.save(figure, out / "gossip_tom.png")

@@ -18,16 +18,26 @@ convention (:data:`~socialsim.analysis.stats.CONVENTION`); undefined values foll
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pandas as pd
 
-from socialsim import records
-from socialsim.analysis import align_figures, contrasts, figures, health, stats, tables
+from socialsim import directory_lock, records
+from socialsim.analysis import (
+    align_figures,
+    contrasts,
+    figure_style,
+    figures,
+    health,
+    stats,
+    tables,
+)
 from socialsim.analysis.decrypto_report import decrypto_sections, is_decrypto
-from socialsim.analysis.generations import generations_report
+from socialsim.analysis.generations import chosen_generations, generations_report
 from socialsim.analysis.gossip_tom import gossip_tom_sections
 from socialsim.analysis.interventions import interventions_table
+from socialsim.analysis.order import in_order
 from socialsim.analysis.sections import Report, Section
 from socialsim.envs.gossip.protocol import GAMES
 
@@ -40,15 +50,72 @@ def build(directory: str | Path, write_files: bool = True) -> Report:
     return build_from(recs, manifest, directory, directory if write_files else None)
 
 
+def run_state(manifest: dict, done: int, directory: Path) -> str:
+    """What a reader must know before any number: what a fork's directory was forked from and
+    how it changed, ``running (pid N): D of M episodes so far`` while a run holds the
+    directory, ``partial: D of M episodes`` when fewer than the manifest's are done; ``""``
+    for a finished run."""
+    total = manifest.get("episodes_total")
+    fork = manifest.get("fork")
+    if isinstance(fork, dict):  # socialsim fork's directory: where it came from, what changed
+        changes = "; ".join(map(str, fork.get("set") or [])) or "no change"
+        return (
+            f"fork of {fork.get('run')} episode {fork.get('episode')} (cell "
+            f"{fork.get('cell')}) replayed to turn {fork.get('at')}, then: {changes}"
+        )
+    holder = directory_lock.holder(directory)
+    if holder is not None:
+        return f"running (pid {holder or '?'}): {done} of {total or '?'} episodes so far"
+    if isinstance(total, int) and done < total:
+        return f"partial: {done} of {total} episodes"
+    return ""
+
+
 def build_from(
     recs: list[records.EpisodeRecord], manifest: dict, directory: Path, out: Path | None
 ) -> Report:
-    """The report of ``recs`` (read from ``directory``); files go to ``out`` unless ``None``."""
+    """The report of ``recs`` (read from ``directory``); files go to ``out`` unless ``None``.
+    A partial or running run says so in its first line, under every figure's title and in a
+    first ``state`` column of every CSV file (:func:`run_state`)."""
+    state = run_state(manifest, sum(r.status == "done" for r in recs), directory)
+    started = time.time_ns()
+    short = state if len(state) <= 70 else state[:67] + "..."  # a line under a title; the
+    with figure_style.stamped(short):  # page and the CSV files hold it whole
+        result = _build(recs, manifest, directory, out, state)
+    if state and out is not None:
+        for path in out.glob("*.csv"):
+            if path.stat().st_mtime_ns >= started:
+                stamp_csv(path, state)
+    return result
+
+
+def stamp_csv(path: Path, state: str) -> None:
+    """A first column ``state`` in the CSV file at ``path``."""
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, dtype=str)
+    except pd.errors.EmptyDataError:
+        return
+    frame.insert(0, "state", state)
+    frame.to_csv(path, index=False)
+
+
+def _build(
+    recs: list[records.EpisodeRecord],
+    manifest: dict,
+    directory: Path,
+    out: Path | None,
+    state: str,
+) -> Report:
     recs = tables.shorten_cells(recs)
     done = [r for r in recs if r.status == "done"]
     failed = [r for r in recs if r.status != "done"]
     totals = health.invalid_totals(recs)
     head = [
+        *(
+            [f"state: {state}; every table and figure holds the episodes done so far"]
+            if state
+            else []
+        ),
         f"experiment: {manifest.get('config', {}).get('name', '?')}",
         f"episodes: {len(done)} done, {len(failed)} failed (of {manifest.get('episodes_total', '?')})",
         "invalid actions: {invalid_actions}, invalid answers: {invalid_answers}, "
@@ -77,13 +144,15 @@ def build_from(
         if out is not None:
             frame.to_csv(out / "llm_health.csv", index=False)
     if done:
-        returns = tables.returns_table(done)
+        returns = in_order(tables.returns_table(done))
         shown = returns.drop(columns=[c for c in returns.columns if c.startswith("cell.")])
         if shown["cell"].eq("(all)").all():
             shown = shown.drop(columns="cell")
         per = "seat" if "seat" in shown.columns else "agent kind"
         result.sections.append(
-            Section(f"mean return per {per}", shown, note=f"resource units; {stats.CONVENTION}")
+            Section(
+                f"mean return per {per}", shown, note=f"{return_units(done)}; {stats.CONVENTION}"
+            )
         )
         if out is not None:
             returns.to_csv(out / "returns.csv", index=False)
@@ -133,6 +202,21 @@ def report(directory: str | Path, write_files: bool = True) -> str:
     """What ``socialsim report DIR`` prints; with ``write_files``, every table as CSV, the
     figures as PNG, PDF and SVG and ``report.html`` in ``DIR``."""
     return build(directory, write_files).text()
+
+
+def return_units(recs: list[records.EpisodeRecord]) -> str:
+    """What a return counts in the games of ``recs``: resources in the gossip games (and the
+    culture donor game), a game's win or loss in Decrypto; the env's rewards otherwise."""
+    decrypto = {is_decrypto(r.env_id) for r in recs}
+    if decrypto == {True}:
+        return "a Decrypto game's return: +1 won, -1 lost (0: not over)"
+    if decrypto == {False} and all(
+        r.summary.get("game") in GAMES or "resources" in r.summary for r in recs
+    ):
+        return "resource units"
+    if decrypto == {False}:
+        return "the env's reward units"
+    return "resource units in the gossip games, +1 won / -1 lost in Decrypto"
 
 
 HEADLINE = [
@@ -267,7 +351,7 @@ def cost_section(result: Report, recs: list[records.EpisodeRecord], out: Path | 
 def gossip_sections(
     result: Report, recs: list[records.EpisodeRecord], out: Path | None
 ) -> pd.DataFrame:
-    cooperation = tables.cooperation_report(recs)
+    cooperation = {name: in_order(t) for name, t in tables.cooperation_report(recs).items()}
     cells = cooperation["cells"]
     shown = cells[[c for c in HEADLINE if c in cells.columns]]
     shown = shown.dropna(axis="columns", how="all")
@@ -322,10 +406,16 @@ def gossip_sections(
         for name, table in cooperation.items():
             table.to_csv(out / f"cooperation_{name}.csv", index=False)
         statistics.to_csv(out / "cooperation_statistics.csv", index=False)
-        result.figures += figures.plot_cooperation(cooperation, out, same)
-        dynamics = tables.dynamics_report(recs)
+        dynamics = {name: in_order(t) for name, t in tables.dynamics_report(recs).items()}
         for name, table in dynamics.items():
             table.to_csv(out / f"cooperation_{name}_by_round.csv", index=False)
+        drawn, note = chosen_generations(recs)  # an evolution run's: its first, middle and last
+        if note:
+            result.sections.append(Section("figures of an evolution run", text=note))
+            cooperation = {k: in_order(t) for k, t in tables.cooperation_report(drawn).items()}
+            dynamics = {k: in_order(t) for k, t in tables.dynamics_report(drawn).items()}
+            cells = cooperation["cells"]
+        result.figures += figures.plot_cooperation(cooperation, out, same)
         result.figures += figures.plot_dynamics(dynamics, cells, out)
         groups = result.manifest.get("config", {}).get("model_groups")
         result.figures += align_figures.plot_align(cells, out, groups)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from socialsim import registry
@@ -21,6 +22,33 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+
+
+def assignments(overrides: Iterable[str] | Mapping[str, Any]) -> list[str]:
+    """Overrides as ``--set`` strings: given so, or a dict ``{"path.to.key": value}`` (the
+    value a Python one: a number, a string, a bool, a list or a dict), each written as TOML."""
+    if isinstance(overrides, str):
+        return [overrides]
+    if not isinstance(overrides, Mapping):
+        return list(overrides)
+    return [f"{path}={_toml(value, path)}" for path, value in overrides.items()]
+
+
+def _toml(value: Any, where: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v, where) for v in value) + "]"
+    if isinstance(value, Mapping):
+        pairs = (f"{json.dumps(str(k))} = {_toml(v, where)}" for k, v in value.items())
+        return "{" + ", ".join(pairs) + "}"
+    raise ConfigError(
+        f"overrides[{where!r}]: a number, string, bool, list or dict, got {type(value).__name__}"
+    )
 
 
 def seat_assignment(text: str) -> tuple[str, dict[str, Any]]:

@@ -52,6 +52,7 @@ from socialsim.llm.model import (
     digest,
     served_name,
 )
+from socialsim.llm.offline import MISS as OFFLINE_MISS
 from socialsim.llm.offline import OfflineMiss, is_offline
 from socialsim.plain_json import canonical_json
 
@@ -375,7 +376,7 @@ class Cache(Wrapper):
             return _as_hit(reply, plain, started)
         if is_offline():  # hermetic: what the cache does not hold is never asked
             raise OfflineMiss(
-                f"offline: no recorded or cached reply for a request to {settings.model} "
+                f"{OFFLINE_MISS} for a request to {settings.model} "
                 f"(cache key {key[:16]}, {self.store.path})"
             )
         future: asyncio.Future = asyncio.get_running_loop().create_future()

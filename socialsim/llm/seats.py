@@ -12,6 +12,7 @@ from typing import Any
 from socialsim.llm.build import DEFAULTS, cache_path
 from socialsim.llm.cache import recorded_server
 from socialsim.llm.model import served_name
+from socialsim.llm.offline import is_offline
 from socialsim.llm.server import ServerInfo, probe_structured_output, server_info
 from socialsim.llm.structured import FORMATS
 
@@ -90,8 +91,8 @@ def resolve_servers(
             continue
         key = (api_base, served_name(model["model"]))
         timeout = float(model.get("timeout", DEFAULTS["timeout"]))
-        if key not in known:
-            info = server_info(api_base, key[1], timeout)
+        if key not in known:  # offline: as the cache recorded it, never asked
+            info = None if is_offline() else server_info(api_base, key[1], timeout)
             if info is not None:
                 known[key] = info.facts()
                 asked.add(key)

@@ -11,7 +11,10 @@ parameters, the seats it can take). Then it plays (or resumes) the cross-play in
 per seat position, ``DIR/agent_0`` .. ``DIR/agent_8``), prints the entrant's scores and ratings
 with their intervals, the rating's held-out log-loss beside a coin's, the pool's own sampling
 error and, where one number does not fit the entrant, its per-opponent win rates; it writes
-``DIR/crossplay.csv`` and ``DIR/rating.json`` and appends the ratings to the ratings file.
+``DIR/crossplay.csv`` and ``DIR/rating.json`` and appends the ratings to the ratings file
+(``--ratings``; with ``--out`` and no ``--ratings``, ``DIR/ratings.jsonl``, else
+``results/ratings.jsonl``, which ``socialsim leaderboard`` reads). ``--offline``: no model
+request, as ``socialsim run --offline``.
 
 ``--episodes`` counts games per matchup and seed block: in a gossip game of pool v2 every one of
 the nine positions plays its own ``--episodes`` seeds, so a rating spans 9 x N seeds.
@@ -75,9 +78,17 @@ def add_rate_command(sub) -> None:
     )
     rate.add_argument("--name", help="the entrant's name on the leaderboard")
     rate.add_argument(
-        "--ratings", default=str(leaderboard.DEFAULT_FILE), help="the ratings file to append to"
+        "--ratings",
+        help="the ratings file to append to (default: DIR/ratings.jsonl with --out, else "
+        f"{leaderboard.DEFAULT_FILE}, the leaderboard's)",
     )
     rate.add_argument("--quiet", action="store_true", help="no progress bar")
+    rate.add_argument(
+        "--offline",
+        action="store_true",
+        help="no model request: every reply from the reply cache; the first one missing stops "
+        "the rating, naming the seat, its decision and the call",
+    )
     rate.set_defaults(func=cmd_rate)
 
 
@@ -124,7 +135,15 @@ def cmd_rate(args: argparse.Namespace) -> int:
         / f"rate_{pool.version}_{args.game}_{entrant_module.slug(who.name)}_s{seed}"
     )
     run_blocks = play.blocks(who, args.game, pool, episodes, seed, matchups, out)
-    held = play.play(run_blocks, say, progress=not args.quiet)
+    from socialsim.llm.offline import offline
+    from socialsim.results import RunStopped
+
+    try:
+        with offline(args.offline):
+            held = play.play(run_blocks, say, progress=not args.quiet)
+    except RunStopped as stop:
+        print(str(stop), file=sys.stderr)
+        return 1
     played = scores.join(held, matchups, seed)
     if args.game == DECRYPTO:
         rated = scores.rate_decrypto(played, pool, groups, seed)
@@ -173,8 +192,9 @@ def _finish(args, who, rated, pool, seed, groups, out: Path, title: str, unit: s
     print(_text(title, args.game, rated, pool, seed, f"{groups} {unit}"))
     _write_crossplay(out / "crossplay.csv", rated)
     (out / "rating.json").write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
-    leaderboard.append(Path(args.ratings), entries)
-    say(f"cross-play matrix: {out / 'crossplay.csv'}; ratings appended to {args.ratings}")
+    ratings = ratings_file(args, out)
+    leaderboard.append(ratings, entries)
+    say(f"cross-play matrix: {out / 'crossplay.csv'}; ratings appended to {ratings}")
     return 0
 
 
@@ -182,6 +202,14 @@ def _rounded(triple: tuple[float, float, float]) -> list[float | None]:
     """An estimate and its interval to 6 places for the ratings file; an undefined one (NaN)
     as ``None``."""
     return [None if math.isnan(v) else round(v, 6) for v in triple]
+
+
+def ratings_file(args: argparse.Namespace, out: Path) -> Path:
+    """Where the ratings go: ``--ratings``; else, with ``--out``, the ratings file in that
+    directory (a run told where to write writes nothing elsewhere); else the leaderboard's."""
+    if args.ratings:
+        return Path(args.ratings)
+    return out / "ratings.jsonl" if args.out else leaderboard.DEFAULT_FILE
 
 
 def _entry(who, game, rated, pool, seed, episodes, out) -> dict[str, Any]:

@@ -68,6 +68,9 @@ def decrypto_roles(entrant: Entrant, pool: Pool, say: Callable[[str], None]) -> 
     if not declared:
         problem = registry.fit_problem(cls, "decrypto", DECRYPTO_ROLES[0])
         raise ConfigError(f"SPEC: {entrant.name} cannot play Decrypto: {problem}")
+    for role in DECRYPTO_ROLES:
+        if role not in declared:
+            say(f"not rated as {role}: {registry.fit_problem(cls, 'decrypto', role)}")
     roles = []
     for role in declared:
         trial = decrypto_matchups(entrant, pool, [role])[:1]

@@ -17,16 +17,18 @@ Norms and tones    :mod:`socialsim.envs.gossip.norms`, shared with the gossip en
 =================  ==============================================================================
 """
 
-from socialsim.society.evolution import Evolution
-from socialsim.society.generations import EvolvingSociety
-from socialsim.society.mesa_model import SocietyModel, run_society
-from socialsim.society.vectorised import ReplicatedSociety, VectorSociety
+from socialsim import lazy
 
-__all__ = [
-    "Evolution",
-    "EvolvingSociety",
-    "ReplicatedSociety",
-    "SocietyModel",
-    "VectorSociety",
-    "run_society",
-]
+#: where each name lives: imported when first asked for, so that a run of evolution
+#: experiments (which needs only the rules) does not import Mesa
+_HOMES = {
+    "Evolution": "socialsim.society.evolution",
+    "EvolvingSociety": "socialsim.society.generations",
+    "SocietyModel": "socialsim.society.mesa_model",
+    "run_society": "socialsim.society.mesa_model",
+    "ReplicatedSociety": "socialsim.society.vectorised",
+    "VectorSociety": "socialsim.society.vectorised",
+}
+
+__all__ = sorted(_HOMES)
+__getattr__ = lazy.attributes(__name__, _HOMES)

@@ -21,7 +21,8 @@ gives it, its own parent: the rule selects among the other seats only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 from socialsim.config import Experiment
 from socialsim.config.evolution import evolution_rule, keeps_seat
 from socialsim.envs.culture.protocol import strategy_texts
-from socialsim.records import EpisodeRecord, cell_id
+from socialsim.records import EpisodeRecord, LogScan, cell_id, read_log
 from socialsim.runner import EpisodeSpec
 from socialsim.society.generations import generation_seed, update_generator
 from socialsim.society.population import STRATEGIES
@@ -80,6 +81,68 @@ class GenerationExperiment(Experiment):
 def generations(experiment: Experiment) -> int:
     """How many generations the run plays: its cells' most (a grid may vary them)."""
     return max(config["evolution"]["generations"] for _, config in experiment.cells)
+
+
+def play_generations(
+    experiment: Experiment,
+    out: Any,
+    stage: Callable[[Experiment, LogScan, list[str]], Any],
+    check_only: bool = False,
+) -> list[Any]:
+    """Play every generation of ``experiment`` into the directory ``out``: ``stage(generation,
+    scan, written)`` runs one (``socialsim.results``' run of one experiment, reading the log
+    as ``scan`` holds it and putting the lines it logs in ``written``) and returns its result
+    (``.failed``: its failed records). The log is read once: each generation is born of the
+    done records of the one before, as read or as just logged, so a rerun or a resume costs
+    one read plus what is left to play. Stops after the first stage with failed episodes (or
+    after the first, ``check_only``: the next one would be born of its records)."""
+    results = []
+    scan = read_log(out)
+    done = done_by_generation(scan.records)
+    scan.records = []
+    for g in range(generations(experiment)):
+        before = [EpisodeRecord.from_json(d) for d in done.pop(g - 1, [])]
+        written: list[str] = []
+        result = stage(generation(experiment, g, before), scan, written)
+        results.append(result)
+        if not check_only:  # what this generation logged; the log holds only records now
+            scan.bad, scan.torn = [], b""
+            for data in map(json.loads, written):
+                if data["status"] == "done":
+                    scan.done.add((cell_id(data["cell"]), data["episode"]))
+                    done.setdefault(g, []).append(data)
+        if check_only or result.failed:
+            break
+    return results
+
+
+def done_by_generation(lines: Sequence[Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
+    """The log's ``done`` records (as read, plain dicts) by their generation: the one read of a
+    run's log that every generation is born of."""
+    done: dict[int, list[Mapping[str, Any]]] = {}
+    for data in lines:
+        g = data["cell"].get(GENERATION)
+        if data["status"] == "done" and isinstance(g, int):
+            done.setdefault(g, []).append(data)
+    return done
+
+
+def plan(experiment: Experiment, done: set[tuple[str, int]]) -> tuple[int, list[EpisodeSpec]]:
+    """What ``socialsim run --check`` plans: every generation's episodes (the count is known
+    before any is played; only the seats wait for the generation before) and, for each one
+    ``done`` lacks, a stand-in for the estimate: its cell and replicate's spec as the file
+    gives its seats."""
+    total, left = 0, []
+    base = Experiment(experiment.config, experiment.cells, experiment.notes)
+    generations_of = {
+        cell_id(dict(cell)): config["evolution"]["generations"] for cell, config in experiment.cells
+    }
+    for spec in base.specs():
+        for g in range(generations_of[cell_id(dict(spec.cell))]):
+            total += 1
+            if (cell_id({**spec.cell, GENERATION: g}), spec.episode) not in done:
+                left.append(spec)
+    return total, left
 
 
 def generation(

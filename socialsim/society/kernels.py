@@ -143,7 +143,7 @@ def shuffle_by(fisher_yates: Any, rng: np.random.Generator, x: np.ndarray) -> No
 def permutation(rng: np.random.Generator, n: int) -> np.ndarray:
     """``rng.permutation(n)``: compiled, as int32 when ``n`` allows (numpy's is ``shuffle`` of
     ``arange(n)``, and the permutation does not depend on the values' type)."""
-    if compiled() is None or n >= 2**31:
+    if n < COMPILED_MIN_LENGTH or n >= 2**31 or compiled() is None:  # small: numpy's own
         return rng.permutation(n)
     order = np.arange(n, dtype=np.int32)
     shuffle(rng, order)
@@ -423,8 +423,9 @@ def selection_lineage_loop(
 def selection_lineage(
     fitness: np.ndarray, order: np.ndarray, cut: float, kept: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`selection_lineage_loop`, compiled or as array calls."""
-    kernels = compiled()
+    """:func:`selection_lineage_loop`, compiled or as array calls (a small population's: the
+    env's generations need no compiler, nor its import)."""
+    kernels = compiled() if len(fitness) >= COMPILED_MIN_LENGTH else None
     if kernels is not None:
         return kernels.selection_lineage(fitness, order, cut, kept)
     return selection_lineage_numpy(fitness, order, cut, kept)

@@ -20,8 +20,7 @@ LLM layer does not pay for PettingZoo's test suite, nor a contract check for the
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from socialsim import lazy
 
 _LAZY = {
     "check_env": "socialsim.testing.contract",
@@ -36,7 +35,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'socialsim.testing' has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _LAZY)

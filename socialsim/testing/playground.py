@@ -16,7 +16,9 @@ gets the one answer its schema allows.
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Any
 
 from socialsim.testing.culture_policies import CulturePolicy
@@ -48,3 +50,34 @@ class PlayPolicy:
         if any(CULTURE_MARK in str(m.get("content", "")) for m in chat[:2]):
             return self.culture(chat, dict(request))
         return self.gossip(chat, dict(request))
+
+
+#: the trained policies the RL files name are not in the repository: a scripted seat instead
+STAND_INS = {
+    "llm_rl_donor": ['seats.agent_0={kind="always_cooperate"}'],
+    "llm_rl_interceptor": ['seats.interceptor={kind="decrypto_random_guesser"}'],
+}
+
+
+def play_overrides(name: str, url: str) -> list[str]:
+    """The ``--set`` strings that play the bundled LLM experiment ``name`` on the playground at
+    ``url``: one episode per cell, every LLM seat (the default seat, or each named one where
+    the file has no default) on the server."""
+    text = (resources.files("socialsim.experiments") / f"{name}.toml").read_text("utf-8")
+    config = tomllib.loads(text)
+    seats, grid = config["seats"], config.get("grid", {})
+    # axes of whole seat tables (not of keys inside them)
+    swept = [k.removeprefix("seats.") for k in grid if k.startswith("seats.") and k.count(".") == 1]
+    names = ["*"] if "*" in seats else sorted(set(seats) - set(swept))
+    sets = ["episodes=1", *STAND_INS.get(name, [])]
+    for seat in names:
+        sets += [f"seats.{seat}.model.api_base={url}", f"seats.{seat}.model.model=openai/play"]
+    for seat in swept:  # a grid of whole seat tables: its LLM tables, on the server
+        model = f'{{ model = "openai/play", api_base = "{url}" }}'
+        tables = [
+            f'{{ kind = "{spec["kind"]}", model = {model} }}'
+            for spec in grid[f"seats.{seat}"]
+            if "model" in spec
+        ]
+        sets.append(f"grid.seats.{seat}=[{', '.join(tables)}]")
+    return sets
