@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from socialsim import backends, directory_lock, estimate, frames, manifest, records, runner
+from socialsim import backends, directory_lock, frames, manifest, plan, records, runner
 from socialsim import config as config_module
 from socialsim.config import ConfigError, Experiment
 from socialsim.config.overrides import assignments
@@ -180,7 +180,9 @@ def _run(
     held = read_manifest(out)
     grown = manifest.grown_from(held, experiment, out)
     specs = experiment.specs()
-    if scan is None:  # unchanged until this run writes (it holds `out`); a record not its spec's is bad
+    if (
+        scan is None
+    ):  # unchanged until this run writes (it holds `out`); a record not its spec's is bad
         scan = records.read_log(out, keep=False, expected={spec.key: spec for spec in specs})
     todo = pending(specs, scan.done)
     if todo:  # what each LLM seat's server is, once per run: as recorded, else asked and probed
@@ -226,7 +228,7 @@ def _run(
                 play = _checks_first(play, play, len(check))  # (play_specs puts probes last)
             if check_only:
                 _check_episodes(check, play)
-                for line in plan_lines(
+                for line in plan.plan_lines(
                     experiment, out, len(specs), len(todo), grown, todo, scan.done
                 ):
                     say(line)
@@ -338,42 +340,6 @@ def _check_credentials(experiment: Experiment) -> None:
                     f"environment variable {variable}, which is not set (or empty); export it, "
                     "or name the variable that holds the key in model.api_key_env"
                 )
-
-
-def plan_lines(
-    experiment: Experiment,
-    out: Path,
-    total: int,
-    todo: int,
-    grown: dict[str, Any],
-    todo_specs: Sequence[EpisodeSpec] = (),
-    done: set[tuple[str, int]] = frozenset(),
-) -> list[str]:
-    """What a run would do: its cells, its episodes, where they go and how they are played;
-    an evolution run's (its generation 0 checked) every generation's."""
-    name, times = experiment.name, ""
-    if hasattr(experiment, "generation"):
-        from socialsim.society import experiment as evolving
-
-        name = experiment.config["name"]
-        times = f" x {evolving.generations(experiment)} generations"
-        total, todo_specs = evolving.plan(experiment, done)
-        todo = len(todo_specs)
-    lines = [
-        f"{name}: checked; nothing written",
-        f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes"
-        f"{times} = {total} episodes, {total - todo} already logged in {out}, {todo} to run",
-        f"  backend {experiment.backend}, {experiment.workers} workers, "
-        f"{experiment.max_concurrent} episodes at once per worker",
-    ]
-    for cell, config in experiment.cells:
-        kinds = sorted({seat["kind"] for seat in config_module.resolve_seats(config).values()})
-        lines.append(f"  cell {cell or '(no grid)'}: {config['env']['id']} with {', '.join(kinds)}")
-    for model in manifest.llm_models(experiment, out):
-        lines.append(f"  LLM {model['config'].get('model')}: reply cache {model['cache']}")
-    if grown:
-        lines.append(f"  the directory grows: {grown}")
-    return lines + estimate.lines(estimate.estimate(experiment, todo_specs, out))
 
 
 def _check_failed(spec: EpisodeSpec, line: str) -> ConfigError:
