@@ -20,6 +20,7 @@ participant-id parameter. ``socialsim serve --study FILE`` runs it (:mod:`social
     wait_seconds = 120                # the lobby's wait cap, then the filler fills the seats
     idle_seconds = 90                 # a person silent this long at a move: the filler takes over
     max_quiz_attempts = 3             # 0: no limit; past it the participant is not admitted
+    arrivals_per_minute = 20          # arrivals from one address in a minute (0: no limit)
 
     [[treatments]]                    # listed; each may name its own experiment and --set keys
     name = "llm"
@@ -88,6 +89,7 @@ TOP_KEYS = {
     "wait_seconds": float,
     "idle_seconds": float,
     "max_quiz_attempts": int,
+    "arrivals_per_minute": int,
     "treatments": object,  # a list of [[treatments]], or a table with a cross
     "pages": dict,
     "quiz": list,
@@ -164,6 +166,8 @@ class Study:
     code: str
     redirect: str
     id_parameter: str
+    #: arrivals the public link takes from one client address in any minute (0: no limit)
+    arrivals_per_minute: int = 20
 
 
 def _number(where: str, value: Any, low: float, strict: bool = False) -> float:
@@ -254,6 +258,12 @@ def from_table(table: Mapping[str, Any], folder: Path) -> Study:
     attempts = table.get("max_quiz_attempts", 3)
     if attempts < 0:
         raise ConfigError(f"max_quiz_attempts: >= 0 (0: no limit), got {attempts}")
+    rate = table.get("arrivals_per_minute", 20)
+    if rate < 0:
+        raise ConfigError(
+            f"arrivals_per_minute: arrivals from one address in a minute, >= 0 (0: no limit), "
+            f"got {rate}"
+        )
     return Study(
         name=name,
         description=table.get("description", ""),
@@ -272,6 +282,7 @@ def from_table(table: Mapping[str, Any], folder: Path) -> Study:
         payment=_payment(table["payment"]),
         **_completion(table["completion"]),
         id_parameter=_panel(table.get("panel", {})),
+        arrivals_per_minute=rate,
     )
 
 

@@ -93,7 +93,7 @@ def pool(folder: str | Path, games: list[Path] | None = None) -> int:
 
 
 def _write_manifest(folder: Path, games: list[Path]) -> None:
-    """The study's manifest: its name, the first game's env and seats, its treatments (cells)
+    """The study's manifest: its name, the first game's env, its treatments (cells)
     and how many games it has started."""
     first = records.read_manifest(games[0]) or {}
     cells, treatments = [], {}
@@ -113,7 +113,6 @@ def _write_manifest(folder: Path, games: list[Path]) -> None:
             "name": name,
             "description": f"the games of the study {name}, pooled (one cell per treatment)",
             "env": config.get("env", {}),
-            "seats": config.get("seats", {}),
         },
         "cells": cells,
         "episodes_total": len(games),
