@@ -150,3 +150,23 @@ def test_a_crossed_studys_games_are_pooled_by_their_crossed_keys(tmp_path):
         facts = json.loads((Path(game) / "study_game.json").read_text())
         assert facts["factors"] == {"env.kwargs.rounds": int(facts["treatment"][-1])}
         assert facts["treatment"] in ("rounds_2", "rounds_3")
+
+
+def test_the_people_of_a_study_are_rated_against_the_pool_from_its_folder(tmp_path):
+    """``socialsim rate STUDY --seat SEAT --game donation`` reads the pooled games: with one
+    person a game beside image scorers (pool members), every game is rated."""
+    pytest.importorskip("websockets")
+    from socialsim.rating import pool as pool_module
+    from socialsim.rating import recorded
+    from socialsim.web.study_test import study_test
+
+    path = scripted_study(tmp_path / "study")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('people = ["agent_0", "agent_1"]', 'people = ["agent_0"]'))
+    summary = study_test(path, 4, tmp_path / "results", seed=0)
+    assert summary["ok"], summary["text"]
+    folder = tmp_path / "results" / "study_donation"
+    done = records.read_records(folder)
+    spec, played, groups, skipped = recorded.read(folder, "agent_0", "donation", pool_module.load())
+    assert spec["kind"] == "human"
+    assert (groups, skipped) == (len(done), 0) and groups >= 1
