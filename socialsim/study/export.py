@@ -63,18 +63,31 @@ def game_lines(game: Path) -> list[tuple[str, str, tuple[str, int]]]:
     return out
 
 
-def pool(folder: str | Path, games: list[Path] | None = None) -> int:
+def pooled(folder: str | Path) -> set[tuple[str, int, str]]:
+    """``(cell id, episode, status)`` of every record the study's folder holds."""
+    folder = Path(folder)
+    if not (folder / records.EPISODES).exists():
+        return set()
+    return {
+        (records.cell_id(data["cell"]), data["episode"], data["status"])
+        for data in records.iter_lines(folder)
+    }
+
+
+def pool(
+    folder: str | Path,
+    games: list[Path] | None = None,
+    held: set[tuple[str, int, str]] | None = None,
+) -> int:
     """Copy the records of ``games`` (default: every game under ``folder/games``) that the
     study's folder does not hold yet into its log, and (re)write its manifest; the number of
-    records copied. A folder without a game is left as it is."""
+    records copied. ``held``: what the folder holds (:func:`pooled`), kept by a caller that
+    pools game after game (updated here), else read. A folder without a game is left as it is."""
     folder = Path(folder)
     every = sorted(p for p in (folder / GAMES).glob("g*") if p.is_dir())
     if not every:
         return 0
-    held = {
-        (records.cell_id(data["cell"]), data["episode"], data["status"])
-        for data in (records.iter_lines(folder) if (folder / records.EPISODES).exists() else [])
-    }
+    held = pooled(folder) if held is None else held
     todo = [
         (line, status, key)
         for game in (every if games is None else games)
@@ -87,6 +100,7 @@ def pool(folder: str | Path, games: list[Path] | None = None) -> int:
         try:
             for line, status, key in todo:
                 log.write(line, status, key)
+                held.add((*key, status))
         finally:
             log.close()
     return len(todo)
@@ -140,4 +154,4 @@ def participants(folder: str | Path):
     return frame
 
 
-__all__ = ["cell_of", "game_lines", "participants", "pool"]
+__all__ = ["cell_of", "game_lines", "participants", "pool", "pooled"]

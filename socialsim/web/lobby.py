@@ -70,6 +70,7 @@ class Lobby:
         self.paused = False
         self.ended = False
         self.dirty = False  # a change not yet written (:meth:`flush`)
+        self.pooled: set | None = None  # the records pooled in the folder (study_record.pool)
         self._draws = np.random.default_rng(study.seed)
         #: treatment index -> (its experiment's game, the experiment file, its --set keys)
         self.games = [self._game_of(t) for t in study.treatments]

@@ -248,7 +248,9 @@ def pool(lobby, games: list[Path] | None = None) -> None:
     directory (:func:`socialsim.study.export.pool`); a disk that refuses is said on stderr,
     and the next start pools what is missing."""
     try:
-        export.pool(lobby.folder, games)
+        if lobby.pooled is None:  # read once; then kept as games are pooled
+            lobby.pooled = export.pooled(lobby.folder)
+        export.pool(lobby.folder, games, lobby.pooled)
     except (OSError, ValueError, KeyError) as error:
         print(
             f"socialsim: the study's games not pooled in {lobby.folder}: {error}", file=sys.stderr
