@@ -27,7 +27,7 @@ def crossed_study(tmp_path: Path, cross: str) -> Path:
     return path
 
 
-CROSS = 'experiment = ["game_llm.toml", "game_scripted.toml"]\nenv.kwargs.rounds = [4, 8]'
+CROSS = 'experiment = ["game_llm.toml", "game_scripted.toml"]\nenv.kwargs.rounds = [4, 6]'
 
 
 def test_a_cross_makes_every_combination_a_treatment_named_after_its_values(tmp_path):
@@ -35,14 +35,14 @@ def test_a_cross_makes_every_combination_a_treatment_named_after_its_values(tmp_
     folder = tmp_path.resolve() / "study"
     assert [t.name for t in study.treatments] == [
         "game_llm-rounds_4",
-        "game_llm-rounds_8",
+        "game_llm-rounds_6",
         "game_scripted-rounds_4",
-        "game_scripted-rounds_8",
+        "game_scripted-rounds_6",
     ]
     last = study.treatments[-1]
     assert last.experiment == str(folder / "game_scripted.toml")
-    assert last.overrides == ("env.kwargs.rounds=8",)
-    assert last.factors == (("experiment", "game_scripted.toml"), ("env.kwargs.rounds", 8))
+    assert last.overrides == ("env.kwargs.rounds=6",)
+    assert last.factors == (("experiment", "game_scripted.toml"), ("env.kwargs.rounds", 6))
 
 
 def test_a_quoted_dotted_key_crosses_as_the_nested_one(tmp_path):
@@ -142,7 +142,7 @@ def test_a_crossed_key_the_experiment_lacks_is_refused_as_the_server_starts(tmp_
     pytest.importorskip("starlette")
     from socialsim.web.app import create_app
 
-    study = study_module.load(crossed_study(tmp_path, "env.kwargs.roundz = [4, 8]"))
+    study = study_module.load(crossed_study(tmp_path, "env.kwargs.roundz = [4, 6]"))
     with pytest.raises(ConfigError) as error:
         create_app(tmp_path / "results", "host-secret", study=study, monitor_token="m")
     assert str(error.value).startswith("treatments.roundz_4: ")

@@ -32,8 +32,8 @@ participant-id parameter. ``socialsim serve --study FILE`` runs it (:mod:`social
     # ... or crossed (instead of the list): every combination of the values is a treatment
     # [treatments.cross]
     # experiment = ["game_llm.toml", "game_scripted.toml"]   # experiments, as above
-    # "env.kwargs.rounds" = [4, 8]                             # any experiment key, as --set
-    # gives game_llm-rounds_4, game_llm-rounds_8, game_scripted-rounds_4, game_scripted-rounds_8
+    # "env.kwargs.rounds" = [4, 6]                             # any experiment key, as --set
+    # gives game_llm-rounds_4, game_llm-rounds_6, game_scripted-rounds_4, game_scripted-rounds_6
     # (each value named after its key's last part; the experiment after its file)
 
     [pages]                           # Markdown files beside this file (raw HTML is not shown)
