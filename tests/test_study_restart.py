@@ -5,6 +5,7 @@ were, and no game number used twice."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -128,6 +129,13 @@ def test_a_study_killed_mid_game_resumes_where_it_was(tmp_path):
     one = records.read_records(results / "study_donation" / "games" / "g0001_llm")
     two = records.read_records(results / "study_donation" / "games" / "g0002_scripted")
     assert len(one) == 1 and len(two) == 1 and two[0].status == "done"
+    # each game pooled into the study's folder once, across the kill and the restart
+    lines = (results / "study_donation" / records.EPISODES).read_text().splitlines()
+    pooled = [json.loads(line) for line in lines]
+    assert [(r["cell"], r["episode"]) for r in pooled] == [
+        ({"treatment": "llm"}, 0),
+        ({"treatment": "scripted"}, 1),
+    ]
     d_seat = "agent_1" if seat_b["seat"] == "agent_0" else "agent_0"
     (handover,) = [x for x in two[0].events[d_seat] if "handover" in x]
     assert handover["reason"] == f"the person in {d_seat} left the study"

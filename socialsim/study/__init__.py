@@ -20,6 +20,7 @@ participant-id parameter. ``socialsim serve --study FILE`` runs it (:mod:`social
     wait_seconds = 120                # the lobby's wait cap, then the filler fills the seats
     idle_seconds = 90                 # a person silent this long at a move: the filler takes over
     max_quiz_attempts = 3             # 0: no limit; past it the participant is not admitted
+    arrivals_per_minute = 20          # arrivals from one address in a minute (0: no limit)
 
     [[treatments]]                    # listed; each may name its own experiment and --set keys
     name = "llm"
@@ -27,6 +28,13 @@ participant-id parameter. ``socialsim serve --study FILE`` runs it (:mod:`social
     [[treatments]]
     name = "scripted"
     set = ["seats.*.kind=image_scoring"]
+
+    # ... or crossed (instead of the list): every combination of the values is a treatment
+    # [treatments.cross]
+    # experiment = ["game_llm.toml", "game_scripted.toml"]   # experiments, as above
+    # "env.kwargs.rounds" = [4, 6]                             # any experiment key, as --set
+    # gives game_llm-rounds_4, game_llm-rounds_6, game_scripted-rounds_4, game_scripted-rounds_6
+    # (each value named after its key's last part; the experiment after its file)
 
     [pages]                           # Markdown files beside this file (raw HTML is not shown)
     consent = "consent.md"
@@ -56,6 +64,8 @@ Every key is checked; an error names the field, the value and what is allowed
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import re
 import tomllib
@@ -79,7 +89,8 @@ TOP_KEYS = {
     "wait_seconds": float,
     "idle_seconds": float,
     "max_quiz_attempts": int,
-    "treatments": list,
+    "arrivals_per_minute": int,
+    "treatments": object,  # a list of [[treatments]], or a table with a cross
     "pages": dict,
     "quiz": list,
     "payment": dict,
@@ -88,6 +99,7 @@ TOP_KEYS = {
 }
 REQUIRED = ("name", "experiment", "people", "filler", "payment", "completion")
 TREATMENT_KEYS = {"name": str, "experiment": str, "set": list}
+CROSS_KEYS = {"cross": dict}
 PAGE_KEYS = {"consent": str, "instructions": str}
 QUIZ_KEYS = {"question": str, "choices": list, "answer": str}
 PAYMENT_KEYS = {"show_up": float, "per_point": float, "cap": float, "currency": str}
@@ -107,6 +119,9 @@ class Treatment:
     name: str
     experiment: str
     overrides: tuple[str, ...] = ()
+    #: a crossed treatment's values, key by key (``experiment`` first if crossed): the factors
+    #: its games are told apart by in the study's results (:mod:`socialsim.web.study_record`)
+    factors: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,8 @@ class Study:
     code: str
     redirect: str
     id_parameter: str
+    #: arrivals the public link takes from one client address in any minute (0: no limit)
+    arrivals_per_minute: int = 20
 
 
 def _number(where: str, value: Any, low: float, strict: bool = False) -> float:
@@ -241,6 +258,12 @@ def from_table(table: Mapping[str, Any], folder: Path) -> Study:
     attempts = table.get("max_quiz_attempts", 3)
     if attempts < 0:
         raise ConfigError(f"max_quiz_attempts: >= 0 (0: no limit), got {attempts}")
+    rate = table.get("arrivals_per_minute", 20)
+    if rate < 0:
+        raise ConfigError(
+            f"arrivals_per_minute: arrivals from one address in a minute, >= 0 (0: no limit), "
+            f"got {rate}"
+        )
     return Study(
         name=name,
         description=table.get("description", ""),
@@ -259,6 +282,7 @@ def from_table(table: Mapping[str, Any], folder: Path) -> Study:
         payment=_payment(table["payment"]),
         **_completion(table["completion"]),
         id_parameter=_panel(table.get("panel", {})),
+        arrivals_per_minute=rate,
     )
 
 
@@ -274,6 +298,12 @@ def _tables(name: str, listed: list, allowed: Mapping[str, type]):
 def _treatments(listed: Any, folder: Path, experiment: str) -> tuple[Treatment, ...]:
     if listed is None:
         return (Treatment("main", experiment),)
+    if isinstance(listed, dict):
+        return crossed(listed, folder, experiment)
+    if not isinstance(listed, list):
+        raise ConfigError(
+            f"treatments: expected [[treatments]] tables or a [treatments.cross] table, got {listed!r}"
+        )
     if not listed:
         raise ConfigError("treatments: list at least one [[treatments]] table, or leave it out")
     out = []
@@ -289,6 +319,89 @@ def _treatments(listed: Any, folder: Path, experiment: str) -> tuple[Treatment, 
     names = [t.name for t in out]
     if len(set(names)) != len(names):
         raise ConfigError(f"treatments: a name is listed twice in {names}")
+    return tuple(out)
+
+
+def _axes(where: str, table: Mapping[str, Any]) -> dict[str, Any]:
+    """The cross's keys as dotted paths (``env.kwargs.rounds = [...]`` and a quoted
+    ``"env.kwargs.rounds" = [...]`` are one axis) -> their lists of values."""
+    out = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_axes(f"{where}{key}.", value))
+        else:
+            out[f"{where}{key}"] = value
+    return out
+
+
+def _value_text(value: Any) -> str:
+    """An axis value as a ``--set`` value (TOML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def _value_name(value: Any) -> str:
+    text = _value_text(value).strip('"')
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", text).strip("_") or "empty"
+
+
+def crossed(table: Mapping[str, Any], folder: Path, experiment: str) -> tuple[Treatment, ...]:
+    """The treatments of ``[treatments.cross]``: every combination of its keys' values, in the
+    order written (the last key varying fastest), each named after its values."""
+    _keys("treatments.", table, CROSS_KEYS)
+    if "cross" not in table:
+        raise ConfigError("treatments.cross: required; a table of experiment keys and their values")
+    axes = _axes("", table["cross"])
+    if not axes:
+        raise ConfigError("treatments.cross: name at least one key and its values to cross")
+    lasts = [key.rsplit(".", 1)[-1] for key in axes]
+    parts = []  # per axis: (label, [(value, --set text or the experiment, name part)])
+    for key, values in axes.items():
+        where = f"treatments.cross.{key}"
+        scalar = (
+            all(isinstance(v, str | int | float) for v in values)
+            if isinstance(values, list)
+            else False
+        )
+        if not scalar or not values:
+            raise ConfigError(
+                f"{where}: expected a list of values to cross (strings, numbers or booleans), "
+                f"got {values!r}"
+            )
+        if len({_value_text(v) for v in values}) != len(values):
+            raise ConfigError(f"{where}: {values!r} names one value twice")
+        label = key.rsplit(".", 1)[-1] if lasts.count(key.rsplit(".", 1)[-1]) == 1 else key
+        label = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_")
+        if key == "experiment":
+            options = []
+            for v in values:
+                check_type(where, v, str)
+                source = _experiment(where, folder, v)
+                options.append((v, source, Path(v).stem))
+        else:
+            options = [(v, f"{key}={_value_text(v)}", f"{label}_{_value_name(v)}") for v in values]
+        parts.append((key, options))
+    out = []
+    for combination in itertools.product(*(options for _, options in parts)):
+        source, overrides, names, factors = experiment, [], [], []
+        for (key, _), (value, setting, name) in zip(parts, combination, strict=True):
+            factors.append((key, value))
+            names.append(name)
+            if key == "experiment":
+                source = setting
+            else:
+                overrides.append(setting)
+        name = "-".join(names)
+        if not PLAIN_NAME.fullmatch(name):
+            raise ConfigError(
+                f"treatments.cross: the treatment {name!r} makes no plain name of at most 64 "
+                "letters, digits, '_', '-' and '.'; cross fewer keys or shorter values"
+            )
+        out.append(Treatment(name, source, tuple(overrides), tuple(factors)))
+    names = [t.name for t in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"treatments.cross: two combinations share a name in {names}")
     return tuple(out)
 
 

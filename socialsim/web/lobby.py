@@ -10,7 +10,9 @@ once the longest waiting person has waited ``wait_seconds``, with those waiting 
 study's filler agent in the empty seats (the game's seat specs say so). Every game is an
 ordinary web :class:`~socialsim.web.sessions.Session` in ``handover`` mode, played by the one
 runner and logged in a results directory of its own under ``RESULTS/STUDY/games/``, so
-``socialsim report`` reads it; a person who leaves or idles at a move hands the seat to the
+``socialsim report`` reads it, and its record is copied into the study's folder as it ends
+(:func:`socialsim.study.export.pool`: the folder reads as one results directory, the treatment
+its cell); a person who leaves or idles at a move hands the seat to the
 filler from that turn on (the seat's events say which).
 
 Payment (:meth:`socialsim.study.Payment.amount`): a participant who consented is paid the
@@ -68,6 +70,7 @@ class Lobby:
         self.paused = False
         self.ended = False
         self.dirty = False  # a change not yet written (:meth:`flush`)
+        self.pooled: set | None = None  # the records pooled in the folder (study_record.pool)
         self._draws = np.random.default_rng(study.seed)
         #: treatment index -> (its experiment's game, the experiment file, its --set keys)
         self.games = [self._game_of(t) for t in study.treatments]
@@ -260,7 +263,9 @@ class Lobby:
         play_session.write_manifest(experiment, out, 1)
         study_facts = {
             "study": self.study.name,
+            "game": number,
             "treatment": treatment.name,
+            "factors": dict(treatment.factors),  # a crossed treatment's values: its cell
             "participants": {seat: p.id for seat, p in zip(people, members, strict=True)},
             "filled_by_filler": empty,
         }
@@ -326,6 +331,7 @@ class Lobby:
     def finished(self, game: Game, record) -> None:
         for seat, person in zip(self.study.people, game.members, strict=False):
             self._played(person, self.out_of(game).name, seat, record)
+        study_record.pool(self, [self.out_of(game)])
 
     def _played(self, person: Participant, name: str, seat: str, record) -> None:
         handover = next(

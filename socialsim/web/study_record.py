@@ -3,6 +3,8 @@
 * ``participants.csv`` (:data:`EXPORT`): the export, one row per participant
   (:data:`COLUMNS`: arrival, consent, quiz attempts, games, handovers, points, payment,
   completion), no personal data beyond the panel's id.
+* ``manifest.json`` and ``episodes.jsonl``: every ended game's record, pooled
+  (:func:`pool`, :mod:`socialsim.study.export`), so the folder reads as a results directory.
 * ``study_state.json`` (:data:`STATE`, readable by its owner only: it holds the participants'
   and seats' tokens): every participant's stage and games, the games being played, and the
   lobby's counters.
@@ -26,16 +28,18 @@ import dataclasses
 import io
 import json
 import os
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from socialsim import records
+from socialsim.study import export
 from socialsim.web.sessions import Session
 
 STAGES = ("consent", "instructions", "quiz", "lobby", "playing", "done", "dropped")
-EXPORT = "participants.csv"
+EXPORT = export.EXPORT
 COLUMNS = (
     "participant",
     "panel_id",
@@ -236,6 +240,21 @@ def resume(lobby) -> None:
         if person.stage == "lobby":
             person.waiting_since = now
     save(lobby)
+    pool(lobby)
+
+
+def pool(lobby, games: list[Path] | None = None) -> None:
+    """Copy the ended games' records into the study's folder, so it reads as one results
+    directory (:func:`socialsim.study.export.pool`); a disk that refuses is said on stderr,
+    and the next start pools what is missing."""
+    try:
+        if lobby.pooled is None:  # read once; then kept as games are pooled
+            lobby.pooled = export.pooled(lobby.folder)
+        export.pool(lobby.folder, games, lobby.pooled)
+    except (OSError, ValueError, KeyError) as error:
+        print(
+            f"socialsim: the study's games not pooled in {lobby.folder}: {error}", file=sys.stderr
+        )
 
 
 __all__ = [
@@ -246,6 +265,7 @@ __all__ = [
     "Game",
     "Participant",
     "csv_text",
+    "pool",
     "resume",
     "rows",
     "save",

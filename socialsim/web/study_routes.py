@@ -12,7 +12,7 @@ with raw HTML off (markdown-it-py), the games the study's experiments.
 |--------|-------------------------------|-------------|---------------------------------------|
 | GET    | ``/study``                    | all         | the participants' page                |
 | GET    | ``/api/study/info``           | all         | the study's name, the panel's parameter |
-| POST   | ``/api/study/arrive``         | all         | ``{panel_id}`` -> ``{participant, token}`` |
+| POST   | ``/api/study/arrive``         | all         | ``{panel_id}`` -> ``{participant, token}`` (429 past ``arrivals_per_minute`` from one address) |
 | GET    | ``/api/study/me``             | participant | the stage and what it shows            |
 | POST   | ``/api/study/consent``        | participant | ``{agree: bool}``                     |
 | POST   | ``/api/study/instructions``   | participant | read: on to the quiz                  |
@@ -26,7 +26,9 @@ with raw HTML off (markdown-it-py), the games the study's experiments.
 
 from __future__ import annotations
 
+import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -45,6 +47,36 @@ MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 def page_html(text: str) -> str:
     return MARKDOWN.render(text)
+
+
+class ArrivalLimit:
+    """At most ``per_minute`` arrivals from one client address in any 60 seconds (0: no limit):
+    a script at the public link cannot fill the study or tilt its assignment from one address.
+    ``clock`` is ``time.monotonic`` but in tests."""
+
+    WINDOW = 60.0
+    MAX_ADDRESSES = 100_000  # past it, addresses with no arrival in the window are forgotten
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
+        self.per_minute = per_minute
+        self.clock = clock
+        self.seen: dict[str, deque[float]] = {}
+
+    def wait(self, address: str) -> float:
+        """0 if an arrival from ``address`` is let in now (and counted), else the seconds until
+        one is."""
+        if not self.per_minute:
+            return 0.0
+        now = self.clock()
+        if len(self.seen) >= self.MAX_ADDRESSES:
+            self.seen = {a: q for a, q in self.seen.items() if q and q[-1] > now - self.WINDOW}
+        times = self.seen.setdefault(address, deque())
+        while times and times[0] <= now - self.WINDOW:
+            times.popleft()
+        if len(times) >= self.per_minute:
+            return times[0] + self.WINDOW - now
+        times.append(now)
+        return 0.0
 
 
 def study_routes(
@@ -101,7 +133,20 @@ def study_routes(
             {"study": study.description or study.name, "id_parameter": study.id_parameter}
         )
 
+    limit = ArrivalLimit(study.arrivals_per_minute)
+
     async def arrive(request: Request) -> Response:
+        wait = limit.wait(request.client.host if request.client else "")
+        if wait:
+            seconds = max(1, math.ceil(wait))
+            return JSONResponse(
+                {
+                    "error": f"too many arrivals from your address (at most "
+                    f"{limit.per_minute} a minute); try again in {seconds} seconds"
+                },
+                status_code=429,
+                headers={**headers, "Retry-After": str(seconds)},
+            )
         body = await read_json(request)
         panel_id = body.get("panel_id", "") if isinstance(body, dict) else ""
         try:
@@ -199,4 +244,4 @@ def study_routes(
     ]
 
 
-__all__ = ["page_html", "study_routes"]
+__all__ = ["ArrivalLimit", "page_html", "study_routes"]
