@@ -191,7 +191,9 @@ def test_an_llm_seat_that_does_not_fit_its_env_exits_2_before_anything_is_writte
     assert run.stderr == (
         "socialsim: error: seats.interceptor.kind: 'llm_gossip' cannot play seat interceptor "
         "of decrypto_v0: it plays gossip games, not decrypto games; kinds that fit: "
-        "decrypto_random_guesser, glove_decoder, glove_interceptor, llm_decrypto\n"
+        "decrypto_constant_interceptor, decrypto_oracle_interceptor, decrypto_random_guesser, "
+        "decrypto_random_word_interceptor, decrypto_realist_interceptor, "
+        "decrypto_repeat_interceptor, glove_interceptor, llm_decrypto\n"
     )
     assert not (tmp_path / "out").exists()
 
