@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 from socialsim import record_checks
 from socialsim.plain_json import canonical_json
 
@@ -297,7 +299,7 @@ def scan_log(
                 break
             scan.lines = number
             try:
-                data = json.loads(line)
+                data = orjson.loads(line)
             except ValueError:  # not JSON, or not UTF-8
                 data, why = None, "not JSON"
             else:
