@@ -22,11 +22,12 @@ pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
+from test_study import copy_example  # noqa: E402
+from test_web_browser import ARGS, CHROMIUM  # noqa: E402
+
 from socialsim import records  # noqa: E402
 from socialsim import study as study_module  # noqa: E402
 from socialsim.web.app import create_app  # noqa: E402
-from tests.test_study import copy_example  # noqa: E402
-from tests.test_web_browser import ARGS, CHROMIUM  # noqa: E402
 
 HOST = "host-secret-for-tests"
 pytestmark = [

@@ -18,8 +18,9 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
+from test_study import admitted, auth, copy_example, play_until_over, wait_stage  # noqa: E402
+
 from socialsim import records  # noqa: E402
-from tests.test_study import admitted, auth, copy_example, play_until_over, wait_stage  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
