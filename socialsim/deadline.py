@@ -6,8 +6,10 @@ A synchronous decision (``act``) is bounded by an alarm (``SIGALRM``, armed only
 runs, so it interrupts the agent's own code and nothing else); an asynchronous one (``aact``)
 by ``asyncio.wait_for``. Either way the agent's seat fails the episode with a
 :class:`DecisionTimeout`, and the run goes on. The alarm needs the main thread of a process
-(``socialsim run`` and its workers play there); elsewhere a synchronous decision is bounded
-only by the episode's time checked between decisions.
+(``socialsim run`` and its workers play there); elsewhere (a browser game's thread) the
+asynchronous driver runs a synchronous decision in a thread of its own under
+``asyncio.wait_for``, left behind if it never returns. A person's seat (``paced_by_person``)
+is not bounded here: its front end's idle timeout paces it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -64,11 +66,16 @@ class Deadline:
         if self._end is not None:
             self.left()
 
+    def rings_here(self) -> bool:
+        """Whether :meth:`bounding` can interrupt a decision made in this thread (an alarm
+        rings only in a process's main thread)."""
+        return self._alarm and threading.current_thread() is threading.main_thread()
+
     @contextmanager
     def bounding(self) -> Iterator[None]:
         """The block (one synchronous decision) interrupted by a :class:`DecisionTimeout` when
         it runs over its bound."""
-        if not self or not self._alarm or threading.current_thread() is not threading.main_thread():
+        if not self or not self.rings_here():
             self.check()
             yield
             return
@@ -84,6 +91,31 @@ class Deadline:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+
+    async def in_own_thread(self, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)`` (one synchronous decision) run in a daemon thread of its own and
+        awaited within its bound: a call that never returns is left behind, holding neither the
+        event loop nor its executor (whose threads the loop's end would wait for)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+
+        def run() -> None:
+            try:
+                setter, value = future.set_result, call(*args)
+            except BaseException as error:  # noqa: BLE001 - handed to the awaiting driver
+                setter, value = future.set_exception, error
+
+            def answer() -> None:
+                if not future.done():  # cancelled when the bound ran out
+                    setter(value)
+
+            try:
+                loop.call_soon_threadsafe(answer)
+            except RuntimeError:  # the loop has ended: nobody waits for this decision now
+                pass
+
+        threading.Thread(target=run, name="decision", daemon=True).start()
+        return await self.awaiting(future)
 
     async def awaiting(self, call: Awaitable[T]) -> T:
         """``call`` (one asynchronous decision) awaited within its bound."""

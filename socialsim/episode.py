@@ -307,11 +307,17 @@ class Episode:
     async def _bounded(self, agent_id: str):
         """``agent_id``'s ``aact`` within the :attr:`deadline` (a synchronous agent's ``act``
         under its alarm)."""
-        agent, deadline = self.agents[agent_id], self.deadline
-        if decides_synchronously(type(agent)):
+        agent, deadline, view = self.agents[agent_id], self.deadline, self.view(agent_id)
+        if getattr(type(agent), "paced_by_person", False):  # a person's own idle bound paces it
+            return await agent.aact(*view)
+        if not decides_synchronously(type(agent)):
+            return await deadline.awaiting(agent.aact(*view))
+        if deadline.rings_here():
             with deadline.bounding():
-                return agent.act(*self.view(agent_id))
-        return await deadline.awaiting(agent.aact(*self.view(agent_id)))
+                return agent.act(*view)
+        # no alarm off the main thread (a browser game): the decision runs in a thread of its
+        # own, left behind when it runs over, and the episode fails naming the seat
+        return await deadline.in_own_thread(agent.act, *view)
 
     async def achoose(
         self, agent_ids: Sequence[str], on_deciding: OnDeciding | None = None

@@ -429,5 +429,7 @@ def test_the_glove_decoder_in_the_interceptor_seat_is_one_clear_line_not_a_key_e
     assert str(raised.value) == (
         "seats.interceptor.kind: 'glove_decoder' cannot play seat interceptor of decrypto_v0: it "
         "plays only seat decoder: it reads what that seat alone is shown; kinds that fit: "
-        "decrypto_random_guesser, glove_interceptor, llm_decrypto"
+        "decrypto_constant_interceptor, decrypto_oracle_interceptor, decrypto_random_guesser, "
+        "decrypto_random_word_interceptor, decrypto_realist_interceptor, "
+        "decrypto_repeat_interceptor, glove_interceptor, llm_decrypto"
     )

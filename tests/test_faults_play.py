@@ -38,7 +38,9 @@ def waiting_player(tmp_path):
         time.sleep(0.05)
     yield out, child
     child.send_signal(signal.SIGINT)  # the person leaves: the game is abandoned, nothing logged
-    assert child.wait(timeout=60) == 130
+    # 130 from the play's own handler; a SIGINT that lands while asyncio's runner holds the
+    # signal ends the process by it (-2): either way nothing may be logged
+    assert child.wait(timeout=60) in (130, -signal.SIGINT)
     assert not (out / records.EPISODES).exists()
 
 

@@ -356,7 +356,7 @@ def test_a_person_silent_at_a_move_past_idle_seconds_hands_the_seat_to_the_fille
     path = copy_example(tmp_path, llm=False, wait_seconds="0.2", idle_seconds="0.5")
     text = path.read_text().replace(
         'filler = { kind = "image_scoring" }',
-        'filler = { kind = "tests.test_study:CountingFiller" }',
+        'filler = { kind = "test_study:CountingFiller" }',
     )
     path.write_text(text, encoding="utf-8")
     with app_client(tmp_path, path) as client:
@@ -368,7 +368,7 @@ def test_a_person_silent_at_a_move_past_idle_seconds_hands_the_seat_to_the_fille
         (record,) = records.read_records(out)
         assert record.status == "done"
         (handover,) = [e for e in record.events["agent_0"] if "handover" in e]
-        assert handover["handover"] == "tests.test_study:CountingFiller"
+        assert handover["handover"] == "test_study:CountingFiller"
         counters = record.counters["agent_0"]
         assert counters["handed_over_at_turn"] == 1 == handover["turn"]
         moves = [s for s in record.steps if "agent_0" in s.get("actions", {})]

@@ -56,6 +56,8 @@ class Human(Agent):
 
     #: an [evolution] run keeps the seat every generation: never selected out, nobody's parent
     keeps_seat = True
+    #: no decision_timeout: the front end's idle timeout (and a study's handover) paces a person
+    paced_by_person = True
 
     def __init__(self, name: str = "", filler: Mapping[str, Any] | None = None):
         if not isinstance(name, str) or len(name) > 60:

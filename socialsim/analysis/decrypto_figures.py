@@ -177,7 +177,8 @@ def _heatmap(axes, frame: pd.DataFrame, row: str, column: str, best: str):
                     Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, linewidth=1.2)
                 )
     # an agent's parameters on a line of their own: upright labels that fit their column
-    axes.set_xticks(range(len(columns)), [_tick(c, 18) for c in columns])
+    crowded = {"rotation": 60, "ha": "right", "rotation_mode": "anchor"} if len(columns) > 4 else {}
+    axes.set_xticks(range(len(columns)), [_tick(c, 18) for c in columns], **crowded)
     axes.set_yticks(range(len(rows)), [_tick(r, 28) for r in rows])
     axes.set_xlabel(column)
     axes.set_ylabel(row)
@@ -391,6 +392,9 @@ def _plot_tom(
         if lookup
         else "score (share of eligible turns, mean ± SE over episodes)"
     )
+    # the rows, and the legend below them: a line per cell and per trick drawn
+    entries = len(axes.get_legend_handles_labels()[0])
+    figure.set_size_inches(FULL, 1.2 + 0.16 * len(names) * len(groups) + 0.18 * entries)
     figure.legend(loc="outside lower center", ncols=1, frameon=False)
     suptitle(figure, "Theory-of-mind scores per cell")
     return save(figure, path)

@@ -203,7 +203,7 @@ def gossip_tom_sections(report: Any, recs: list[EpisodeRecord], out: Any) -> Non
 def plot_gossip_tom(frame: Any, out: Any) -> Any:
     """One bar per (probe and item set, agent): its credited score, with the best trick (a
     black line) and the informed oracle (a triangle) on the same items, the answered share
-    written above."""
+    written above where at most four agents share a group (``gossip_tom.csv`` has it always)."""
     from matplotlib.figure import Figure
 
     from socialsim.analysis import figure_style
@@ -211,6 +211,7 @@ def plot_gossip_tom(frame: Any, out: Any) -> Any:
     groups = list(dict.fromkeys(zip(frame["probe"], frame["item_set"], strict=True)))
     agents = ordered(frame["agent"])
     width = 0.8 / max(len(agents), 1)
+    roomy = len(agents) <= 4  # the answered share above each bar only where it fits (else CSV)
     with figure_style.paper():
         figure = Figure(
             figsize=(max(figure_style.FULL, 1.3 * len(groups) + 2), 4.2), layout="constrained"
@@ -228,7 +229,7 @@ def plot_gossip_tom(frame: Any, out: Any) -> Any:
                 axes.hlines(r["best_trick"], x - width / 2, x + width / 2, color="black", lw=1)
                 axes.plot([x], [r["oracle"]], marker="v", color="black", ms=3)
                 axes.annotate(
-                    f"{r['answered']:.0%}" if not math.isnan(r["answered"]) else "",
+                    f"{r['answered']:.0%}" if not math.isnan(r["answered"]) and roomy else "",
                     (x, y),
                     ha="center",
                     va="bottom",

@@ -45,6 +45,11 @@ DEFAULT_SEATS: Mapping[str, Mapping[str, Any]] = {
 HUMAN = "human"
 
 
+#: seconds a non-person seat may take to decide in a game with people (a file's own
+#: ``decision_timeout`` wins); a person is paced by the front end's idle timeout instead
+BOT_DECISION_TIMEOUT = 300.0
+
+
 def _games(terminal: bool) -> Mapping[str, str]:
     return {**GAME_ENVS, **TERMINAL_GAMES} if terminal else GAME_ENVS
 
@@ -114,6 +119,8 @@ def human_experiment(
     config["seed"] = int(seed) if seed is not None else secrets.randbelow(2**31 - 1)
     config["max_concurrent"] = 1
     config["workers"] = 1
+    # a bot that never decides fails the game naming its seat, rather than holding it for ever
+    config.setdefault("decision_timeout", BOT_DECISION_TIMEOUT)
     for text in others:
         if "=" in text:
             seat, spec = config_module.seat_assignment(text)
