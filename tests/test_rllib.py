@@ -30,8 +30,12 @@ def test_every_learner_is_observed_at_the_reset_with_the_masking_modules_layout(
     assert set(first) == {"action_mask", "observations"}
     assert first["action_mask"].dtype == np.float32
     assert env.observation_spaces["agent_0"].contains(first)
-    deciding = [s for s, seen in observations.items() if seen["action_mask"].any()]
-    assert deciding == ["agent_0"]  # the round's first donor; the others wait, masks all zero
+    # the round's first donor; the others wait, their masks allowing only the no-op 0
+    # (the convention of envs/__init__.py)
+    deciding = [s for s, seen in observations.items() if seen["action_mask"].sum() > 1]
+    assert deciding == ["agent_0"]
+    assert all(seen["action_mask"].tolist() == [1, 0, 0, 0, 0, 0, 0] for s, seen in
+               observations.items() if s != "agent_0")  # fmt: skip
 
 
 def test_after_the_reset_only_the_deciding_learners_are_observed_and_all_at_the_end():
