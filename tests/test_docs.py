@@ -67,7 +67,8 @@ def test_every_bundled_experiment_says_what_it_demonstrates_and_what_it_cannot()
 def test_nothing_a_user_reads_points_outside_the_repository():
     # .ci/run is the CI machine's script: it installs a wheel that machine keeps beside the
     # repository, and no user runs it
-    outside = ("../shared", "/work/shared")
+    folder = "shared"  # the workplace's folder beside the repository, spelt so this line is not
+    outside = (f"../{folder}", f"/work/{folder}")
     found = [
         f"{path.relative_to(ROOT)}:{number}"
         for path in sorted(ROOT.rglob("*"))
@@ -75,6 +76,6 @@ def test_nothing_a_user_reads_points_outside_the_repository():
         and not {".git", ".venv", ".ci", "node_modules"} & set(path.relative_to(ROOT).parts)
         and path.is_file()
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
-        if any(o in line for o in outside) and "outside = (" not in line
+        if any(o in line for o in outside)
     ]
     assert found == []
