@@ -21,9 +21,11 @@ from socialsim.testing.playground import PlayPolicy
 NORMS = ("image_scoring", "simple_standing", "stern_judging")
 
 
-def population(tmp_path, seats: dict[str, str], episodes: int = 6, **kwargs) -> str:
-    """A scripted donation run of 10 agents (random schedule, 30 rounds); ``seats`` names the
-    seats that are not image scorers."""
+def population(
+    tmp_path, seats: dict[str, str], episodes: int = 6, default: str = 'kind = "image_scoring"'
+) -> str:
+    """A donation run of 10 agents (random schedule, 30 rounds); ``seats`` names the seats that
+    are not played by ``default`` (TOML lines of the default seat: image scorers)."""
     lines = [
         'name = "distill_population"',
         'description = "a scripted donation population"',
@@ -36,9 +38,8 @@ def population(tmp_path, seats: dict[str, str], episodes: int = 6, **kwargs) -> 
         'schedule = "random"',
         "rounds = 30",
         "initial_resources = 30.0",
-        *(f"{key} = {value}" for key, value in kwargs.items()),
         '[seats."*"]',
-        'kind = "image_scoring"',
+        default,
     ]
     for seat, kind in seats.items():
         lines += [f"[seats.{seat}]", f'kind = "{kind}"']
@@ -114,28 +115,8 @@ def image_scoring_file(path) -> str:
 def test_a_distilled_file_of_image_scoring_plays_exactly_as_image_scoring(tmp_path):
     policy = image_scoring_file(tmp_path / "image.json")
     scripted = read_records(population(tmp_path / "a", {"agent_0": "always_defect"}, 2))
-    tmp_path.joinpath("b").mkdir()
-    lines = [
-        'name = "distill_population"',
-        'description = "a scripted donation population"',
-        "episodes = 2",
-        "seed = 0",
-        "[env]",
-        'id = "donation_v0"',
-        "[env.kwargs]",
-        "n_agents = 10",
-        'schedule = "random"',
-        "rounds = 30",
-        "initial_resources = 30.0",
-        '[seats."*"]',
-        'kind = "distilled"',
-        f'policy = "{policy}"',
-        "[seats.agent_0]",
-        'kind = "always_defect"',
-    ]
-    (tmp_path / "b" / "p.toml").write_text("\n".join(lines) + "\n")
-    socialsim.run(str(tmp_path / "b" / "p.toml"), out=tmp_path / "b" / "run", progress=False)
-    played = read_records(tmp_path / "b" / "run")
+    distilled = f'kind = "distilled"\npolicy = "{policy}"'
+    played = read_records(population(tmp_path / "b", {"agent_0": "always_defect"}, 2, distilled))
 
     def moves(record):
         return [(i["donor"], i["action"], i["tone"]) for i in record.summary["interactions"]]
