@@ -14,10 +14,11 @@ from socialsim.episode import EpisodeSpec
 from socialsim.records import read_records
 from socialsim.runner import play_episode
 from socialsim.seeding import agent_seed, agent_seeds
+from socialsim.society import kernels
+from socialsim.society.decide import decide_loop, decide_numpy
 from socialsim.society.episodes import evolve_in_env, helps
 from socialsim.society.evolution import Evolution
 from socialsim.society.generations import EvolvingSociety
-from socialsim.society.kernels import play_drawn_pairs_loop, play_drawn_pairs_numpy
 from socialsim.society.vectorised import ReplicatedSociety
 from socialsim.web.uploads import check_upload
 
@@ -67,26 +68,37 @@ def test_stern_judgings_tables_play_as_stern_judging_in_the_society(reach, error
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
-def test_the_compiled_loop_and_the_array_calls_play_a_drawn_round_alike():
+@pytest.mark.parametrize(("error", "reach"), [(0.0, 1.0), (0.2, 0.5)])
+def test_the_compiled_loops_and_the_array_calls_play_a_drawn_round_alike(error, reach):
     society = ReplicatedSociety(
-        {"mixed": 40, "stern_judging": 20}, seeds=[3, 4], distilled={"mixed": mixed_tables()}
+        {"mixed": 40, "stern_judging": 20},
+        seeds=[3, 4],
+        distilled={"mixed": mixed_tables()},
+        error=error,
+        gossip_reach=reach,
     )
     society.play(5)  # some tones, so that reputations differ
     society._draw()
-    p_help, cuts, effect, count_bin = society._drawn.tables
+    t = society._drawn.tables
     rounds = []
-    # the loop as Python runs it (numba compiles the same code), wrapping as uint64 does
-    for play in (play_drawn_pairs_loop, play_drawn_pairs_numpy):
+    # the loops as Python runs them (numba compiles the same code), wrapping as uint64 does
+    for decide, play in (
+        (decide_loop, kernels.play_pairs_loop),
+        (decide_numpy, lambda *a: kernels.play_pairs_numpy(*a, kernels.PairBuffers(2, 30))),
+    ):
         state, received = (
             society.state.reshape(-1).copy(),
             society.helps_received.reshape(-1).copy(),
         )
+        decide(state, society._drawn.agent_seeds, t.help_cuts, t.tone_cuts, t.codes, 6)
         counts = np.zeros((2, 6 * 36), dtype=np.int64)
         play(
-            society._order[0], state, received, p_help, cuts, effect, society._uniforms[0], 0.0,
-            society._reach[0], 1.0, count_bin, counts, society._drawn.agent_seeds, 6,
+            society._order[0], state, received, t.effect, society._uniforms[0], error,
+            society._reach[0], reach, t.count_bin, counts, t.help_rule, t.tone_rule,
         )  # fmt: skip
         rounds.append((state, received, counts))
+    decided = (rounds[0][0] >> 24) & 255
+    assert len(np.unique(decided)) > 10  # the agents decide unlike each other
     for a, b in zip(*rounds, strict=True):
         assert np.array_equal(a, b)
 
@@ -198,3 +210,15 @@ def test_a_society_of_distilled_strategies_needs_integer_seeds():
         ReplicatedSociety({"mixed": 4}, seeds=[None], distilled={"mixed": mixed_tables()}).run(1)
     with pytest.raises(ValueError, match="at most 3 distilled"):
         ReplicatedSociety({"a": 2}, seeds=[0], distilled={k: mixed_tables() for k in "abcd"})
+
+
+def test_a_generation_longer_than_the_helps_bits_hold_is_refused():
+    society = ReplicatedSociety({"mixed": 4}, seeds=[1], distilled={"mixed": mixed_tables()})
+    society.round = 2**24 - 2
+    society.play(1)  # the last round the 24 bits hold
+    with pytest.raises(
+        ValueError,
+        match=r"rounds: must be at most 0 \(a generation holds 16,777,215 rounds: 24 bits of helps given\), got 1",
+    ):
+        society.play(1)
+    assert society.helps_given.max() <= 2**24 - 1

@@ -112,6 +112,8 @@ def pair_arguments(seed: int, replicates: int, n: int, error: float, reach: floa
         reach,
         count_bin,
         np.zeros((replicates, bins), dtype=np.int64),
+        kernels.NO_RULES,  # no decisions drawn
+        kernels.NO_RULES,
     ]
 
 
@@ -149,7 +151,20 @@ def test_a_round_of_cooperators_gives_every_pair_a_help_and_a_good_tone():
     effect, count_bin = PAIR_TABLES[True]
     counts = np.zeros((1, math.prod(BINS)), dtype=np.int64)
     draws = np.zeros((1, n // 2))
-    kernels.play_pairs_loop(order, state, helps, effect, draws, 0.0, draws, 1.0, count_bin, counts)
+    kernels.play_pairs_loop(
+        order,
+        state,
+        helps,
+        effect,
+        draws,
+        0.0,
+        draws,
+        1.0,
+        count_bin,
+        counts,
+        kernels.NO_RULES,
+        kernels.NO_RULES,
+    )
     donors, recipients = order[0, 0::2], order[0, 1::2]
     np.testing.assert_array_equal(state[donors] & (RECORD - 1), 1)  # one help given
     np.testing.assert_array_equal(state[donors] >> 32, record[donors] + VALENCE)  # a +1 tone

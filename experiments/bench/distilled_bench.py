@@ -8,27 +8,32 @@ fastest of each is shown, in CPU time per agent-round):
 
 * ``scripted``: stern judges (the pair tables, no draws);
 * ``distilled (exact)``: stern judging's tables as a distilled strategy, which plays the same
-  rounds (a check below) but draws twice per pair (:mod:`socialsim.society.distilled`);
+  rounds (a check below) but draws for every agent each round (:mod:`socialsim.society.decide`);
 * ``distilled (mixed)``: a strategy that chooses by chance in every cell.
 
 The distilled societies also compute their agents' seeds once per generation (the env seats'
 seeds, SeedSequence on arrays): printed apart, per agent.
 
-Measured (2026-12-06, this 2-core machine at load average 8-10 from other work, numba
-installed, ``--agents 1000000 --rounds 100 --repeats 2``):
+Measured (2026-12-07, this 2-core machine, numba installed, ``--agents 1000000 --rounds 100``),
+at load average 0.8 (``--repeats 2``) and at 3.6 from other work (``--repeats 3``):
 
-    agents 1,000,000, rounds 100, compiled True
-    scripted            : 29.5 ns per agent-round
-    distilled (exact)   : 57.4 ns per agent-round  (1.94x the scripted; the same rounds: True)
-    distilled (mixed)   : 53.6 ns per agent-round  (1.82x)
-    agent seeds         : 61 ns per agent per generation
+    scripted            : 11.2 ns per agent-round            18.6 ns
+    distilled (exact)   : 16.0 ns per agent-round  (1.44x)   20.8 ns (1.12x)
+    distilled (mixed)   : 15.3 ns per agent-round  (1.37x)   22.4 ns (1.20x)
+    agent seeds         : 63 ns per agent per generation     51 ns
 
-The goal of at most 1.5x is not met. A round's two draws per pair (a splitmix64 finaliser of
-the agent's seed each) and three more table reads leave fewer of the state's random reads in
-flight: the kernel alone took 36 ms a round against the scripted 16 ms (after reading the pairs
-a chunk at a time, which took it from 50 ms). Tried without gain: the seeds stored beside the
-states (56.2 against 56.3 ns per agent-round), the draws made for every agent in a pass of
-their own and packed two to a word (33 ms for the kernel).
+The goal is at most 1.5x. Before (2026-12-06, the same command at load 0.8): scripted 19.7 ns,
+distilled 46.8 ns (2.37x) and 44.7 ns (2.27x). What changed: (1) a distilled agent's draws are
+made in a pass over the agents in their order (:mod:`socialsim.society.decide`, about 0.6 ms a
+round for 10^6 agents, one pass per distilled strategy so that every threshold is a constant
+and the loop is vector code; with the thresholds read from a table the pass took 4.8 ms) and
+its decisions kept in a byte of its own state, so a pair reads no seeds: the round reads as
+many random words as one without draws (it read five, the seeds of both agents beside their
+states and the recipient's helps); (2) both rounds read a chunk of 256 pairs' states and helps
+received before playing it, which keeps many random reads in flight: the scripted round's
+kernel went from about 16 ms to about 3 ms at its fastest (hence the scripted figure above,
+19.7 -> 11.2 ns), the distilled round's to about 4.6 ms. What is left of the difference: the
+decide pass, the rules' two reads of small tables and larger effect tables (6 x 4,096 keys).
 """
 
 from __future__ import annotations

@@ -159,6 +159,7 @@ draws are about 60% of a batched round of 10^3 agents (see ``--profile``).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 
@@ -334,9 +335,10 @@ def main(argv: list[str] | None = None) -> None:
             for engine, seconds in timed.items():
                 best[engine] = tuple(map(min, best[engine], seconds))
         # interactions per second, by wall and by CPU
-        mesa = [mesa_rounds * half / t for t in best["mesa"]]
-        numpy = [rounds * half / t for t in best["numpy"]]
-        batched = [replicates * batch_rounds * half / t for t in best["batched"]]
+        # (a CPU clock ticks in ms: a --quick trial may read 0 s, a rate it cannot measure)
+        mesa = [mesa_rounds * half / t if t else math.nan for t in best["mesa"]]
+        numpy = [rounds * half / t if t else math.nan for t in best["numpy"]]
+        batched = [replicates * batch_rounds * half / t if t else math.nan for t in best["batched"]]
         rows.append(
             {
                 "agents": f"{n_agents:,}",

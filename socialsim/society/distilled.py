@@ -10,22 +10,26 @@ is seat ``agent_i`` of the episode seeded as the replicate), so the env and the 
 the same generations for the same seed. Nothing is drawn from the society's Generators, whose
 streams stay those of the scripted strategies.
 
-A pair's key (:mod:`.pair_tables`) then gains two parts: the donor's draw of help
+A round with draws first puts in each distilled agent's state what it decides this round,
+whatever it meets (:mod:`.decide`: one byte, a pass over the agents per distilled strategy),
+then plays the pairs as a round without draws does, reading that byte with the states it reads
+anyway. A pair's key (:mod:`.pair_tables`) gains two parts: the donor's help
 (:data:`HELP_DRAWN`) and the recipient's valence class (:data:`TONE_DRAWN`, 0 good, 1 neutral,
-2 bad). The scripted strategies' probabilities are 0 or 1, so they play as they do without
-draws; a society without a distilled strategy does not draw at all.
+2 bad), from the rules for a scripted agent (as it decides without draws) and from its byte for
+a distilled one. A society without a distilled strategy does not draw at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from socialsim.envs.gossip.cues import VALENCES
 from socialsim.seeding import agent_seeds
-from socialsim.society.kernels import play_drawn_pairs
+from socialsim.society.decide import thresholds
+from socialsim.society.kernels import decide, play_pairs
 from socialsim.society.pair_tables import KEYS, helps, outcome, pair_keys, tone_valence
 from socialsim.society.population import STRATEGIES
 
@@ -58,45 +62,62 @@ def roster(distilled: Mapping[str, Any] | None) -> tuple[str, ...]:
     return (*STRATEGIES, *distilled)
 
 
-def drawn_tables(
-    gossip: bool, distilled: Sequence[Any]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+class DrawnTables(NamedTuple):
+    """The tables of a round with draws (see :mod:`.decide` and
+    :func:`~socialsim.society.kernels.play_pairs_loop`)."""
+
+    help_cuts: np.ndarray  #: (8 codes, 4 cells): a help's threshold, by strategy and cell
+    tone_cuts: np.ndarray  #: (8 codes, helped, bad standing, 2): the valence classes' cuts
+    codes: np.ndarray  #: the distilled strategies' codes (those that decide)
+    help_rule: np.ndarray  #: by pair key: 0 refuse, 1 help, 2 the donor's decision
+    tone_rule: np.ndarray  #: by pair key with the help: a class 0-2, 12 the recipient's
+    effect: np.ndarray  #: by pair key with both: what the round adds to the donor's state
+    count_bin: np.ndarray  #: by pair key with both: the pair's bin of the round's counts
+
+
+def drawn_tables(gossip: bool, distilled: Sequence[Any]) -> DrawnTables:
     """The tables of a round with draws, for the scripted strategies and ``distilled`` (in
-    roster order): ``P(help)`` by pair key; the two cuts of the recipient's draw by pair key
-    with the help drawn (``(2, 2 KEYS)``); the effect on the donor's state and the count bin by
-    the key with both draws."""
-    n = len(STRATEGIES) + len(distilled)
+    roster order). A scripted strategy's decisions are in the rules, as in a round without
+    draws; a distilled one's are drawn (:mod:`.decide`), by its ``P(help)`` in each cell of
+    what a donor sees and its valence shares given whether it was helped and its own
+    standing."""
+    scripted, n = len(STRATEGIES), len(STRATEGIES) + len(distilled)
     bins = (2, 3, n, n)
-    helping = [s.help_probability() for s in distilled]
-    tones = [s.valence_probability() for s in distilled]
-    p_help = np.zeros(KEYS)
-    cuts = np.ones((2, 2 * KEYS))
+    help_p, tone_p = np.zeros((8, 4)), np.ones((8, 2, 2, 2))  # a code has 3 bits
+    for i, strategy in enumerate(distilled):
+        helping, tones = strategy.help_probability(), strategy.valence_probability()
+        for bad_image, bad_standing in np.ndindex(2, 2):
+            help_p[scripted + i, 2 * bad_image + bad_standing] = helping[bad_image, bad_standing]
+        for helped, bad in np.ndindex(2, 2):
+            shares = tones[helped, bad] if gossip else (1.0, 0.0, 0.0)
+            tone_p[scripted + i, helped, bad] = (shares[0], shares[0] + shares[1])
+    help_rule = np.zeros(KEYS, dtype=np.uint8)
+    tone_rule = np.zeros(2 * KEYS, dtype=np.uint8)
     effect = np.zeros(DRAWN_KEYS, dtype=np.int64)
     count_bin = np.zeros(DRAWN_KEYS, dtype=np.intp)
     for key, parts in pair_keys(n):
         unaware, slipped, donor, donor_bad, recipient, recipient_bad, bad_image = parts
         seen = (0, 0) if unaware else (bad_image, recipient_bad)
-        if donor < len(STRATEGIES):
-            p_help[key] = float(helps(donor, *seen))
-        else:
-            p_help[key] = helping[donor - len(STRATEGIES)][seen]
-        for drawn in (0, 1):
-            helped = bool(drawn) and not slipped
+        help_rule[key] = helps(donor, *seen) if donor < scripted else 2
+        for helping in (0, 1):
+            helped = bool(helping) and not slipped
             if not gossip:
-                shares = np.array([1.0, 0.0, 0.0])
-            elif recipient < len(STRATEGIES):
-                shares = np.zeros(3)
-                shares[VALENCES.index(tone_valence(recipient, helped, recipient_bad))] = 1.0
+                rule = 0
+            elif recipient < scripted:
+                rule = VALENCES.index(tone_valence(recipient, helped, recipient_bad))
             else:
-                shares = tones[recipient - len(STRATEGIES)][int(helped), recipient_bad]
-            cuts[:, key + drawn * HELP_DRAWN] = (shares[0], shares[0] + shares[1])
+                rule = 12
+            tone_rule[key + helping * HELP_DRAWN] = rule
             for t, valence in enumerate(VALENCES):
-                full = key + drawn * HELP_DRAWN + t * TONE_DRAWN
+                full = key + helping * HELP_DRAWN + t * TONE_DRAWN
                 tone = valence if gossip else 0
                 effect[full], count_bin[full] = outcome(
                     helped, tone, donor, donor_bad, recipient, bins
                 )
-    return p_help, cuts, effect, count_bin
+    codes = np.arange(scripted, n, dtype=np.int64)
+    return DrawnTables(
+        thresholds(help_p), thresholds(tone_p), codes, help_rule, tone_rule, effect, count_bin
+    )
 
 
 class DrawnPlay:
@@ -145,14 +166,18 @@ class DrawnPlay:
         draws: tuple,
         counts: np.ndarray,
         round_: int,
+        buffers: Any = None,
     ) -> None:
-        """One round (:func:`~socialsim.society.kernels.play_drawn_pairs`); ``draws`` are the
-        round's slip draws, error, reach draws and gossip reach."""
+        """One round: what every agent decides (:func:`~socialsim.society.kernels.decide`),
+        then the pairs (:func:`~socialsim.society.kernels.play_pairs` with the decisions);
+        ``draws`` are the round's slip draws, error, reach draws and gossip reach, ``buffers``
+        the numpy path's."""
         if not self.seeded:
             raise ValueError("seeds: a society with distilled strategies needs integer seeds")
-        p_help, cuts, effect, count_bin = self.tables
+        t = self.tables
+        decide(state, self.agent_seeds, t.help_cuts, t.tone_cuts, t.codes, round_)
         slips, error, reach, gossip_reach = draws
-        play_drawn_pairs(
-            order, state, helps_received, p_help, cuts, effect, slips, error, reach,
-            gossip_reach, count_bin, counts, self.agent_seeds, round_,
+        play_pairs(
+            order, state, helps_received, t.effect, slips, error, reach, gossip_reach,
+            t.count_bin, counts, t.help_rule, t.tone_rule, buffers=buffers,
         )  # fmt: skip

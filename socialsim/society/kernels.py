@@ -5,8 +5,8 @@ the numpy code that does the same work, value for value, when it is not.
 |---|---|---|
 | :func:`shuffle` | ``rng.shuffle(x)`` for a 1-D array: the same permutation, the Generator left in the same state | ``rng.shuffle(x)`` |
 | :func:`permutation` | ``rng.permutation(n)`` (``shuffle`` of ``arange(n)``), as int32 | ``rng.permutation(n)`` |
-| :func:`play_pairs` | one round of donations of every replicate, from its drawn pairs (see :mod:`.vectorised`) | about twenty array calls |
-| :func:`play_drawn_pairs` | the same with distilled strategies, whose decisions draw (see :mod:`.distilled`) | about forty array calls |
+| :func:`play_pairs` | one round of donations of every replicate, from its drawn pairs (see :mod:`.vectorised`), with the agents' decisions when they draw | about twenty array calls |
+| :func:`decide` | what each agent of a distilled strategy decides in a round, one byte each (see :mod:`.distilled`) | array calls |
 | :func:`selection_lineage` | who survives selection and whose child each newborn is (see :mod:`.evolution`) | array calls |
 
 Exactness of :func:`shuffle`. numpy's ``Generator.shuffle`` is Fisher-Yates from the last
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from socialsim.envs.gossip.cues import DONATE, GOSSIP, decision_uniform, hash_constants
+from socialsim.society.decide import DECIDED_BIT, decide_loop, decide_numpy
 from socialsim.society.pair_tables import CODE, SLIPPED, UNAWARE, VALENCE
 
 # 64-bit outputs drawn per call of the compiled Fisher-Yates: 512 kB, a core's cache
@@ -57,7 +57,7 @@ def compiled() -> Any:
     class Kernels:
         fisher_yates = staticmethod(jit(fisher_yates_loop))
         play_pairs = staticmethod(jit(play_pairs_loop))
-        play_drawn_pairs = staticmethod(jit(play_drawn_pairs_loop))
+        decide = staticmethod(jit(decide_loop))
         selection_lineage = staticmethod(jit(selection_lineage_loop))
 
     return Kernels
@@ -153,6 +153,13 @@ def permutation(rng: np.random.Generator, n: int) -> np.ndarray:
 # --- one round of donations ---------------------------------------------------------------
 
 
+#: pairs a round reads before it plays them (their states in a core's cache): the reads of a
+#: chunk are independent, so many are in flight at once
+PAIR_CHUNK = 256
+#: the rules of a round whose agents do not draw (scripted strategies only)
+NO_RULES = np.zeros(0, dtype=np.uint8)
+
+
 def play_pairs_loop(
     order: np.ndarray,
     state: np.ndarray,
@@ -164,29 +171,63 @@ def play_pairs_loop(
     gossip_reach: float,
     count_bin: np.ndarray,
     counts: np.ndarray,
+    help_rule: np.ndarray,
+    tone_rule: np.ndarray,
 ) -> None:
     """One round: in each row of ``order`` (flat agent indices), ``order[2k]`` donates to
     ``order[2k + 1]``; the pair's key (see :mod:`.pair_tables`) is read from the two states,
     the slip (``slip_draws[r, k] < error``) and whether the donor is unaware
     (``reach_draws[r, k] >= gossip_reach``); the donor's state gains ``effect[key]``, the
     recipient's helps received its low bit; with ``counts`` (one row per replicate), the pair's
-    ``count_bin[key]`` is counted. Every agent is in one pair: reads see the round's start."""
+    ``count_bin[key]`` is counted. Every agent is in one pair: reads see the round's start, so
+    a chunk of pairs reads its states and helps received first, then plays.
+
+    With rules (a society with distilled strategies, :mod:`.distilled`; :data:`NO_RULES` for
+    none), the key gains ``HELP_DRAWN`` for a help and ``TONE_DRAWN`` times the recipient's
+    valence class: ``help_rule[key]`` is 0 (refuse) or 1 (help) for a scripted donor, 2 for a
+    distilled one (its decided byte's bit at the cell of what it saw: bad image * 2 + bad
+    standing, a stranger's 0); ``tone_rule[key + HELP_DRAWN * helping]`` is the class (0-2) for
+    a scripted recipient, 12 for a distilled one (two bits of its decided byte, at whether it
+    was helped: helping and not slipped)."""
     slips, unsure, counting = error > 0, gossip_reach < 1, counts.shape[1] > 0
+    drawing, help_drawn = len(help_rule) > 0, 2 * UNAWARE  # HELP_DRAWN: one more key space
+    donors, recipients = np.empty(PAIR_CHUNK, np.int64), np.empty(PAIR_CHUNK, np.int64)
+    received = np.empty(PAIR_CHUNK, np.int64)
+    pairs = order.shape[1] // 2
     for r in range(order.shape[0]):
-        for k in range(order.shape[1] // 2):
-            donor, recipient = order[r, 2 * k], order[r, 2 * k + 1]
-            donor_state, recipient_state = state[donor], state[recipient]
-            key = ((donor_state >> (32 - 5)) & (CODE * VALENCE)) | ((recipient_state >> 32) & CODE)
-            key |= (recipient_state >> 63) & 1  # a bad image; no branch on random data
-            if slips:
-                key |= SLIPPED * (slip_draws[r, k] < error)
-            if unsure:
-                key |= UNAWARE * (reach_draws[r, k] >= gossip_reach)
-            change = effect[key]
-            state[donor] = donor_state + change
-            helps_received[recipient] += change & 1
-            if counting:
-                counts[r, count_bin[key]] += 1
+        for start in range(0, pairs, PAIR_CHUNK):
+            chunk = min(pairs - start, PAIR_CHUNK)
+            for i in range(chunk):
+                donors[i] = state[order[r, 2 * (start + i)]]
+                recipient = order[r, 2 * (start + i) + 1]
+                recipients[i], received[i] = state[recipient], helps_received[recipient]
+            for i in range(chunk):
+                k = start + i
+                donor_state, recipient_state = donors[i], recipients[i]
+                key = ((donor_state >> (32 - 5)) & (CODE * VALENCE)) | (
+                    (recipient_state >> 32) & CODE
+                )
+                key |= (recipient_state >> 63) & 1  # a bad image; no branch on random data
+                slipped, aware = 0, 1
+                if slips:
+                    slipped = int(slip_draws[r, k] < error)
+                    key |= SLIPPED * slipped
+                if unsure:
+                    aware = int(reach_draws[r, k] < gossip_reach)
+                    key |= UNAWARE * (1 - aware)
+                if drawing:
+                    rule = help_rule[key]
+                    cell = (((key & 1) << 1) | ((key >> 1) & 1)) * aware
+                    helping = (rule & 1) | ((rule >> 1) & (donor_state >> (DECIDED_BIT + cell)))
+                    key += help_drawn * helping
+                    rule = tone_rule[key]
+                    drawn = recipient_state >> (DECIDED_BIT + 4 + 2 * (helping & (1 - slipped)))
+                    key += 2 * help_drawn * ((drawn & (rule >> 2)) | (rule & 3))
+                change = effect[key]
+                state[order[r, 2 * k]] = donor_state + change
+                helps_received[order[r, 2 * k + 1]] = received[i] + (change & 1)
+                if counting:
+                    counts[r, count_bin[key]] += 1
 
 
 class PairBuffers:
@@ -224,6 +265,8 @@ def play_pairs_numpy(
     gossip_reach: float,
     count_bin: np.ndarray,
     counts: np.ndarray,
+    help_rule: np.ndarray,
+    tone_rule: np.ndarray,
     buffers: PairBuffers,
 ) -> None:
     """:func:`play_pairs_loop` as array calls into ``buffers``."""
@@ -249,6 +292,15 @@ def play_pairs_numpy(
     if gossip_reach < 1:
         unaware = np.greater_equal(reach_draws, gossip_reach, out=b.flags)
         key |= np.multiply(unaware.reshape(-1), UNAWARE, out=bits)
+    if len(help_rule):
+        aware = 1 - ((key >> 11) & 1)  # UNAWARE's bit
+        cell = (((key & 1) << 1) | ((key >> 1) & 1)) * aware
+        rule = help_rule[key].astype(np.intp)
+        helping = (rule & 1) | ((rule >> 1) & (donor >> (DECIDED_BIT + cell)))
+        key += 2 * UNAWARE * helping
+        rule = tone_rule[key].astype(np.intp)
+        drawn = recipient >> (DECIDED_BIT + 4 + 2 * (helping & (1 - ((key >> 10) & 1))))
+        key += 4 * UNAWARE * ((drawn & (rule >> 2)) | (rule & 3))
     change = effect.take(key, mode="wrap")
     np.add.at(state, donors, change)
     helped = np.bitwise_and(change, 1, out=b.helped.reshape(-1))
@@ -260,122 +312,17 @@ def play_pairs_numpy(
         counts += np.bincount(count_bin.reshape(-1), minlength=counts.size).reshape(counts.shape)
 
 
-# --- one round with distilled strategies ---------------------------------------------------
-
-# decision_uniform's constants as uint64 scalars (numba keeps uint64 arithmetic uint64 only
-# between uint64 operands)
-_GOLDEN, _ROUND, _DONATE, _GOSSIP, _MIX1, _MIX2 = (
-    np.uint64(c) for c in hash_constants(DONATE, GOSSIP)
-)
-_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+# --- what distilled agents decide --------------------------------------------------------
 
 
-#: pairs a drawn round reads ahead of its draws (their lines stay in a core's cache)
-DRAWN_CHUNK = 1024
-
-
-def play_drawn_pairs_loop(
-    order: np.ndarray,
-    state: np.ndarray,
-    helps_received: np.ndarray,
-    p_help: np.ndarray,
-    cuts: np.ndarray,
-    effect: np.ndarray,
-    slip_draws: np.ndarray,
-    error: float,
-    reach_draws: np.ndarray,
-    gossip_reach: float,
-    count_bin: np.ndarray,
-    counts: np.ndarray,
-    seeds: np.ndarray,
-    round_: int,
-) -> None:
-    """:func:`play_pairs_loop` where the donor's help and the recipient's valence are drawn
-    (:mod:`.distilled`): the donor's ``decision_uniform(seeds[donor], round_, DONATE)`` below
-    ``p_help[key]`` adds ``HELP_DRAWN`` to the key, the recipient's draw the number of
-    ``cuts[:, key]`` it reaches times ``TONE_DRAWN``. Pairs are read a chunk at a time before
-    they are played (the draws' arithmetic would otherwise leave few reads in flight)."""
-    slips, unsure, counting = error > 0, gossip_reach < 1, counts.shape[1] > 0
-    mixed = np.uint64(round_) * _ROUND
-    help_drawn, tone_drawn = len(p_help), 2 * len(p_help)
-    donors, recipients = np.empty(DRAWN_CHUNK, np.int64), np.empty(DRAWN_CHUNK, np.int64)
-    donor_seeds = np.empty(DRAWN_CHUNK, np.uint64)
-    recipient_seeds = np.empty(DRAWN_CHUNK, np.uint64)
-    pairs = order.shape[1] // 2
-    for r in range(order.shape[0]):
-        for start in range(0, pairs, DRAWN_CHUNK):
-            chunk = min(pairs - start, DRAWN_CHUNK)
-            for i in range(chunk):
-                donor, recipient = order[r, 2 * (start + i)], order[r, 2 * (start + i) + 1]
-                donors[i], recipients[i] = state[donor], state[recipient]
-                donor_seeds[i], recipient_seeds[i] = seeds[donor], seeds[recipient]
-            for i in range(chunk):
-                k = start + i
-                donor_state, recipient_state = donors[i], recipients[i]
-                key = ((donor_state >> (32 - 5)) & (CODE * VALENCE)) | (
-                    (recipient_state >> 32) & CODE
-                )
-                key |= (recipient_state >> 63) & 1
-                if slips:
-                    key |= SLIPPED * (slip_draws[r, k] < error)
-                if unsure:
-                    key |= UNAWARE * (reach_draws[r, k] >= gossip_reach)
-                z = (donor_seeds[i] ^ mixed ^ _DONATE) + _GOLDEN
-                z = (z ^ (z >> _S30)) * _MIX1
-                z = (z ^ (z >> _S27)) * _MIX2
-                z ^= z >> _S31
-                drawn = np.float64(z >> _S11) * 2.0**-53
-                key += help_drawn * (drawn < p_help[key])
-                z = (recipient_seeds[i] ^ mixed ^ _GOSSIP) + _GOLDEN
-                z = (z ^ (z >> _S30)) * _MIX1
-                z = (z ^ (z >> _S27)) * _MIX2
-                z ^= z >> _S31
-                drawn = np.float64(z >> _S11) * 2.0**-53
-                key += tone_drawn * (int(drawn >= cuts[0, key]) + int(drawn >= cuts[1, key]))
-                change = effect[key]
-                state[order[r, 2 * k]] = donor_state + change
-                helps_received[order[r, 2 * k + 1]] += change & 1
-                if counting:
-                    counts[r, count_bin[key]] += 1
-
-
-def play_drawn_pairs(*arguments: Any) -> None:
-    """:func:`play_drawn_pairs_loop` (its arguments, as :func:`play_pairs` takes its own),
-    compiled, or as array calls."""
+def decide(*arguments: Any) -> None:
+    """:func:`~socialsim.society.decide.decide_loop` (its arguments), compiled, or as array
+    calls."""
     kernels = compiled()
     if kernels is None:
-        play_drawn_pairs_numpy(*arguments)
+        decide_numpy(*arguments)
     else:
-        kernels.play_drawn_pairs(*arguments)
-
-
-def play_drawn_pairs_numpy(
-    order, state, helps_received, p_help, cuts, effect, slip_draws, error, reach_draws,
-    gossip_reach, count_bin, counts, seeds, round_,
-) -> None:  # fmt: skip
-    """:func:`play_drawn_pairs_loop` as array calls."""
-    paired = 2 * (order.shape[1] // 2)
-    donors, recipients = order[:, 0:paired:2].reshape(-1), order[:, 1:paired:2].reshape(-1)
-    donor, recipient = state[donors], state[recipients]
-    key = ((donor.view(np.uint64) >> np.uint64(32 - 5)).view(np.int64) & (CODE * VALENCE)) | (
-        (recipient.view(np.uint64) >> np.uint64(32)).view(np.int64) & CODE
-    )
-    key |= (recipient.view(np.uint64) >> np.uint64(63)).view(np.int64)
-    if error > 0:
-        key |= SLIPPED * (slip_draws.reshape(-1) < error)
-    if gossip_reach < 1:
-        key |= UNAWARE * (reach_draws.reshape(-1) >= gossip_reach)
-    key += len(p_help) * (decision_uniform(seeds[donors], round_, DONATE) < p_help[key])
-    drawn = decision_uniform(seeds[recipients], round_, GOSSIP)
-    key += 2 * len(p_help) * ((drawn >= cuts[0, key]).astype(np.intp) + (drawn >= cuts[1, key]))
-    change = effect[key]
-    np.add.at(state, donors, change)
-    np.add.at(helps_received, recipients, change & 1)
-    if counts.shape[1]:
-        bins = counts.shape[1]
-        index = count_bin[key].reshape(counts.shape[0], -1)
-        index += np.arange(counts.shape[0])[:, None] * bins
-        counts += np.bincount(index.reshape(-1), minlength=counts.size).reshape(counts.shape)
+        kernels.decide(*arguments)
 
 
 # --- selection ------------------------------------------------------------------------------

@@ -53,10 +53,16 @@ CODE = VALENCE - 1  # the record's low bits: strategy * 4 + bad_standing * 2
 SLIPPED = VALENCE * VALENCE
 UNAWARE = 2 * SLIPPED
 KEYS = 2 * UNAWARE
-# An agent's state is one int64, ``record * RECORD + helps_given``: the record in the high 32
-# bits (so the state is negative exactly when the record is), the helps it gave in the low 32,
-# so that what a donor's round changes is one add.
+# An agent's state is one int64, ``record * RECORD + decided * DECIDED + helps_given``: the
+# record in the high 32 bits (so the state is negative exactly when the record is), the helps it
+# gave in the low 24, so that what a donor's round changes is one add, and between them the
+# byte of what an agent of a distilled strategy decided this round (:mod:`.distilled`; 0 for
+# the scripted ones), read with the state that a pair reads anyway.
 RECORD = 1 << 32
+DECIDED = 1 << 24
+HELPS = DECIDED - 1
+#: an agent gives at most one help a round: a generation's rounds fit the helps' 24 bits
+MAX_ROUNDS = HELPS
 # A round's counts per replicate: one bincount of the pairs by (helped, claim, donor's strategy,
 # recipient's strategy); a claim is 0 none (a neutral tone), 1 true, 2 false.
 BINS = (2, 3, len(STRATEGIES), len(STRATEGIES))

@@ -47,10 +47,13 @@ def check_population(
     return checked
 
 
-def check_count(name: str, value: Any, least: int) -> int:
-    """``value`` if it is an integer >= ``least``, else ``ValueError`` naming ``name``."""
+def check_count(name: str, value: Any, least: int, most: int | None = None, why: str = "") -> int:
+    """``value`` if it is an integer >= ``least`` (and <= ``most``, because ``why``), else
+    ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise ValueError(f"{name}: must be an integer >= {least}, got {value!r}")
+    if most is not None and value > most:
+        raise ValueError(f"{name}: must be at most {most:,}{why}, got {value:,}")
     return value
 
 

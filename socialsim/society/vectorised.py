@@ -58,8 +58,16 @@ import numpy as np
 
 from socialsim.envs.gossip.reach import reach_generator
 from socialsim.society.distilled import DrawnPlay, roster
-from socialsim.society.kernels import PairBuffers, compiled, play_pairs, shuffle
-from socialsim.society.pair_tables import CODE, COUNTS, PAIR_TABLES, RECORD, count_projection
+from socialsim.society.kernels import NO_RULES, PairBuffers, compiled, play_pairs, shuffle
+from socialsim.society.pair_tables import (
+    CODE,
+    COUNTS,
+    HELPS,
+    MAX_ROUNDS,
+    PAIR_TABLES,
+    RECORD,
+    count_projection,
+)
 from socialsim.society.parallel import run_drawing_ahead, run_split
 from socialsim.society.population import (
     check_count,
@@ -195,7 +203,7 @@ class ReplicatedSociety:
     @property
     def helps_given(self) -> np.ndarray:
         """Per agent and replicate: the helps it gave."""
-        return self.state & (RECORD - 1)
+        return self.state & HELPS
 
     @property
     def strategy(self) -> np.ndarray:
@@ -252,6 +260,7 @@ class ReplicatedSociety:
                 (self._uniforms[buffer], self.error, self._reach[buffer], self.gossip_reach),
                 counts,
                 self.round + 1,
+                self._buffers,
             )
         else:
             play_pairs(
@@ -264,6 +273,8 @@ class ReplicatedSociety:
                 self.gossip_reach,
                 self._count_bin,
                 counts,
+                NO_RULES,
+                NO_RULES,
                 buffers=self._buffers,
             )
         self.round += 1
@@ -308,7 +319,8 @@ class ReplicatedSociety:
         and thread at a time, so the results and the Generators' states afterwards are exactly
         those of ``parallel=False``.
         """
-        check_count("rounds", rounds, 0)
+        why = f" (a generation holds {MAX_ROUNDS:,} rounds: 24 bits of helps given)"
+        check_count("rounds", rounds, 0, MAX_ROUNDS - self.round, why)
         if parallel is None:
             parallel = len(os.sched_getaffinity(0)) > 1 and (
                 self.replicates * self.n_agents * rounds >= PARALLEL_MIN_WORK
