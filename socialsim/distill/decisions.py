@@ -47,7 +47,7 @@ class Decision:
 
     @property
     def full(self) -> tuple[int, ...]:
-        """The base cues then the extra ones (what :func:`cue_columns` positions index)."""
+        """The base cues then the extra ones (what :func:`~socialsim.envs.gossip.cues.cue_columns` positions index)."""
         return (*self.cues, *self.extra)
 
 
