@@ -13,7 +13,10 @@ Steps (each printed):
    defects, the others cooperate unless the prompt's log criticises the recipient; all gossip
    what happened;
 2. ``socialsim distill`` of its seats (``--by model``): the fidelity table, held out by whole
-   episodes, beside the best constant and the scripted norms, then the strategy's cells;
+   episodes, beside the best constant and the scripted norms; the cue table, the same held-out
+   scores of the strategy over the base cues (what the population engine plays) and with each
+   extra cue the record holds (stock, round, last experience) and all of them; then the
+   strategy's cells;
 3. the strategy alone at ``--agents`` agents for ``--rounds`` rounds (one seed), with gossip and
    without: cooperation in the last 100 rounds;
 4. the strategy evolving among stern judges and always-defectors (a third each, 1,000 agents,
@@ -34,7 +37,7 @@ from pathlib import Path
 
 import socialsim
 from socialsim.distill.command import cells_text, distill
-from socialsim.distill.fidelity import table_text
+from socialsim.distill.fidelity import cue_table_text, table_text
 from socialsim.distill.strategy import save
 from socialsim.society.evolution import Evolution
 from socialsim.society.generations import EvolvingSociety
@@ -109,6 +112,7 @@ def main() -> None:
     [(name, strategy)] = strategies.items()
     print(f"2. distilled {out / 'llm_policy.json'}")
     print(table_text(name, strategy.fidelity))
+    print(cue_table_text(name, strategy.fidelity))
     print(cells_text(strategy))
     for gossip in (True, False):
         begun = time.monotonic()

@@ -2,7 +2,8 @@
 FILE``, ``name = NAME`` when the file holds several strategies): ``socialsim distill``'s tables played.
 
 At each decision the seat reads its cues from its inbox (:mod:`socialsim.envs.gossip.cues`, the
-reading the distiller used on the record), looks up the probabilities of its choices and draws
+reading the distiller used on the record: the base cues, and the extra ones when the strategy
+was distilled with ``--cues``), looks up the probabilities of its choices and draws
 once: the decision's uniform (``decision_uniform`` of its seed, the round and the decision)
 below ``P(help)`` helps; for gossip, the valence whose cumulative share first exceeds the draw
 is published, as the tone ``TONE_OF_VALENCE`` names (the message says it plainly). The policy
@@ -22,6 +23,7 @@ from socialsim.envs.gossip.cues import (
     VALENCES,
     decision_uniform,
     donor_cues,
+    extra_cues,
     gossip_cues,
 )
 
@@ -50,14 +52,21 @@ class Distilled(GossipPlayer):
         super().reset(agent_id, seat, seed)
         self.seed = seed
 
+    def cell(self, base: tuple[int, int], counterpart: str, round_: int) -> tuple[int, ...]:
+        """The strategy's cell: the base cues, then the extra ones it conditions on."""
+        if not self.strategy.extras:
+            return tuple(base)
+        return self.strategy.cell((*base, *extra_cues(self.notebook, counterpart, round_)))
+
     def cooperates(self, counterpart: str, decision: str, info: Any) -> str:
         cues = donor_cues(self.notebook, counterpart, info["round"])
         draw = decision_uniform(self.seed, info["round"], DONATE)
-        return "cooperate" if draw < self._help[cues] else "defect"
+        p_help = self._help[self.cell(cues, counterpart, info["round"])]
+        return "cooperate" if draw < p_help else "defect"
 
     def tone(self, counterpart: str, info: Any) -> str:
         helped = self.observed(counterpart, info) == "cooperate"
-        cues = gossip_cues(self.notebook, helped)
+        cues = self.cell(gossip_cues(self.notebook, helped), counterpart, info["round"])
         draw = decision_uniform(self.seed, info["round"], GOSSIP)
         index = int(np.searchsorted(self._tones[cues], draw, side="right"))
         return TONE_OF_VALENCE[VALENCES[min(index, len(VALENCES) - 1)]]

@@ -12,8 +12,9 @@ from typing import Any
 from socialsim import records
 from socialsim.config import ConfigError
 from socialsim.distill.decisions import decisions
-from socialsim.distill.fidelity import cross_validate, table_text
+from socialsim.distill.fidelity import SPARSE, cross_validate, cue_table_text, table_text
 from socialsim.distill.strategy import Strategy, check_smoothing, save
+from socialsim.envs.gossip.cues import EXTRA_LABELS, check_cues
 
 GROUPINGS = ("kind", "model", "seat")
 
@@ -35,14 +36,18 @@ def distill(
     by: str = "kind",
     folds: int = 5,
     smoothing: float = 0.5,
+    cues: Any = ("base",),
 ) -> tuple[dict[str, Strategy], dict[str, Any]]:
-    """The strategies of ``runs``' decisions (one per group of seats) with their fidelity, and
-    the file's ``source`` entry. A ``ValueError`` names what cannot be distilled."""
+    """The strategies of ``runs``' decisions (one per group of seats, over the base cues and
+    the extra ones ``cues`` names: ``"base,round"``, ``("base", "stock")``, ``"all"``) with
+    their fidelity, and the file's ``source`` entry. A ``ValueError`` names what cannot be
+    distilled."""
     if by not in GROUPINGS:
         raise ValueError(f"--by: {by!r}; allowed: {', '.join(GROUPINGS)}")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ValueError(f"--folds: must be an integer >= 2, got {folds!r}")
     check_smoothing(smoothing)
+    extras = check_cues(cues, "--cues")
     read = []
     for run in runs:
         if not (Path(run) / records.MANIFEST).is_file():
@@ -69,8 +74,8 @@ def distill(
         raise ValueError("RUN: no decision of the chosen seats to distill")
     strategies = {}
     for name, chosen in sorted(groups.items()):
-        strategy = Strategy.fit(name, chosen, smoothing)
-        strategy.fidelity = cross_validate(chosen, len(read), folds, smoothing)
+        strategy = Strategy.fit(name, chosen, smoothing, extras)
+        strategy.fidelity = cross_validate(chosen, len(read), folds, smoothing, extras)
         strategies[name] = strategy
     source = {
         "runs": [str(run) for run in runs],
@@ -83,9 +88,23 @@ def distill(
 
 
 def cells_text(strategy: Strategy) -> str:
-    """Each cell's count and probabilities, so that sparse cells show."""
+    """Each cell's count and probabilities, so that sparse cells show; a strategy over extra
+    cues shows its base cells (summed over them) and how many of its cells are sparse."""
+    lines = []
+    if strategy.extras:
+        extras = ", ".join(EXTRA_LABELS[e] for e in strategy.extras)
+        parts = []
+        for label, table in (("donate", strategy.donate), ("gossip", strategy.gossip)):
+            seen = table.sum(axis=-1)
+            parts.append(
+                f"{label} {seen.size} cells ({int((seen == 0).sum())} never seen, "
+                f"{int((seen < SPARSE).sum())} with fewer than {SPARSE} decisions)"
+            )
+        lines.append(f"  over the base cues and {extras}: {', '.join(parts)}")
+        lines.append(f"  the cells below are summed over {extras} (the file holds them all)")
+        strategy = strategy.marginal()
     good_bad = ("good", "bad")
-    lines = ["  donate: recipient's image, standing -> decisions, P(help)"]
+    lines.append("  donate: recipient's image, standing -> decisions, P(help)")
     p_help = strategy.help_probability()
     for image, standing in ((0, 0), (0, 1), (1, 0), (1, 1)):
         n = int(strategy.donate[image, standing].sum())
@@ -108,7 +127,12 @@ def cmd_distill(args: argparse.Namespace) -> int:
     seats = [s for part in args.seats or () for s in part.split(",") if s]
     try:
         strategies, source = distill(
-            args.run, seats=seats, by=args.by, folds=args.folds, smoothing=args.smoothing
+            args.run,
+            seats=seats,
+            by=args.by,
+            folds=args.folds,
+            smoothing=args.smoothing,
+            cues=args.cues,
         )
         save(args.out, strategies, source)
     except ValueError as error:
@@ -117,6 +141,7 @@ def cmd_distill(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out: cannot write {args.out}: {error.strerror or error}") from None
     for name, strategy in strategies.items():
         print(table_text(name, strategy.fidelity))
+        print(cue_table_text(name, strategy.fidelity))
         print(cells_text(strategy))
     names = ", ".join(strategies)
     print(f"wrote {args.out}: {len(strategies)} strategies ({names})", file=sys.stderr)
@@ -141,5 +166,13 @@ def add_distill_command(sub: Any) -> None:
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (episodes)")
     parser.add_argument(
         "--smoothing", type=float, default=0.5, help="add-alpha smoothing of the tables (0.5)"
+    )
+    parser.add_argument(
+        "--cues",
+        default="base",
+        metavar="CUE[,CUE...]",
+        help="the cues the strategy conditions on: base (the recipient's image and standing; "
+        "for gossip, helped and own standing: what the numpy society plays) plus any of stock, "
+        "round, last, or all (default base; the env's distilled seat plays them all)",
     )
     parser.set_defaults(func=cmd_distill)

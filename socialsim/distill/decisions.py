@@ -4,8 +4,8 @@ The record's bus log is read in order into one :class:`~socialsim.envs.gossip.no
 per seat, each taking only the messages addressed to it, as its inbox did. A round's donors
 decided before the round's first ``action`` message, its recipients before its first ``gossip``
 message: the cues are read from the notebooks at those two points
-(:mod:`socialsim.envs.gossip.cues`, the distilled seat's own reading), the choices from the
-record's interactions. A fallback move (``invalid``: the seat gave no legal answer) is no
+(:mod:`socialsim.envs.gossip.cues`, the distilled seat's own reading: the base cues and the
+extra ones, stock, round and last experience), the choices from the record's interactions. A fallback move (``invalid``: the seat gave no legal answer) is no
 decision of the seat's and is left out, as is the gossip of a game played without gossip.
 """
 
@@ -17,7 +17,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.cues import DONATE, GOSSIP, VALENCES, donor_cues, gossip_cues
+from socialsim.envs.gossip.cues import (
+    DONATE,
+    GOSSIP,
+    VALENCES,
+    donor_cues,
+    extra_cues,
+    gossip_cues,
+)
 from socialsim.envs.gossip.notebook import Notebook
 from socialsim.records import EpisodeRecord
 
@@ -26,7 +33,9 @@ from socialsim.records import EpisodeRecord
 class Decision:
     """One decision: ``purpose`` DONATE (``cues`` = bad image, bad standing of the recipient;
     ``choice`` 1 helped, 0 refused) or GOSSIP (``cues`` = helped, own bad standing; ``choice``
-    the index of the tone's valence in ``VALENCES``)."""
+    the index of the tone's valence in ``VALENCES``); ``extra`` the decision's extra cues
+    (:class:`~socialsim.envs.gossip.cues.ExtraCues`: own stock low, counterpart richer, third of
+    the episode, last experience of the counterpart)."""
 
     episode: int  # the record's index in the list read
     seat: str
@@ -34,6 +43,12 @@ class Decision:
     purpose: int
     cues: tuple[int, int]
     choice: int
+    extra: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    @property
+    def full(self) -> tuple[int, ...]:
+        """The base cues then the extra ones (what :func:`~socialsim.envs.gossip.cues.cue_columns` positions index)."""
+        return (*self.cues, *self.extra)
 
 
 def check_donation(record: EpisodeRecord) -> None:
@@ -82,10 +97,11 @@ def _donations(interactions, books, round_, index) -> Iterator[Decision]:
     for i in interactions:
         if i.get("invalid") or i.get("action") not in norms.ACTIONS:
             continue
-        cues = donor_cues(books[i["donor"]], i["recipient"], round_)
-        yield Decision(
-            index, i["donor"], round_, DONATE, tuple(cues), int(i["action"] == "cooperate")
-        )
+        book = books[i["donor"]]
+        cues = donor_cues(book, i["recipient"], round_)
+        extra = extra_cues(book, i["recipient"], round_)
+        choice = int(i["action"] == "cooperate")
+        yield Decision(index, i["donor"], round_, DONATE, tuple(cues), choice, tuple(extra))
 
 
 def _tones(interactions, books, round_, index) -> Iterator[Decision]:
@@ -93,9 +109,11 @@ def _tones(interactions, books, round_, index) -> Iterator[Decision]:
         tone, action = i.get("tone"), i.get("action")
         if tone is None or action not in norms.ACTIONS:
             continue
-        cues = gossip_cues(books[i["recipient"]], action == "cooperate")
+        book = books[i["recipient"]]
+        cues = gossip_cues(book, action == "cooperate")
+        extra = extra_cues(book, i["donor"], round_)
         choice = VALENCES.index(norms.valence(tone))
-        yield Decision(index, i["recipient"], round_, GOSSIP, tuple(cues), choice)
+        yield Decision(index, i["recipient"], round_, GOSSIP, tuple(cues), choice, tuple(extra))
 
 
 def decisions(records: Sequence[EpisodeRecord]) -> list[Decision]:

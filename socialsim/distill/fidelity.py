@@ -14,6 +14,15 @@ most probable choices earns the chosen one's share). The rivals, fitted on the s
   its add-half error rate on the training folds (at most even: a rule that is always wrong
   is scored as a coin, not as its opposite). The ``nearest norm`` is the one of these with
   the highest held-out log-likelihood over both decisions.
+
+The distilled row is the strategy over the cues it was asked for (``--cues``, base by
+default). Beside it, on the same folds, the cue table: the strategy over the base cues alone
+(what the numpy society plays), with each extra cue added (stock, round, last experience,
+:data:`socialsim.envs.gossip.cues.EXTRA`), and with all of them, each with its number of cells
+per decision and how many of them are sparse (fewer than :data:`SPARSE` decisions in the
+whole run). A cue that raises the held-out log-likelihood explains the seats' decisions beyond
+what the society-playable strategy says; one that lowers it only spreads the decisions over
+more cells.
 """
 
 from __future__ import annotations
@@ -26,10 +35,26 @@ import numpy as np
 from socialsim.distill.decisions import Decision
 from socialsim.distill.strategy import Strategy
 from socialsim.envs.gossip import norms
-from socialsim.envs.gossip.cues import DONATE, GOSSIP, VALENCES
+from socialsim.envs.gossip.cues import (
+    DONATE,
+    EXTRA,
+    EXTRA_LABELS,
+    GOSSIP,
+    VALENCES,
+    cue_columns,
+    cue_shape,
+)
 
 PURPOSES = {DONATE: "donate", GOSSIP: "gossip"}
 CHOICES = {DONATE: 2, GOSSIP: 3}
+#: a cell with fewer decisions than this is sparse
+SPARSE = 5
+#: the rows of the cue table: label -> the extra cues
+CUE_SETS = {
+    "base": (),
+    **{f"+ {EXTRA_LABELS[name]}": (name,) for name in EXTRA},
+    "+ all": tuple(EXTRA),
+}
 
 
 def _norm_donate(norm: str) -> Callable[[tuple[int, int]], int]:
@@ -69,50 +94,69 @@ def _table(rule: Callable[[tuple[int, int]], int], k: int, train: Sequence[Decis
     return table
 
 
-def _score(table: np.ndarray, test: Sequence[Decision]) -> tuple[float, float]:
-    """Summed log-likelihood and summed accuracy credit of ``test`` under ``table``."""
-    loglik = credit = 0.0
-    for d in test:
-        row = table[d.cues]
-        loglik += float(np.log(row[d.choice]))
-        best = np.flatnonzero(row == row.max())
-        credit += (d.choice in best) / len(best)
-    return loglik, credit
+def _score(table: np.ndarray, rows: np.ndarray, choices: np.ndarray) -> tuple[float, float]:
+    """Summed log-likelihood and summed accuracy credit of the decisions whose cells (one row
+    of cue values each, in the table's axes) are ``rows`` and whose choices are ``choices``."""
+    chosen = np.arange(len(choices))
+    p = table[tuple(rows.T)]
+    best = p == p.max(axis=1, keepdims=True)
+    credit = best[chosen, choices] / best.sum(axis=1)
+    with np.errstate(divide="ignore"):  # a choice of probability 0 (smoothing 0): -inf
+        loglik = float(np.log(p[chosen, choices]).sum())
+    return loglik, float(credit.sum())
 
 
 def cross_validate(
-    decisions: Sequence[Decision], episodes: int, folds: int = 5, smoothing: float = 0.5
+    decisions: Sequence[Decision],
+    episodes: int,
+    folds: int = 5,
+    smoothing: float = 0.5,
+    extras: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The held-out scores of the distilled strategy and its rivals (see the module docstring),
-    per purpose: ``{"donate": {"n": N, "models": {name: {"log_likelihood", "accuracy"}}}, ...,
-    "nearest_norm": name}``; a purpose without decisions is left out."""
+    """The held-out scores of the distilled strategy (over the base cues and ``extras``) and
+    its rivals (see the module docstring), per purpose: ``{"donate": {"n": N, "models": {name:
+    {"log_likelihood", "accuracy"}}}, ..., "nearest_norm": name, "cues": {label: {"extras":
+    [...], "donate": {"log_likelihood", "accuracy", "cells", "sparse"}, ...}}}``; a purpose
+    without decisions is left out."""
     if episodes < 2:
         raise ValueError(f"episodes: {episodes} read; holding whole episodes out needs at least 2")
     k = min(folds, episodes)
     result: dict[str, Any] = {"episodes": episodes, "folds": k}
+    cue_sets = {label: {"extras": list(chosen)} for label, chosen in CUE_SETS.items()}
     totals: dict[str, float] = {}
     for purpose, label in PURPOSES.items():
         mine = [d for d in decisions if d.purpose == purpose]
         if not mine:
             continue
+        full = np.array([d.full for d in mine], dtype=np.intp)
+        choices = np.array([d.choice for d in mine], dtype=np.intp)
+        fold_of = np.array([d.episode % k for d in mine])
         sums: dict[str, list[float]] = {}
+        gains: dict[str, list[float]] = {}
+
+        def add(into: dict[str, list[float]], name: str, score: tuple[float, float]) -> None:
+            acc = into.setdefault(name, [0.0, 0.0])
+            acc[0] += score[0]
+            acc[1] += score[1]
+
         for fold in range(k):
-            train = [d for d in mine if d.episode % k != fold]
-            test = [d for d in mine if d.episode % k == fold]
-            if not test:
+            held = fold_of == fold
+            if not held.any():
                 continue
-            fitted = Strategy.fit("fold", train, smoothing)
-            tables = {"distilled": fitted.probabilities(purpose)}
-            counts = np.bincount([d.choice for d in train], minlength=CHOICES[purpose])
+            train = [d for d, out in zip(mine, held, strict=True) if not out]
+            test, chose = full[held], choices[held]
+            fitted = Strategy.fit("fold", train, smoothing, extras).probabilities(purpose)
+            tables = {"distilled": (fitted, cue_columns(extras))}
+            counts = np.bincount(choices[~held], minlength=CHOICES[purpose])
             constant = (counts + 0.5) / (counts.sum() + 0.5 * len(counts))
-            tables["constant"] = np.broadcast_to(constant, (2, 2, CHOICES[purpose]))
+            tables["constant"] = (np.broadcast_to(constant, (2, 2, CHOICES[purpose])), (0, 1))
             for name, rules in NORM_RULES.items():
-                tables[name] = _table(rules[purpose], CHOICES[purpose], train)
-            for name, table in tables.items():
-                loglik, credit = _score(table, test)
-                acc = sums.setdefault(name, [0.0, 0.0])
-                acc[0] += loglik
-                acc[1] += credit
+                tables[name] = (_table(rules[purpose], CHOICES[purpose], train), (0, 1))
+            for name, (table, columns) in tables.items():
+                add(sums, name, _score(table, test[:, columns], chose))
+            for name, chosen in CUE_SETS.items():
+                table = Strategy.fit("fold", train, smoothing, chosen).probabilities(purpose)
+                add(gains, name, _score(table, test[:, cue_columns(chosen)], chose))
         n = len(mine)
         result[label] = {
             "n": n,
@@ -121,11 +165,50 @@ def cross_validate(
                 for name, (total, hits) in sums.items()
             },
         }
+        for name, chosen in CUE_SETS.items():
+            whole = Strategy.fit("all", mine, smoothing, chosen)
+            seen = (whole.donate if purpose == DONATE else whole.gossip).sum(axis=-1)
+            cue_sets[name][label] = {
+                "log_likelihood": gains[name][0] / n,
+                "accuracy": gains[name][1] / n,
+                "cells": int(np.prod(cue_shape(chosen))),
+                "sparse": int((seen < SPARSE).sum()),
+            }
         for name in NORM_RULES:
             totals[name] = totals.get(name, 0.0) + sums[name][0]
     if totals:
         result["nearest_norm"] = max(totals, key=totals.get)  # the first listed of ties
+        result["cues"] = cue_sets
     return result
+
+
+def cue_table_text(name: str, fidelity: dict[str, Any]) -> str:
+    """What each extra cue adds to the base cues, as a plain-text table."""
+    cue_sets = fidelity.get("cues")
+    if not cue_sets:
+        return ""
+    purposes = [p for p in PURPOSES.values() if p in fidelity]
+    lines = [
+        f"strategy {name}: the cues beside the base ones (held out alike; cells per decision, "
+        f"sparse: fewer than {SPARSE} decisions)"
+    ]
+    lines.append(
+        f"  {'cues':19s}"
+        + "".join(
+            f" {p + ' log-lik':>14s} {'accuracy':>8s} {'cells':>5s} {'sparse':>6s}"
+            for p in purposes
+        )
+    )
+    columns = (("log_likelihood", ">14.3f"), ("accuracy", ">8.3f"), ("cells", ">5d"))
+    for label, entry in cue_sets.items():
+        cells = _cells([entry[p] for p in purposes], (*columns, ("sparse", ">6d")))
+        lines.append(f"  {label:19s}{cells}")
+    return "\n".join(lines)
+
+
+def _cells(entries: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]) -> str:
+    """A table row's cells: each entry's ``columns`` (key, format), entry after entry."""
+    return "".join(f" {entry[key]:{spec}}" for entry in entries for key, spec in columns)
 
 
 def table_text(name: str, fidelity: dict[str, Any]) -> str:
@@ -143,10 +226,7 @@ def table_text(name: str, fidelity: dict[str, Any]) -> str:
     nearest = fidelity.get("nearest_norm")
     for model in names:
         label = model + (" (nearest norm)" if model == nearest else "")
-        cells = "".join(
-            f" {fidelity[p]['models'][model]['log_likelihood']:>14.3f}"
-            f" {fidelity[p]['models'][model]['accuracy']:>11.3f}"
-            for p in purposes
-        )
+        scores = [fidelity[p]["models"][model] for p in purposes]
+        cells = _cells(scores, (("log_likelihood", ">14.3f"), ("accuracy", ">11.3f")))
         lines.append(f"  {label:31s}{cells}")
     return "\n".join(lines)

@@ -17,10 +17,19 @@ anyway. A pair's key (:mod:`.pair_tables`) gains two parts: the donor's help
 (:data:`HELP_DRAWN`) and the recipient's valence class (:data:`TONE_DRAWN`, 0 good, 1 neutral,
 2 bad), from the rules for a scripted agent (as it decides without draws) and from its byte for
 a distilled one. A society without a distilled strategy does not draw at all.
+
+The society keeps the base cues only (the recipient's image and standing; for gossip, the
+help and the recipient's own standing). A strategy distilled over extra cues too (``socialsim
+distill --cues``: stock, round, last experience) plays here summed over them
+(:func:`playable`, with a warning): its counts summed over the extra cues are exactly the
+strategy ``--cues base`` fits to the same decisions, so the society plays that, while the env's
+``distilled`` seat plays the full table; the env and the society then no longer play the same
+generations.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -60,6 +69,25 @@ def roster(distilled: Mapping[str, Any] | None) -> tuple[str, ...]:
         ):
             raise ValueError(f"distilled.{name}: must be a distilled Strategy, got {strategy!r}")
     return (*STRATEGIES, *distilled)
+
+
+def playable(distilled: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``distilled`` as the society plays it: a strategy over extra cues summed over them
+    (:meth:`~socialsim.distill.strategy.Strategy.marginal`), with a ``UserWarning`` naming it."""
+    played = {}
+    for name, strategy in (distilled or {}).items():
+        extras = tuple(getattr(strategy, "extras", ()))
+        if extras:
+            warnings.warn(
+                f"distilled.{name}: the strategy's cues are base,{','.join(extras)}; the society "
+                f"keeps the base cues only, so it plays {name} summed over {', '.join(extras)} "
+                "(the strategy --cues base fits); the env's distilled seat plays the full table",
+                UserWarning,
+                stacklevel=3,
+            )
+            strategy = strategy.marginal()
+        played[name] = strategy
+    return played
 
 
 class DrawnTables(NamedTuple):

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from socialsim.envs.gossip.reach import reach_generator
-from socialsim.society.distilled import DrawnPlay, roster
+from socialsim.society.distilled import DrawnPlay, playable, roster
 from socialsim.society.kernels import NO_RULES, PairBuffers, compiled, play_pairs, shuffle
 from socialsim.society.pair_tables import (
     CODE,
@@ -121,7 +121,7 @@ class ReplicatedSociety:
         distilled: Mapping[str, Any] | None = None,
     ):
         self.names = roster(distilled)
-        self.distilled = dict(distilled or {})
+        self.distilled = playable(distilled)
         self.population = check_population(population, self.names)
         check_parameters(cost, benefit, error, gossip, gossip_reach)
         self.cost, self.benefit = float(cost), float(benefit)
