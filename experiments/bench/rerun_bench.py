@@ -20,15 +20,17 @@ started without ``PYTHONDONTWRITEBYTECODE``). The script prints; it asserts noth
     python experiments/bench/rerun_bench.py [--experiment align_evolution] [--trials 3]
                                             [--resume-after 11]
 
-Printed on 2026-12-07 at 01:50 UTC on 2 cores shared with three other helpers' work (load
-average 2.3-3.2), ``--trials 3`` (best of 3), ``align_evolution`` (300 episodes in 15
-generations, a 72 MB log). Before: the base commit a8a2767 (its tree as ``PYTHONPATH``); after:
-this version; run one after the other by the same script:
+Printed on 2026-12-07 on 2 cores shared with three other helpers' work, ``--trials 3`` (best
+of 3), ``align_evolution`` (300 episodes in 15 generations, a 72 MB log). Before: the base
+commit a8a2767 (its tree as ``PYTHONPATH``); after: this version; run one after the other by
+the same script, twice (01:50 UTC at load average 2.3-3.2, then 01:53 at 1.0-1.7):
 
 | CPU seconds | run | rerun | rerun / run | resume after gen. 11: index / log alone | run x 60/300 |
 |---|---|---|---|---|---|
 | before (a8a2767) | 4.16 | 1.65 | 0.396 | - / 2.05 | 0.83 |
 | after | 3.89 | 0.37 | **0.096** | 1.03 / 1.34 | 0.78 |
+| before (a8a2767) | 4.54 | 1.67 | 0.368 | - / 2.23 | 0.91 |
+| after | 3.73 | 0.42 | **0.114** | 1.11 / 1.38 | 0.75 |
 
 (Single runs a few minutes earlier, load 2.8-3.5: before run 6.2-7.3 s, rerun 2.05-2.07 s;
 after run 3.5-5.0 s, rerun 0.39-0.41 s, resume with its index 1.03-1.06 s: the run's own CPU
@@ -37,7 +39,7 @@ moves by a second from run to run on this machine, the rerun's by a few hundredt
 Where a rerun's time goes. Before (cProfile of ``socialsim run`` on the finished directory, 2.6
 s under the profiler): parsing the 72 MB log with orjson 1.28 s, the records' schema checks
 0.55 s (``record_checks._message`` on 225,300 messages), imports and interpreter start about
-0.4 s, the 15 generations' populations 0.07 s, the config 0.08 s. After (0.37 s): the imports
+0.4 s, the 15 generations' populations 0.07 s, the config 0.08 s. After (0.37-0.42 s): the imports
 about 0.2 s (``python -c "import socialsim.cli, socialsim.results"``: numpy and gymnasium,
 which ``import socialsim`` registers its envs with), reading the index 0.05 s of which the
 log's SHA-256 0.038 s (blake2b took 0.050 s), the populations and the config about 0.1 s; no
