@@ -17,12 +17,12 @@ same directory runs only the keys that have no ``done`` record; a ``failed`` rec
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
-import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +31,7 @@ import orjson
 
 from socialsim import record_checks
 from socialsim.plain_json import canonical_json
+from socialsim.whole_file import write_whole
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
@@ -194,6 +195,9 @@ class EventLog:
             self._size = os.fstat(self._file.fileno()).st_size  # the end of the last whole line
         except OSError as error:
             raise _write_error(error, self.path) from None
+        self._scan = scan  # kept up to date with what is written (its size, lines and digest)
+        if scan is not None and scan.size != self._size:
+            scan.digest = None  # the log changed since it was read
         self.commit_every = commit_every
         self.commit_seconds = commit_seconds
         self._uncommitted = 0
@@ -217,6 +221,10 @@ class EventLog:
             self._cut_partial()
             raise _write_error(error, self.path) from None
         self._size += written
+        if self._scan is not None:
+            self._scan.lines, self._scan.size = self._scan.lines + 1, self._size
+            if self._scan.digest is not None:
+                self._scan.digest.update(data)
         self._uncommitted += 1
         if (
             self._uncommitted >= self.commit_every
@@ -272,7 +280,12 @@ class LogScan:
     done: set[tuple[str, int]]
     bad: list[tuple[int, bytes, str]]  # (line number from 1, the line without its newline, why)
     torn: bytes  # a last line without its newline (a write cut short), or b""
-    lines: int  # whole lines read
+    lines: int  # whole lines read (and written by this process's EventLog)
+    size: int = 0  # their bytes
+    #: SHA-256 of those bytes while each of their lines is a record, kept (as a head) in
+    #: ``records``; else ``None``. What the log's index vouches for (:mod:`socialsim.log_index`).
+    digest: Any = None
+    indexed: int = 0  # the bytes the log's index on disk covers (0: none)
 
     @property
     def clean(self) -> bool:
@@ -280,24 +293,33 @@ class LogScan:
 
 
 def scan_log(
-    path: Path, keep: bool = True, expected: Mapping[tuple[str, int], Any] = {}
+    path: Path,
+    keep: bool = True,
+    expected: Mapping[tuple[str, int], Any] = {},
+    head: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    known: LogScan | None = None,
 ) -> LogScan:
     """Every line of the log at ``path`` (its records kept with ``keep``): a line is a record
     when it is a JSON object that passes the records' schema (:func:`record_checks.problem`);
     anything else (blank, garbage, NUL bytes, a torn line, an array, a field of the wrong type)
     is bad. So is a record whose key has a spec in ``expected`` (key -> spec) that it is not the
     record of (:func:`record_checks.identity_of`). A last line without its newline is
-    ``torn``, not bad."""
-    scan = LogScan([], set(), [], b"", 0)
+    ``torn``, not bad. With ``head``, each record is kept as ``head(record)`` and the lines are
+    hashed (``digest``); ``known``: the scan of the log's first ``known.size`` bytes (from its
+    index), read on from there."""
+    scan = known or LogScan([], set(), [], b"", 0, digest=hashlib.sha256() if head else None)
     if not path.exists():
         return scan
     identities = record_checks.Identities()
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
+        f.seek(scan.size)
+        for number, line in enumerate(f, start=scan.lines + 1):
             if not line.endswith(b"\n"):
                 scan.torn = line
                 break
-            scan.lines = number
+            scan.lines, scan.size = number, scan.size + len(line)
+            if scan.digest is not None:
+                scan.digest.update(line)
             try:
                 data = orjson.loads(line)
             except ValueError:  # not JSON, or not UTF-8
@@ -313,11 +335,12 @@ def scan_log(
                     )
             if why is not None:
                 scan.bad.append((number, line[:-1], why))
+                scan.digest = None  # the index vouches only for logs of records
                 continue
             if data["status"] == "done":
                 scan.done.add(key)
             if keep:
-                scan.records.append(data)
+                scan.records.append(data if head is None else head(data))
     return scan
 
 
@@ -348,6 +371,8 @@ def set_aside_bad_lines(path: Path, scan: LogScan | None = None) -> None:
     scan = scan_log(path, keep=False) if scan is None else scan
     if scan.clean:
         return
+    if scan.bad:  # the log is written anew: its bytes are no longer those hashed
+        scan.digest = None
     aside = [*scan.bad]
     if scan.torn:
         aside.append((scan.lines + 1, scan.torn, "torn: a last line without its newline"))
@@ -378,42 +403,18 @@ def set_aside_bad_lines(path: Path, scan: LogScan | None = None) -> None:
     write_whole(path, kept_lines)
 
 
-def write_whole(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write ``path`` whole or not at all: its bytes to a temporary file beside it, synced, then
-    renamed over it (removed again if anything fails). The file gets the mode of the one it
-    replaces, else what the user's umask gives a new file (as ``open`` does)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with open(fd, "wb") as f:
-            try:
-                mode = path.stat().st_mode & 0o777
-            except FileNotFoundError:
-                mode = 0o666 & ~_umask()
-            os.fchmod(f.fileno(), mode)
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)  # read it the only way there is: set it, and put it back
-    os.umask(mask)
-    return mask
-
-
 def read_log(
-    directory: str | os.PathLike, keep: bool = True, expected: Mapping[tuple[str, int], Any] = {}
+    directory: str | os.PathLike,
+    keep: bool = True,
+    expected: Mapping[tuple[str, int], Any] = {},
+    head: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    known: LogScan | None = None,
 ) -> LogScan:
     """``directory``'s log read (:func:`scan_log`, its records checked against the specs of
     ``expected``); its lines that are not records are named in one :class:`BadLinesWarning`, a
     torn last line (a killed run) is passed over silently."""
     path = Path(directory) / EPISODES
-    scan = scan_log(path, keep, expected)
+    scan = scan_log(path, keep, expected, head, known)
     if scan.bad:
         _warn_bad_lines(path, scan.bad)
     return scan

@@ -21,17 +21,19 @@ gives it, its own parent: the rule selects among the other seats only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import orjson
 
+from socialsim import log_index, record_checks
 from socialsim.config import Experiment
 from socialsim.config.evolution import evolution_rule, keeps_seat
+from socialsim.envs.culture.protocol import STRATEGY as STRATEGY_KIND
 from socialsim.envs.culture.protocol import strategy_texts
-from socialsim.records import EpisodeRecord, LogScan, cell_id, read_log
+from socialsim.records import EpisodeRecord, LogScan, cell_id
 from socialsim.runner import EpisodeSpec
 from socialsim.society.generations import generation_seed, update_generator
 from socialsim.society.population import STRATEGIES
@@ -94,12 +96,14 @@ def play_generations(
     as ``scan`` holds it and putting the lines it logs in ``written``) and returns its result
     (``.failed``: its failed records). The log is read once: each generation is born of the
     done records of the one before, as read or as just logged, so a rerun or a resume costs
-    one read plus what is left to play. Stops after the first stage with failed episodes (or
-    after the first, ``check_only``: the next one would be born of its records)."""
+    one read plus what is left to play: the records are read as :func:`head` keeps them, those
+    the log's index vouches for taken from it (:mod:`socialsim.log_index`: its hash, not a
+    parse), and the index written anew after each generation that logged. Stops after the
+    first stage with failed episodes (or after the first, ``check_only``: the next one would be
+    born of its records)."""
     results = []
-    scan = read_log(out)
+    scan = log_index.read(out, head, HEAD)
     done = done_by_generation(scan.records)
-    scan.records = []
     for g in range(generations(experiment)):
         before = [EpisodeRecord.from_json(d) for d in done.pop(g - 1, [])]
         written: list[str] = []
@@ -107,13 +111,32 @@ def play_generations(
         results.append(result)
         if not check_only:  # what this generation logged; the log holds only records now
             scan.bad, scan.torn = [], b""
-            for data in map(json.loads, written):
+            for data in (head(orjson.loads(line)) for line in written):
+                scan.records.append(data)
                 if data["status"] == "done":
                     scan.done.add((cell_id(data["cell"]), data["episode"]))
                     done.setdefault(g, []).append(data)
+            log_index.write(out, scan, HEAD)
         if check_only or result.failed:
             break
     return results
+
+
+#: the name of :func:`head` in the log's index (a new one when the head changes)
+HEAD = "generations-1"
+
+
+def head(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What a generation is born of, of a record's line: its identity, key, status and returns,
+    of its summary the seats and their resources (the fitness), of its messages the strategy
+    texts (:func:`next_seats` reads nothing else)."""
+    kept = {
+        k: data[k] for k in (*record_checks.REQUIRED, "status", "error", "returns") if k in data
+    }
+    summary = data.get("summary", {})
+    kept["summary"] = {k: summary[k] for k in ("agents", "resources") if k in summary}
+    kept["messages"] = [m for m in data.get("messages", []) if m.get("kind") == STRATEGY_KIND]
+    return kept
 
 
 def done_by_generation(lines: Sequence[Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
