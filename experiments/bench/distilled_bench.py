@@ -14,26 +14,26 @@ fastest of each is shown, in CPU time per agent-round):
 The distilled societies also compute their agents' seeds once per generation (the env seats'
 seeds, SeedSequence on arrays): printed apart, per agent.
 
-Measured (2026-12-07, this 2-core machine, numba installed, ``--agents 1000000 --rounds 100``),
-at load average 0.8 (``--repeats 2``) and at 3.6 from other work (``--repeats 3``):
+Measured (2026-12-07, this 2-core machine at load average 1.0-1.4, numba installed,
+``--agents 1000000 --rounds 100 --repeats 2``), this code and the one before it (a8a2767)
+alternately, five runs of each (ns per agent-round; the ratio is to the scripted society of the
+same run):
 
-    scripted            : 11.2 ns per agent-round            18.6 ns
-    distilled (exact)   : 16.0 ns per agent-round  (1.44x)   20.8 ns (1.12x)
-    distilled (mixed)   : 15.3 ns per agent-round  (1.37x)   22.4 ns (1.20x)
-    agent seeds         : 63 ns per agent per generation     51 ns
+    before: scripted 11.1-23.6;  exact 33.5-53.0 (2.02x, 2.25x);  mixed 45.4, 51.2 (2.73x, 2.17x)
+    after:  scripted 11.2-17.5;  exact 14.1-18.9 (1.07x-1.26x);   mixed 13.5-19.2 (1.00x-1.24x)
+    agent seeds: 58-77 ns per agent per generation (unchanged)
 
-The goal is at most 1.5x. Before (2026-12-06, the same command at load 0.8): scripted 19.7 ns,
-distilled 46.8 ns (2.37x) and 44.7 ns (2.27x). What changed: (1) a distilled agent's draws are
-made in a pass over the agents in their order (:mod:`socialsim.society.decide`, about 0.6 ms a
-round for 10^6 agents, one pass per distilled strategy so that every threshold is a constant
-and the loop is vector code; with the thresholds read from a table the pass took 4.8 ms) and
-its decisions kept in a byte of its own state, so a pair reads no seeds: the round reads as
-many random words as one without draws (it read five, the seeds of both agents beside their
-states and the recipient's helps); (2) both rounds read a chunk of 256 pairs' states and helps
-received before playing it, which keeps many random reads in flight: the scripted round's
-kernel went from about 16 ms to about 3 ms at its fastest (hence the scripted figure above,
-19.7 -> 11.2 ns), the distilled round's to about 4.6 ms. What is left of the difference: the
-decide pass, the rules' two reads of small tables and larger effect tables (6 x 4,096 keys).
+The goal is at most 1.5x; the worst ratio of this code seen on any run was 1.44x (exact) and
+1.37x (mixed), earlier the same day. What changed: a distilled agent's draws are made in a pass
+over the agents in their order (:mod:`socialsim.society.decide`, about 0.6 ms a round for 10^6
+agents: one pass per distilled strategy, so that every threshold is a constant and the loop is
+vector code; with the thresholds read from a table the pass took 4.8 ms) and its decisions kept
+in a byte of its own state, so a pair reads no seeds: a round reads as many random words as one
+without draws (it read five: both agents' seeds beside their states and the recipient's helps).
+Both rounds now read a chunk of 256 pairs' states and helps received before playing it; that
+made no difference to the scripted round that these runs could see (it did to the distilled
+one's: 7.3 against 4.2 ms for its kernel, timed alone). What is left of the difference: the
+decide pass, the rules' two reads of small tables and the larger effect tables (6 x 4,096 keys).
 """
 
 from __future__ import annotations
