@@ -127,10 +127,12 @@ class _ToParent:
 def _worker(tasks, pipe, directory, max_concurrent: int) -> None:
     from socialsim.agent import RunContext
 
-    # Ctrl-C and SIGTERM (to the whole group, as a service manager sends it) are the parent's
-    # to handle: it sums up the run and ends its workers itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # Ctrl-C, SIGTERM (to the whole group, as a service manager sends it) and SIGHUP (a closed
+    # terminal's, to its foreground group) are the parent's to handle: it sums up the run and
+    # ends its workers itself (a worker whose parent is gone ends by itself: _Parent)
+    for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_IGN)
     parent = _Parent()
     sink = _ToParent(directory, pipe, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
