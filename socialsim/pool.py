@@ -284,6 +284,10 @@ class ProcessPool:
     kept alive: the episodes left are logged as failed with the last one's cause, and
     :meth:`play` returns.
 
+    The guarantee holds with one worker as with many: a run's ``workers = 1`` is a pool of one
+    wherever a worker can be forked (:func:`socialsim.backends.in_this_process`), so an agent
+    that ends its process fails its episode, and the run goes on and counts it.
+
     Leaving the block on an exception (Ctrl-C, :class:`~socialsim.results.RunStopped`) ends the
     workers at once: none outlives the only writer of the log.
     """
