@@ -49,10 +49,10 @@ def in_this_process(workers: int, batches: int = 2) -> bool:
     supervised worker processes (:class:`~socialsim.pool.ProcessPool`): with ``workers = 0``
     (asked for: a debugger, a profiler, an agent holding this process's state), and with one
     worker (or one batch to play) when no worker can be forked from this process
-    (:func:`~socialsim.pool.start_method`: not Linux, or other threads running, as in a
-    notebook), where a forkserver's start would cost more than the episodes; anywhere else,
-    even one worker is a process of its own, so an agent that ends its process (``os._exit``, a
-    signal, a native crash) fails its episode, not the run."""
+    (:func:`~socialsim.pool.start_method`: not Linux, other threads running as in a notebook,
+    or PyTorch loaded, as by an ``rl`` seat), where a forkserver's start would cost more than
+    the episodes; anywhere else, even one worker is a process of its own, so an agent that ends
+    its process (``os._exit``, a signal, a native crash) fails its episode, not the run."""
     if workers <= 0:
         return True
     if workers > 1 and batches > 1:

@@ -5,7 +5,8 @@ How the workers start (:func:`start_method`):
 * on Linux, from a process that runs no other thread (``socialsim run``), they are forked from
   it (``"fork"``): a worker starts in milliseconds with everything the run has imported and
   loaded already (the envs' and agents' modules, word vectors), sharing those pages;
-* otherwise (a notebook's threads, an LLM client's, macOS) from a forkserver
+* otherwise (a notebook's threads, an LLM client's, PyTorch loaded: :data:`UNFORKABLE`;
+  macOS) from a forkserver
   (``"forkserver"``) that has imported the runner and the modules of the experiment's envs and
   agent kinds once: a clean single-threaded process, so no thread or event loop of the parent
   is inherited, as it would be by a plain fork. Word vectors are then loaded by each worker,
@@ -60,9 +61,19 @@ MOST_DEATHS = 2
 STARTED = "started"
 
 
+#: Libraries whose thread pools a fork breaks: once one has run a parallel region (PyTorch's
+#: OpenMP, XLA), a forked child that enters another waits for ever on threads it does not have.
+UNFORKABLE = ("torch", "tensorflow", "jax")
+
+
 def start_method() -> str:
-    """``"fork"`` on Linux when this process runs no other thread, else ``"forkserver"``."""
-    if sys.platform == "linux" and threading.active_count() == 1:
+    """``"fork"`` on Linux when this process runs no other thread and has loaded none of the
+    :data:`UNFORKABLE` libraries, else ``"forkserver"``."""
+    if (
+        sys.platform == "linux"
+        and threading.active_count() == 1
+        and not any(name in sys.modules for name in UNFORKABLE)
+    ):
         return "fork"
     return "forkserver"
 
