@@ -7,20 +7,25 @@ of the run and of the worker forked from it (a child: its CPU is counted).
 
     python experiments/bench/one_worker_bench.py [--trials 5]
 
-Measured on 2026-12-07 on 2 cores shared with three other engineers' test suites (load average
-1.8-3.6), median of 5:
+Measured on 2026-12-07 with this script (``--trials 5``) on the 2-core machine, load average
+0.9-1.1 (another engineer's jobs alongside), medians:
 
 | run | workers = 0: wall / CPU | workers = 1: wall / CPU |
 |---|---|---|
-| align_quickstart (20 scripted episodes) | 1.15 / 0.74 s | 1.31 / 0.73 s |
-| matching_pennies, episodes = 1000 (2,000 episodes of about 0.5 ms) | 1.80 / 1.25 s | 2.26 / 1.48 s |
-| align_evolution (300 episodes, 15 generations: a worker forked per generation) | 7.26 / 6.48 s | 7.96 / 5.40 s |
+| align_quickstart (20 scripted episodes) | 0.51 / 0.61 s | 0.52 / 0.62 s |
+| matching_pennies, episodes = 1000 (2,000 episodes of about 0.5 ms) | 1.08 / 1.17 s | 1.14 / 1.31 s |
+| align_evolution (300 episodes, 15 generations: a worker forked per generation) | 4.79 / 4.85 s | 3.99 / 4.16 s |
+
+(Earlier the same day, under a load average of 1.8-3.6: 1.15 / 0.74 against 1.31 / 0.73 s,
+1.80 / 1.25 against 2.26 / 1.48 s, 7.26 / 6.48 against 7.96 / 5.40 s.)
 
 The worker costs its fork and, per episode, the record's line sent over a pipe and written by
-the parent (about 0.1 ms of CPU: +18% on episodes as short as matching pennies', nothing
-measurable on longer ones). It saves the parent's collections of the objects frozen before the
-fork (``gc.freeze``), so a run whose episodes build much (the evolution run) costs less CPU in
-one worker than in the run's own process. The wall figures carry the machine's other load.
+the parent (about 0.07 ms of CPU: +12% on episodes as short as matching pennies', nothing
+measurable on align_quickstart's). The worker's collector passes over the objects frozen
+before the fork (``gc.freeze``), so a run whose episodes build much (the evolution run) costs
+less CPU in one worker than in the run's own process (``gc.freeze()`` before
+``socialsim.run("align_evolution", overrides=["workers=0"])``, two trials: 4.10 and 4.40 s CPU
+against 4.77 and 4.60 s without). The wall figures carry the machine's other load.
 """
 
 from __future__ import annotations
