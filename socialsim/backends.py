@@ -53,7 +53,7 @@ def in_this_process(workers: int, batches: int = 2) -> bool:
     or PyTorch loaded, as by an ``rl`` seat), where a forkserver's start would cost more than
     the episodes; anywhere else, even one worker is a process of its own, so an agent that ends
     its process (``os._exit``, a signal, a native crash) fails its episode, not the run."""
-    if workers <= 0:
+    if workers <= 0 or batches <= 0:  # asked for, or nothing to play
         return True
     if workers > 1 and batches > 1:
         return False
