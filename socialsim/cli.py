@@ -45,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         ended_by.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {signum: signal.signal(signum, stop) for signum in ending_signals()}
     try:
         results = run_experiment(
             args.file,
@@ -58,7 +58,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             offline=args.offline,
         )
     except RunInterrupted as stopped:
-        print(f"\n{stopped}; rerun the same command to resume", file=sys.stderr)
+        try:
+            print(f"\n{stopped}; rerun the same command to resume", file=sys.stderr, flush=True)
+        except OSError:  # SIGHUP: the terminal is gone, and the line with it
+            pass
         return 128 + (ended_by[0] if ended_by else signal.SIGINT)
     except RunStopped as stopped:
         print(str(stopped), file=sys.stderr)
@@ -71,12 +74,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return 1
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if results.failed:
         print(
             failure_lines(results.failed, "rerun the same command to retry them"), file=sys.stderr
         )
     return 1 if results.failed else 0
+
+
+def ending_signals() -> list[int]:
+    """The signals that end ``socialsim run`` as Ctrl-C does (the episodes logged so far kept,
+    the summary printed, the directory's lock released, exit 128 + the signal's number): SIGTERM
+    (a service manager, ``kill``) and SIGHUP (a closed terminal) unless it is ignored, as
+    ``nohup`` has it, so that a run started so goes on."""
+    return [signal.SIGTERM] + [
+        signum
+        for signum in (getattr(signal, "SIGHUP", None),)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL
+    ]
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -36,7 +36,8 @@ def plan_lines(
         f"{name}: checked; nothing written",
         f"  {len(experiment.cells)} cells x {experiment.config.get('episodes', 1)} episodes"
         f"{times} = {total} episodes, {total - todo} already logged in {out}, {todo} to run",
-        f"  backend {experiment.backend}, {experiment.workers} workers, "
+        f"  backend {experiment.backend}, "
+        f"{f'{experiment.workers} workers' if experiment.workers else 'in this process'}, "
         f"{experiment.max_concurrent} episodes at once per worker",
     ]
     for cell, config in experiment.cells:

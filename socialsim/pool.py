@@ -5,7 +5,8 @@ How the workers start (:func:`start_method`):
 * on Linux, from a process that runs no other thread (``socialsim run``), they are forked from
   it (``"fork"``): a worker starts in milliseconds with everything the run has imported and
   loaded already (the envs' and agents' modules, word vectors), sharing those pages;
-* otherwise (a notebook's threads, an LLM client's, macOS) from a forkserver
+* otherwise (a notebook's threads, an LLM client's, PyTorch loaded: :data:`UNFORKABLE`;
+  macOS) from a forkserver
   (``"forkserver"``) that has imported the runner and the modules of the experiment's envs and
   agent kinds once: a clean single-threaded process, so no thread or event loop of the parent
   is inherited, as it would be by a plain fork. Word vectors are then loaded by each worker,
@@ -60,9 +61,19 @@ MOST_DEATHS = 2
 STARTED = "started"
 
 
+#: Libraries whose thread pools a fork breaks: once one has run a parallel region (PyTorch's
+#: OpenMP, XLA), a forked child that enters another waits for ever on threads it does not have.
+UNFORKABLE = ("torch", "tensorflow", "jax")
+
+
 def start_method() -> str:
-    """``"fork"`` on Linux when this process runs no other thread, else ``"forkserver"``."""
-    if sys.platform == "linux" and threading.active_count() == 1:
+    """``"fork"`` on Linux when this process runs no other thread and has loaded none of the
+    :data:`UNFORKABLE` libraries, else ``"forkserver"``."""
+    if (
+        sys.platform == "linux"
+        and threading.active_count() == 1
+        and not any(name in sys.modules for name in UNFORKABLE)
+    ):
         return "fork"
     return "forkserver"
 
@@ -127,10 +138,12 @@ class _ToParent:
 def _worker(tasks, pipe, directory, max_concurrent: int) -> None:
     from socialsim.agent import RunContext
 
-    # Ctrl-C and SIGTERM (to the whole group, as a service manager sends it) are the parent's
-    # to handle: it sums up the run and ends its workers itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # Ctrl-C, SIGTERM (to the whole group, as a service manager sends it) and SIGHUP (a closed
+    # terminal's, to its foreground group) are the parent's to handle: it sums up the run and
+    # ends its workers itself (a worker whose parent is gone ends by itself: _Parent)
+    for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_IGN)
     parent = _Parent()
     sink = _ToParent(directory, pipe, parent)
     run = RunContext(directory=directory)  # one per worker: its LLM clients span its episodes
@@ -281,6 +294,10 @@ class ProcessPool:
     (by :data:`MOST_DEATHS`) die in a row before any episode is logged, the workers cannot be
     kept alive: the episodes left are logged as failed with the last one's cause, and
     :meth:`play` returns.
+
+    The guarantee holds with one worker as with many: a run's ``workers = 1`` is a pool of one
+    wherever a worker can be forked (:func:`socialsim.backends.in_this_process`), so an agent
+    that ends its process fails its episode, and the run goes on and counts it.
 
     Leaving the block on an exception (Ctrl-C, :class:`~socialsim.results.RunStopped`) ends the
     workers at once: none outlives the only writer of the log.

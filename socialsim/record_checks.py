@@ -176,6 +176,14 @@ class Identities:
         return data["seed"] == spec.seed and identity_of({**data, "seed": 0}) == text
 
 
+def not_its_spec(data: Mapping[str, Any], spec: Any, identities: Identities) -> str | None:
+    """Why the record ``data`` (a parsed line that passed :func:`problem`) is not the record of
+    ``spec``, in words; ``None`` when it is."""
+    if identities.match(data, spec):
+        return None
+    return f"not the record of its spec: {differs(data, spec)}"
+
+
 def vars_of(spec: Any) -> dict[str, Any]:
     """The identity's fields of a spec (:class:`~socialsim.episode.EpisodeSpec`)."""
     return {

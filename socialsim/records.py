@@ -344,7 +344,9 @@ def scan_log(
     return scan
 
 
-def _warn_bad_lines(path: Path, bad: list[tuple[int, bytes, str]]) -> None:
+def warn_bad_lines(path: Path, bad: list[tuple[int, bytes, str]]) -> None:
+    """One :class:`BadLinesWarning` naming the lines ``bad`` of the log at ``path`` (a
+    :class:`LogScan`'s) and why each is not a record."""
     named = "; ".join(f"line {n}: {why}" for n, _, why in bad[:5]) + (
         "; ..." if len(bad) > 5 else ""
     )
@@ -416,7 +418,7 @@ def read_log(
     path = Path(directory) / EPISODES
     scan = scan_log(path, keep, expected, head, known)
     if scan.bad:
-        _warn_bad_lines(path, scan.bad)
+        warn_bad_lines(path, scan.bad)
     return scan
 
 

@@ -135,3 +135,76 @@ def test_a_mistyped_line_is_set_aside_by_the_next_run_and_its_episode_played(tmp
         (2, "returns: must be an object of numbers, got null"),
         (3, "seats: must be an object of seat objects, got 5"),
     ]
+
+
+#: a small evolution run: 2 replicates, 3 generations (generation g + 1 born of g's records)
+EVOLVING = {
+    "name": "evolving",
+    "episodes": 2,
+    "seed": 5,
+    "env": {"id": "donation_v0", "kwargs": {"n_agents": 6, "schedule": "random", "rounds": 6}},
+    "seats": {
+        f"agent_{i}": {"kind": kind}
+        for i, kind in enumerate(
+            ["always_cooperate"] * 2 + ["always_defect"] * 2 + ["stern_judging"] * 2
+        )
+    },
+    "evolution": {"generations": 3, "mutation": 0.1},
+}
+
+
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("evolved") / "out"
+    run(EVOLVING, out=out)
+    return out
+
+
+def generation_1(held: list[dict]) -> int:
+    """The line of generation 1's first replicate."""
+    return next(
+        i
+        for i, line in enumerate(held)
+        if line["cell"] == {"generation": 1} and not line["episode"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("seed", 999, "seed 999, not its spec's {seed}"),
+        ("seats", "swapped", "seats {"),
+    ],
+)
+def test_a_planted_record_of_a_later_generation_is_set_aside_and_played_again(
+    tmp_path, evolved, field, value, reason
+):
+    """Generation 1's spec exists only once generation 0 is read: its records are checked
+    against it then, and generation 2 is born of the record played again, not of the plant."""
+    out = copy(evolved, tmp_path / "out")
+    held = lines(out)
+    at = generation_1(held)
+    if value == "swapped":  # another population: every seat's kind rotated by one
+        seats = list(held[at]["seats"].values())
+        value = dict(zip(held[at]["seats"], seats[1:] + seats[:1], strict=True))
+    returns = dict.fromkeys(held[at]["returns"], 1e9)
+    planted = {**held[at], field: value, "returns": returns}
+    (out / records.EPISODES).write_text(
+        "".join(json.dumps(line) + "\n" for line in [*held[:at], planted, *held[at + 1 :]])
+    )
+    with pytest.warns(records.BadLinesWarning, match="not the record of its spec"):
+        again = run(EVOLVING, out=out)
+    assert again.ran == 1 and again.failed == []
+    assert contents(out) == contents(evolved)  # every generation as in the clean run
+    assert len(lines(out)) == len(held) == 6
+    (aside,) = rejected(out)
+    expected = "not the record of its spec: " + reason.replace("{seed}", str(held[at]["seed"]))
+    assert aside["line"] == at + 1 and aside["reason"].startswith(expected)
+    assert json.loads(aside["text"])["returns"] == returns
+
+
+def test_a_finished_evolution_run_with_no_stranger_rereads_and_plays_nothing(tmp_path, evolved):
+    out = copy(evolved, tmp_path / "out")
+    again = run(EVOLVING, out=out)
+    assert again.ran == 0 and not (out / records.REJECTED).exists()
+    assert contents(out) == contents(evolved)

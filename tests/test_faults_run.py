@@ -1,6 +1,6 @@
 """The smaller faults of ``socialsim run``: each one line and the right exit status, never a
-traceback; files written whole or not at all, with the user's umask; SIGTERM summed up as
-Ctrl-C is."""
+traceback; files written whole or not at all, with the user's umask; SIGTERM and SIGHUP (a
+closed terminal) summed up as Ctrl-C is."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -93,20 +94,28 @@ def test_a_set_aside_cut_short_leaves_no_temporary_file_and_sets_no_line_aside_t
     ] == [{"line": 2, "text": "garbage", "reason": "not JSON"}]
 
 
+@pytest.mark.parametrize(
+    ("signum", "workers"),
+    [(signal.SIGTERM, 2), (signal.SIGHUP, 2), (signal.SIGHUP, 1)],
+    ids=["sigterm", "sighup", "sighup-1-worker"],
+)
 def test_sigterm_to_the_group_ends_a_run_with_the_summary_ctrl_c_gives_and_no_failed_episode(
-    tmp_path,
+    tmp_path, signum, workers
 ):
+    """SIGHUP (a closed terminal's, to its foreground group) as SIGTERM: exit 128 + its
+    number, every record whole."""
     out = tmp_path / "out"
-    args = ["run", "matching_pennies", "--quiet", "--set", "episodes=3000", "--set", "workers=2"]
+    args = ["run", "matching_pennies", "--quiet", "--set", "episodes=3000",
+            "--set", f"workers={workers}"]  # fmt: skip
     child = subprocess.Popen(cli.command(*args, "--out", str(out)), env=cli.environment(),
                              stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     log = out / records.EPISODES
     while not log.exists() or log.stat().st_size < 100_000:
         assert child.poll() is None, child.stderr.read()
         time.sleep(0.05)
-    os.killpg(child.pid, signal.SIGTERM)  # to the whole group, as a service manager does
+    os.killpg(child.pid, signum)  # to the whole group, as a service manager does
     _, err = child.communicate(timeout=60)
-    assert child.returncode == 143 and "Traceback" not in err
+    assert child.returncode == 128 + signum and "Traceback" not in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("matching_pennies: interrupted; ") and last.endswith(
         f"/6000 episodes logged in {out}; rerun the same command to resume"
@@ -115,3 +124,42 @@ def test_sigterm_to_the_group_ends_a_run_with_the_summary_ctrl_c_gives_and_no_fa
     assert 0 < logged == len(records.done_keys(out))
     failed = [r for r in records.read_records(out, include_failed=True) if r.status != "done"]
     assert failed == []  # the workers were not killed under the run: SIGTERM is the parent's
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_whose_terminal_closes_ends_129_with_every_record_whole_and_resumes(
+    tmp_path, workers
+):
+    """A real terminal (a pty) closed mid-run: the kernel's SIGHUP to the run, which can no
+    longer print its summary (its stderr gives EIO) and still exits 129, its log whole."""
+    import pty
+    import select
+
+    out = tmp_path / "out"
+    args = ["run", "matching_pennies", "--set", "episodes=3000", "--set", f"workers={workers}"]
+    pid, terminal = pty.fork()
+    if pid == 0:  # the run, on the terminal (a progress bar too)
+        try:
+            os.execve(sys.executable, cli.command(*args, "--out", str(out)), cli.environment())
+        finally:
+            os._exit(127)
+    log = out / records.EPISODES
+    for _ in range(1200):  # at most a minute
+        if select.select([terminal], [], [], 0.05)[0]:
+            try:
+                os.read(terminal, 1 << 16)
+            except OSError:
+                break  # it ended before: seen below
+        if log.exists() and log.stat().st_size > 100_000:
+            break
+    os.close(terminal)  # the terminal closes
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGHUP
+    logged = records.read_records(out, include_failed=True)
+    assert 0 < len(logged) < 6000 and {r.status for r in logged} == {"done"}
+    again = cli.run("run", "matching_pennies", "--quiet", "--set", "episodes=3000",
+                    "--set", f"workers={workers}", "--out", str(out))  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    keys = [r.key for r in records.read_records(out, include_failed=True)]
+    assert len(keys) == len(set(keys)) == 6000

@@ -18,7 +18,8 @@ import pytest
 
 from socialsim import pool
 from socialsim.config import load
-from socialsim.records import EpisodeRecord, RecordList
+from socialsim.records import EpisodeRecord, RecordList, read_records
+from socialsim.results import run
 from socialsim.seeding import agent_seed
 from socialsim.testing import cli
 
@@ -129,19 +130,69 @@ def test_a_worker_killed_from_outside_mid_episode_is_seen_at_once(tmp_path, work
     assert sorted(e for _, e in failed) == [5, 5] and set(failed.values()) == {REASONS["kill"]}
 
 
-@pytest.mark.parametrize(("how", "workers"), [("exit", 2), ("kill", 2), ("reset", 1), ("reset", 2)])
+#: every death of the issue, through `socialsim run`: how -> (the faultlab seat's extra keys,
+#: the failed episodes, each one's reason)
+DEATHS = {
+    "kill": ({}, 4, REASONS["kill"]),
+    "exit": ({}, 4, REASONS["exit"]),
+    "reset": ({}, 4, REASONS["reset"]),
+    # the 3rd agent built in a worker: with the check episodes (one of each cell) first, that
+    # is in one episode of the one worker, or of each of the two that built three
+    "init": (
+        {"nth": 3},
+        None,
+        "seat matcher (faultlab:Dies): RuntimeError: the agent refused to be built",
+    ),
+}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("how", list(DEATHS))
 def test_run_reports_the_failed_episodes_and_exits_1_without_a_traceback(tmp_path, how, workers):
-    """(``workers = 1`` plays in the run's own process: an agent that ends that process ends
-    the run, its log whole; the next run resumes it.)"""
-    (tmp_path / "faults.toml").write_text(toml(experiment(how, workers=workers)))
-    done = cli.run("run", str(tmp_path / "faults.toml"), "--quiet", "--out", str(tmp_path / "out"),
-                   path=[TESTS])  # fmt: skip
+    """A worker killed by a signal, ended by ``os._exit``, or an agent raising in ``__init__``
+    or ``reset``, with one worker or two: every episode logged once, the failed ones naming
+    why, an honest count and exit 1, no traceback; the next run plays the failed ones again."""
+    more, count, reason = DEATHS[how]
+    if how == "init":
+        more = {**more, "tally": str(tmp_path / "raised")}
+    config = experiment(how, workers=workers, **more)
+    (tmp_path / "faults.toml").write_text(toml(config))
+    command = ("run", str(tmp_path / "faults.toml"), "--quiet", "--out", str(tmp_path / "out"))
+    done = cli.run(*command, path=[TESTS])
+    if count is None:  # how many raised: one per worker that built three agents
+        count = len((tmp_path / "raised").read_text().split())
+        assert 1 <= count <= workers
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "faults: 16/20 episodes done, 4 failed this run" in done.stderr
-    assert f"4 x {REASONS[how]}" in done.stderr
+    assert f"faults: {20 - count}/20 episodes done, {count} failed this run" in done.stderr
+    assert f"{count} x {reason}" in done.stderr
     lines = (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()
-    statuses = sorted(EpisodeRecord.from_line(line).status for line in lines)
-    assert statuses == ["done"] * 16 + ["failed"] * 4
+    logged = [EpisodeRecord.from_line(line) for line in lines]
+    assert len({r.key for r in logged}) == len(logged) == 20  # 0 missing, 0 duplicated
+    assert sorted(r.status for r in logged) == ["done"] * (20 - count) + ["failed"] * count
+    assert {r.error for r in logged if r.status == "failed"} == {reason}
+    if how in ("kill", "exit"):  # episodes 3 and 7 of each cell, by their agent seeds
+        assert sorted(r.episode for r in logged if r.status == "failed") == [3, 3, 7, 7]
+
+
+def test_one_worker_and_this_process_log_the_same_records(tmp_path):
+    """``workers = 1`` plays in a worker process of its own, ``workers = 0`` in the run's: the
+    same seeds give the same records either way (each a fresh ``socialsim run``, which forks)."""
+    held = []
+    for workers in (0, 1):
+        (tmp_path / f"{workers}.toml").write_text(toml(experiment("act", at=(), workers=workers)))
+        done = cli.run("run", str(tmp_path / f"{workers}.toml"), "--quiet",
+                       "--out", str(tmp_path / str(workers)), path=[TESTS])  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        held.append(sorted(r.content() for r in read_records(tmp_path / str(workers))))
+    assert len(held[0]) == 20 and held[0] == held[1]
+
+
+def test_with_one_worker_an_agent_ending_its_process_fails_its_episode_not_the_run(tmp_path):
+    if pool.start_method() != "fork":
+        pytest.skip("one worker plays in this process where no worker can be forked")
+    results = run(experiment("exit", workers=1), tmp_path / "out")
+    assert results.ran == 20 and len(results.failed) == 4
+    assert {r.error for r in results.failed} == {REASONS["exit"]}
 
 
 def toml(config: dict) -> str:
@@ -174,3 +225,11 @@ def test_workers_that_die_before_any_episode_end_the_play_with_every_episode_fai
         "was logged, the last exited with code 7"
     )
     assert set(held.values()) == {("failed", reason)}
+
+
+def test_workers_below_0_is_refused_naming_what_0_means():
+    from socialsim.config import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        load({**experiment("act", at=()), "workers": -1})
+    assert str(refused.value) == "workers: must be >= 0 (0: play in this process), got -1"

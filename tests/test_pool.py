@@ -27,6 +27,21 @@ def test_workers_start_from_a_forkserver_while_another_thread_runs():
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="workers are forked only on Linux")
+def test_a_process_that_loaded_pytorch_forks_no_worker_and_one_worker_plays_here(tmp_path):
+    """PyTorch's OpenMP pool, once used, leaves a forked child that uses it waiting for ever:
+    such a process starts its workers from a forkserver, and ``workers = 1`` plays in it."""
+    pytest.importorskip("torch")
+    script = (
+        "import sys, torch; from socialsim import backends, pool; from socialsim.results import run; "
+        "torch.linalg.qr(torch.ones(64, 64)); "
+        "assert pool.start_method() == 'forkserver' and backends.in_this_process(1); "
+        "run('matching_pennies', out=sys.argv[1], overrides=['episodes=2', 'workers=1'])"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], check=True, timeout=120)
+    assert len(read_records(tmp_path / "out")) == 4
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked only on Linux")
 def test_a_run_with_no_other_thread_forks_its_workers_and_logs_the_records_of_one_process(
     tmp_path,
 ):

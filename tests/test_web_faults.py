@@ -334,8 +334,8 @@ def test_an_unreadable_session_is_named_and_skipped_and_the_server_starts(tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_sigterm_and_sigint_both_stop_serve_with_its_summary_and_exit_0(tmp_path, signum):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_sigint_and_sighup_stop_serve_with_its_summary_and_exit_0(tmp_path, signum):
     port = free_port()
     results = tmp_path / "results"
     process = subprocess.Popen(

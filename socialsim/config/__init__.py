@@ -12,7 +12,8 @@ The loader (:func:`load`, :func:`resolve`) lives here; the file's keys and types
     episodes = 10                     # per grid cell
     seed = 0                          # episode i has seed `seed + i` (socialsim.seeding)
     max_concurrent = 1                # episodes in flight at once (LLM agents wait concurrently)
-    workers = 1                       # processes playing episodes (CPU-bound runs: the cores)
+    workers = 1                       # processes playing episodes (CPU-bound runs: the cores;
+                                      # 0: in this process, for a debugger or a profiler)
     backend = "local"                 # or "ray" (socialsim[ray]; RAY_ADDRESS names a cluster)
     cache = "~/llm_replies.sqlite"    # optional: one reply cache shared by several results
                                       # directories, for every seat whose model names none
@@ -264,9 +265,13 @@ def resolve(config: dict[str, Any]) -> Experiment:
     for key in REQUIRED:
         if key not in config:
             raise ConfigError(f"{key}: required key missing; a file needs {', '.join(REQUIRED)}")
-    for key in ("episodes", "max_concurrent", "workers"):
+    for key in ("episodes", "max_concurrent"):
         if key in config and config[key] < 1:
             raise ConfigError(f"{key}: must be >= 1, got {config[key]}")
+    if config.get("workers", 1) < 0:
+        raise ConfigError(
+            f"workers: must be >= 0 (0: play in this process), got {config['workers']}"
+        )
     for key in ("decision_timeout", "episode_timeout"):
         if key in config and not 0 < config[key] < float("inf"):
             raise ConfigError(f"{key}: must be a number of seconds > 0, got {config[key]}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,8 @@ from socialsim.config import Experiment
 from socialsim.config.evolution import evolution_rule, keeps_seat
 from socialsim.envs.culture.protocol import STRATEGY as STRATEGY_KIND
 from socialsim.envs.culture.protocol import strategy_texts
-from socialsim.records import EpisodeRecord, LogScan, cell_id
+from socialsim.record_checks import Identities, not_its_spec
+from socialsim.records import EPISODES, EpisodeRecord, LogScan, cell_id, warn_bad_lines
 from socialsim.runner import EpisodeSpec
 from socialsim.society.generations import generation_seed, update_generator
 from socialsim.society.population import STRATEGIES
@@ -100,14 +102,26 @@ def play_generations(
     the log's index vouches for taken from it (:mod:`socialsim.log_index`: its hash, not a
     parse), and the index written anew after each generation that logged. Stops after the
     first stage with failed episodes (or after the first, ``check_only``: the next one would be
-    born of its records)."""
+    born of its records).
+
+    A generation's specs are known only once the generation before is read, so its logged
+    records are checked against them then (:func:`set_aside_strangers`): one that is not the
+    record of its key's spec (another seed, experiment, env option or population) is put in
+    ``scan.bad`` with its reason, as an ordinary run's read puts it, and its episode is played
+    again; the next generation is born of the record played, never of the stranger."""
     results = []
     scan = log_index.read(out, head, HEAD)
-    done = done_by_generation(scan.records)
+    logged = by_generation(scan.records)
     for g in range(generations(experiment)):
-        before = [EpisodeRecord.from_json(d) for d in done.pop(g - 1, [])]
+        before = [
+            EpisodeRecord.from_json(d) for d in logged.pop(g - 1, []) if d["status"] == "done"
+        ]
+        this = generation(experiment, g, before)
+        mine = logged.setdefault(g, [])
+        if mine:
+            mine[:] = set_aside_strangers(this.specs(), mine, scan, out)
         written: list[str] = []
-        result = stage(generation(experiment, g, before), scan, written)
+        result = stage(this, scan, written)
         results.append(result)
         if not check_only:  # what this generation logged; the log holds only records now
             scan.bad, scan.torn = [], b""
@@ -115,7 +129,7 @@ def play_generations(
                 scan.records.append(data)
                 if data["status"] == "done":
                     scan.done.add((cell_id(data["cell"]), data["episode"]))
-                    done.setdefault(g, []).append(data)
+                mine.append(data)
             log_index.write(out, scan, HEAD)
         if check_only or result.failed:
             break
@@ -139,15 +153,64 @@ def head(data: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def done_by_generation(lines: Sequence[Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
-    """The log's ``done`` records (as read, plain dicts) by their generation: the one read of a
-    run's log that every generation is born of."""
-    done: dict[int, list[Mapping[str, Any]]] = {}
+def by_generation(lines: Sequence[Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
+    """The log's records (as read, plain dicts) by their generation: the one read of a run's
+    log that every generation is born of (a line naming no generation is no generation's)."""
+    logged: dict[int, list[Mapping[str, Any]]] = {}
     for data in lines:
         g = data["cell"].get(GENERATION)
-        if data["status"] == "done" and isinstance(g, int):
-            done.setdefault(g, []).append(data)
-    return done
+        if isinstance(g, int):
+            logged.setdefault(g, []).append(data)
+    return logged
+
+
+def set_aside_strangers(
+    specs: Sequence[EpisodeSpec], logged: list[Mapping[str, Any]], scan: LogScan, out: Any
+) -> list[Mapping[str, Any]]:
+    """``logged`` (one generation's records) less those that are not the record of their key's
+    spec among ``specs``, each put in ``scan.bad`` with its line and why
+    (:func:`~socialsim.record_checks.not_its_spec`) and its key taken out of ``scan.done``: the
+    stage's run then sets it aside as it does any bad line and plays its episode again. A key
+    with no spec here (a cell no longer evolving) is not checked, as in an ordinary run."""
+    expected = {spec.key: spec for spec in specs}
+    identities = Identities()
+    kept, strangers = [], []
+    for data in logged:
+        key = (cell_id(data["cell"]), data["episode"])
+        spec = expected.get(key)
+        why = None if spec is None else not_its_spec(data, spec, identities)
+        if why is None:
+            kept.append(data)
+        else:
+            strangers.append((data, why))
+    if not strangers:
+        return kept
+    # the line as it is in the file now (an earlier generation's run may have set lines aside)
+    found: dict[bytes, list[tuple[int, bytes]]] = {}
+    path = Path(out) / EPISODES
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.endswith(b"\n"):
+                break  # torn: the scan has it already
+            try:
+                kept = orjson.dumps(head(orjson.loads(line)))  # as the scan keeps it
+                found.setdefault(kept, []).append((number, line[:-1]))
+            except ValueError:  # not a record: the scan has it already
+                continue
+    done = {(cell_id(d["cell"]), d["episode"]) for d in kept if d["status"] == "done"}
+    bad = []
+    for data, why in strangers:
+        if (
+            data["status"] == "done"
+            and (key := (cell_id(data["cell"]), data["episode"])) not in done
+        ):
+            scan.done.discard(key)
+        bad += [(number, line, why) for number, line in found.pop(orjson.dumps(data), [])]
+    bad.sort()
+    scan.bad += bad
+    if bad:
+        warn_bad_lines(path, bad)
+    return kept
 
 
 def plan(experiment: Experiment, done: set[tuple[str, int]]) -> tuple[int, list[EpisodeSpec]]:

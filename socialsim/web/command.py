@@ -19,9 +19,10 @@ reach, e.g. ``https://host.example:8443``), else the address the host's browser 
 ``--certfile`` and ``--keyfile`` it serves HTTPS itself; without them it serves plain HTTP, and
 served to other machines it must sit behind a TLS proxy (a link is a seat's key). ``--offer``
 adds the operator's own experiment files to the host's choice: unlike an upload, they may name
-models, servers and key variables. Ctrl-C or SIGTERM stops it (each game at its next step,
-nothing of it logged) and says how many sessions are logged and how to resume the unfinished
-ones; a session that can no longer be read is named on stderr and skipped.
+models, servers and key variables. Ctrl-C, SIGTERM or SIGHUP (a closed terminal; not under
+``nohup``) stops it (each game at its next step, nothing of it logged) and says how many
+sessions are logged and how to resume the unfinished ones; a session that can no longer be read
+is named on stderr and skipped.
 
 One server per ``--results`` directory: it holds the same lock as ``socialsim run``
 (:mod:`socialsim.directory_lock`), so a second server there, which would resume the same games,
@@ -163,14 +164,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         held.enter_context(directory_lock.hold(results))
     except ConfigError as error:
         raise ConfigError(str(error).replace("--out ", "--results ", 1)) from None
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated)}
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None and signal.getsignal(hangup) is signal.SIG_DFL:  # not under nohup
+        previous[hangup] = signal.signal(hangup, _hung_up)
     with held:
         try:
             _serve(args, results, host_token, idle, url, scheme, uvicorn, study)
         except (KeyboardInterrupt, _Terminated):
             pass
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         _summary(args, results)
     return 0
 
@@ -181,6 +186,12 @@ class _Terminated(Exception):
 
 def _terminated(signum, frame) -> None:
     raise _Terminated
+
+
+def _hung_up(signum, frame) -> None:
+    """SIGHUP (a closed terminal) is SIGTERM here: uvicorn, which handles SIGTERM while it
+    serves, stops as on it, and so does ``serve`` (before uvicorn starts and after it ends)."""
+    signal.raise_signal(signal.SIGTERM)
 
 
 def _serve(
@@ -232,15 +243,17 @@ def _summary(args, results: Path) -> None:
     from socialsim.web.sessions import census
 
     over, unfinished = census(results)
-    print(
+    lines = [
         f"socialsim: stopped; {_sessions(over + unfinished)} logged in {results} "
-        f"({over} over, {unfinished} unfinished, every answer given so far kept)",
-        flush=True,
-    )
+        f"({over} over, {unfinished} unfinished, every answer given so far kept)"
+    ]
     if unfinished:
-        print(
+        lines.append(
             f"socialsim: resume them with: socialsim serve --results {results}"
             f"{''.join(f' --offer {path}' for path in args.offer)} (their seat links keep "
-            "working)",
-            flush=True,
+            "working)"
         )
+    try:
+        print("\n".join(lines), flush=True)
+    except OSError:  # SIGHUP: the terminal is gone, and the lines with it
+        pass
