@@ -193,8 +193,8 @@ def set_aside_strangers(
             if not line.endswith(b"\n"):
                 break  # torn: the scan has it already
             try:
-                kept = orjson.dumps(head(orjson.loads(line)))  # as the scan keeps it
-                found.setdefault(kept, []).append((number, line[:-1]))
+                as_kept = orjson.dumps(head(orjson.loads(line)))  # as the scan holds it
+                found.setdefault(as_kept, []).append((number, line[:-1]))
             except ValueError:  # not a record: the scan has it already
                 continue
     done = {(cell_id(d["cell"]), d["episode"]) for d in kept if d["status"] == "done"}
