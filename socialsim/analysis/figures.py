@@ -258,8 +258,8 @@ def _plot_dynamics(
                 ),
                 "reputation_accuracy",
                 "tones agreeing with the move",
-                "Reputation accuracy by round (mean ± SE):\nnon-neutral tones whose "
-                "valence\nmatches the move",
+                "Reputation accuracy by round (mean ± SE):\nnon-neutral tones whose valence "
+                "matches the move",
                 _entrant_rounds(cells),
                 directory / "reputation_accuracy_by_round.png",
                 (-0.05, 1.05),
