@@ -222,7 +222,10 @@ def error_of(server, transport: str, fault: str | None) -> ProviderError:
     server.timeout_sleep_s = 0.6
     if fault is not None:
         server.set_schedule([fault])
-    model = build_model(config(server, transport=transport, timeout=0.3, max_retries=0))
+    # only the timeout fault races the client's timeout (the server sleeps 0.6 s); every other
+    # fault gets time to arrive, so a slow first call (litellm's, on a busy machine) is no timeout
+    timeout = 0.3 if fault == "timeout" else 10.0
+    model = build_model(config(server, transport=transport, timeout=timeout, max_retries=0))
     if fault is None:
         server.stop()
     with pytest.raises(ProviderError) as caught:
