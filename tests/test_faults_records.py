@@ -208,3 +208,20 @@ def test_a_finished_evolution_run_with_no_stranger_rereads_and_plays_nothing(tmp
     again = run(EVOLVING, out=out)
     assert again.ran == 0 and not (out / records.REJECTED).exists()
     assert contents(out) == contents(evolved)
+
+
+def test_a_stranger_beside_a_line_that_is_no_record_is_set_aside_with_it(tmp_path, evolved):
+    """Generation 0's stranger is looked up before its stage sets the scan's bad lines aside:
+    the lookup reads a JSON line that is no object (the scan named it bad) and passes it by."""
+    out = copy(evolved, tmp_path / "out")
+    held = lines(out)
+    at = next(i for i, line in enumerate(held) if line["cell"] == {"generation": 0})
+    planted = {**held[at], "seed": 999}
+    text = [json.dumps(line) for line in [*held[:at], planted, *held[at + 1 :]]]
+    (out / records.EPISODES).write_text("\n".join(["[1, 2]", *text]) + "\n")
+    with pytest.warns(records.BadLinesWarning):
+        again = run(EVOLVING, out=out)
+    assert again.ran == 1 and again.failed == []
+    assert contents(out) == contents(evolved)
+    assert [aside["line"] for aside in rejected(out)] == [1, at + 2]
+    assert rejected(out)[1]["reason"].startswith("not the record of its spec: seed 999")

@@ -193,10 +193,12 @@ def set_aside_strangers(
             if not line.endswith(b"\n"):
                 break  # torn: the scan has it already
             try:
-                as_kept = orjson.dumps(head(orjson.loads(line)))  # as the scan holds it
-                found.setdefault(as_kept, []).append((number, line[:-1]))
-            except ValueError:  # not a record: the scan has it already
+                parsed = orjson.loads(line)
+            except ValueError:  # not JSON: the scan has it already
                 continue
+            if isinstance(parsed, dict):  # (other JSON is no record: the scan has it too)
+                as_kept = orjson.dumps(head(parsed))  # as the scan holds it
+                found.setdefault(as_kept, []).append((number, line[:-1]))
     done = {(cell_id(d["cell"]), d["episode"]) for d in kept if d["status"] == "done"}
     bad = []
     for data, why in strangers:
