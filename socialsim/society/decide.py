@@ -59,11 +59,19 @@ def decide_loop(
             help_cuts[code, 2],
             help_cuts[code, 3],
         )
-        # the cuts (not helped, helped) of a recipient in good and in bad standing
-        good = tone_cuts[code, 0, 0, 0], tone_cuts[code, 0, 0, 1], tone_cuts[code, 1, 0, 0]
-        good_helped = tone_cuts[code, 1, 0, 1]
-        bad = tone_cuts[code, 0, 1, 0], tone_cuts[code, 0, 1, 1], tone_cuts[code, 1, 1, 0]
-        bad_helped = tone_cuts[code, 1, 1, 1]
+        # a recipient's four cuts (two not helped, two helped) in good and in bad standing
+        good = (
+            tone_cuts[code, 0, 0, 0],
+            tone_cuts[code, 0, 0, 1],
+            tone_cuts[code, 1, 0, 0],
+            tone_cuts[code, 1, 0, 1],
+        )
+        bad = (
+            tone_cuts[code, 0, 1, 0],
+            tone_cuts[code, 0, 1, 1],
+            tone_cuts[code, 1, 1, 0],
+            tone_cuts[code, 1, 1, 1],
+        )
         for a in range(len(state)):
             own = state[a]
             z = (seeds[a] ^ mixed ^ _DONATE) + _GOLDEN
@@ -79,8 +87,7 @@ def decide_loop(
             z ^= z >> _S31
             m = z >> _S11
             is_bad = ((own >> 33) & 1) == 1  # its standing: the record's bit 1
-            c0, c1, c2 = bad if is_bad else good
-            c3 = bad_helped if is_bad else good_helped
+            c0, c1, c2, c3 = bad if is_bad else good
             byte |= (np.uint64(m >= c0) + np.uint64(m >= c1)) << _FOUR
             byte |= (np.uint64(m >= c2) + np.uint64(m >= c3)) << _SIX
             decided = (own & ~DECIDED_BYTE) | (np.int64(byte) << DECIDED_BIT)
